@@ -1,0 +1,81 @@
+// Builds (and caches) the ONNX bytes of a target and its draft from specs, with sha256 digests.
+import { createHash } from "node:crypto";
+import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "./graphs.ts";
+import { validateModelSpec, type DraftSpec, type ModelSpec } from "./spec.ts";
+import {
+  generateEagleWeights,
+  generateTapVector,
+  generateTargetWeights,
+  perturbTargetWeights,
+  type EagleWeights,
+  type TargetWeights,
+} from "./weights.ts";
+
+export interface BuiltGraph {
+  bytes: Uint8Array;
+  /** sha256 of the ONNX bytes: identifies the model in traces and golden files. */
+  digest: string;
+  layers: number;
+}
+
+export interface TargetModel {
+  spec: ModelSpec;
+  weights: TargetWeights;
+  graph: BuiltGraph;
+}
+
+export interface DraftModel {
+  spec: DraftSpec;
+  /** One graph for a chain/tree draft; module k's graph at index k in multi-layer mode. */
+  graphs: BuiltGraph[];
+  /** What the draft computes with, for cache-free references. */
+  stack: TargetWeights;
+  eagle?: EagleWeights;
+  tap?: Float64Array;
+}
+
+export function digestOf(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function built(bytes: Uint8Array, layers: number): BuiltGraph {
+  return { bytes, digest: digestOf(bytes), layers };
+}
+
+const targetCache = new Map<string, TargetModel>();
+const draftCache = new Map<string, DraftModel>();
+
+export function buildTarget(spec: ModelSpec): TargetModel {
+  const key = JSON.stringify(spec);
+  let model = targetCache.get(key);
+  if (!model) {
+    validateModelSpec(spec);
+    const weights = generateTargetWeights(spec);
+    model = { spec, weights, graph: built(writeTargetGraph(spec, weights), spec.layers) };
+    targetCache.set(key, model);
+  }
+  return model;
+}
+
+/** numModules > 1 builds multi-layer (MTP-style) mirror modules, module k at draft step k. */
+export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1): DraftModel {
+  const key = JSON.stringify([target.spec, draft, numModules]);
+  let model = draftCache.get(key);
+  if (model) return model;
+  const spec = target.spec;
+  if (draft.kind === "eagle") {
+    if (numModules !== 1) throw new Error("multi-layer drafting needs a mirror-family draft");
+    const eagle = generateEagleWeights(spec, draft);
+    model = { spec: draft, graphs: [built(writeEagleGraph(spec, target.weights, eagle), 1)], stack: target.weights, eagle };
+  } else {
+    const stack = draft.kind === "noisy-mirror" ? perturbTargetWeights(spec, target.weights, draft) : target.weights;
+    const layerCount = draft.kind === "truncated-mirror" ? Math.min(draft.truncatedLayers, spec.layers) : spec.layers;
+    const tap = draft.kind === "tapped-mirror" ? generateTapVector(spec, draft) : undefined;
+    const graphs = Array.from({ length: numModules }, (_, step) =>
+      built(writeMirrorGraph(spec, draft, { stack, layerCount, step, tap: tap && { vector: tap, delta: draft.tapDelta } }), layerCount),
+    );
+    model = { spec: draft, graphs, stack, tap };
+  }
+  draftCache.set(key, model);
+  return model;
+}

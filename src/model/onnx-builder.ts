@@ -1,0 +1,149 @@
+// A tiny ONNX graph builder over onnx-buf's generated protobuf types.
+// The graphs specconf writes are straight-line (no control flow), so a builder that appends
+// nodes and hands back output names is all we need; it keeps the model writers readable.
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  AttributeProto_AttributeType,
+  GraphProtoSchema,
+  ModelProtoSchema,
+  NodeProtoSchema,
+  TensorProto_DataType,
+  TensorProtoSchema,
+  ValueInfoProtoSchema,
+  type AttributeProto,
+  type NodeProto,
+  type TensorProto,
+  type ValueInfoProto,
+} from "onnx-buf";
+import type { Dtype } from "./spec.ts";
+
+export const OPSET_VERSION = 21n;
+export const IR_VERSION = 10n;
+
+/** A dimension: a fixed size or a symbolic name (dynamic). */
+export type Dim = number | string;
+type AttrValue = number | number[] | string;
+
+function elementType(dtype: Dtype | "int64"): number {
+  if (dtype === "float32") return TensorProto_DataType.FLOAT;
+  if (dtype === "float64") return TensorProto_DataType.DOUBLE;
+  return TensorProto_DataType.INT64;
+}
+
+function valueInfo(name: string, dtype: Dtype | "int64", dims: readonly Dim[]): ValueInfoProto {
+  return create(ValueInfoProtoSchema, {
+    name,
+    type: {
+      value: {
+        case: "tensorType",
+        value: {
+          elemType: elementType(dtype),
+          shape: {
+            dim: dims.map((d) =>
+              typeof d === "number"
+                ? { value: { case: "dimValue" as const, value: BigInt(d) } }
+                : { value: { case: "dimParam" as const, value: d } },
+            ),
+          },
+        },
+      },
+    },
+  });
+}
+
+function attribute(name: string, value: AttrValue): AttributeProto {
+  if (typeof value === "string") {
+    return { name, type: AttributeProto_AttributeType.STRING, s: new TextEncoder().encode(value) } as AttributeProto;
+  }
+  if (Array.isArray(value)) {
+    return { name, type: AttributeProto_AttributeType.INTS, ints: value.map(BigInt) } as AttributeProto;
+  }
+  if (Number.isInteger(value)) {
+    return { name, type: AttributeProto_AttributeType.INT, i: BigInt(value) } as AttributeProto;
+  }
+  return { name, type: AttributeProto_AttributeType.FLOAT, f: value } as AttributeProto;
+}
+
+export class GraphBuilder {
+  private readonly nodes: NodeProto[] = [];
+  private readonly initializers: TensorProto[] = [];
+  private readonly inputs: ValueInfoProto[] = [];
+  private readonly outputs: ValueInfoProto[] = [];
+  private counter = 0;
+
+  constructor(readonly dtype: Dtype) {}
+
+  input(name: string, dtype: Dtype | "int64", dims: readonly Dim[]): string {
+    this.inputs.push(valueInfo(name, dtype, dims));
+    return name;
+  }
+
+  output(name: string, dtype: Dtype | "int64", dims: readonly Dim[]): void {
+    this.outputs.push(valueInfo(name, dtype, dims));
+  }
+
+  /** A float initializer in the graph's dtype (values are rounded to float32 when the graph is float32). */
+  weight(name: string, dims: readonly number[], values: ArrayLike<number>): string {
+    const expected = dims.reduce((a, b) => a * b, 1);
+    if (values.length !== expected) throw new Error(`weight ${name}: ${values.length} values for dims [${dims}]`);
+    const typed = this.dtype === "float32" ? Float32Array.from(values) : Float64Array.from(values);
+    this.pushTensor(name, this.dtype, dims, new Uint8Array(typed.buffer.slice(0)));
+    return name;
+  }
+
+  int64(name: string, dims: readonly number[], values: readonly number[]): string {
+    const typed = BigInt64Array.from(values.map(BigInt));
+    this.pushTensor(name, "int64", dims, new Uint8Array(typed.buffer.slice(0)));
+    return name;
+  }
+
+  scalar(value: number): string {
+    return this.weight(this.fresh("c"), [], [value]);
+  }
+
+  private pushTensor(name: string, dtype: Dtype | "int64", dims: readonly number[], rawData: Uint8Array<ArrayBuffer>) {
+    this.initializers.push(
+      create(TensorProtoSchema, { name, dataType: elementType(dtype), dims: dims.map(BigInt), rawData }),
+    );
+  }
+
+  fresh(prefix: string): string {
+    this.counter += 1;
+    return `${prefix}_${this.counter}`;
+  }
+
+  /** Appends a node; returns its output names (fresh unless given). */
+  node(opType: string, inputs: readonly string[], attrs: Record<string, AttrValue> = {}, outputs?: readonly string[], numOutputs = 1): string[] {
+    const outs = outputs ? [...outputs] : Array.from({ length: numOutputs }, () => this.fresh(opType.toLowerCase()));
+    this.nodes.push(
+      create(NodeProtoSchema, {
+        opType,
+        input: [...inputs],
+        output: outs,
+        attribute: Object.entries(attrs).map(([k, v]) => attribute(k, v)),
+      }),
+    );
+    return outs;
+  }
+
+  /** Single-output node shorthand. */
+  op(opType: string, inputs: readonly string[], attrs: Record<string, AttrValue> = {}, output?: string): string {
+    return this.node(opType, inputs, attrs, output ? [output] : undefined)[0];
+  }
+
+  toBytes(graphName: string): Uint8Array {
+    const model = create(ModelProtoSchema, {
+      irVersion: IR_VERSION,
+      producerName: "specconf",
+      opsetImport: [{ domain: "", version: OPSET_VERSION }],
+      graph: create(GraphProtoSchema, {
+        name: graphName,
+        node: this.nodes,
+        initializer: this.initializers,
+        input: this.inputs,
+        output: this.outputs,
+      }),
+    });
+    return toBinary(ModelProtoSchema, model);
+  }
+}

@@ -1,0 +1,49 @@
+// A handful of named model specs. Property runs draw from these so sessions are built once and cached.
+import type { Dtype, ModelSpec } from "./spec.ts";
+
+function preset(name: string, overrides: Partial<ModelSpec>): ModelSpec {
+  return {
+    name,
+    vocab: 64,
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    kvHeads: 2,
+    headDim: 8,
+    intermediate: 64,
+    ropeTheta: 10000,
+    maxPositions: 256,
+    dtype: "float32",
+    seed: 1,
+    bosId: 1,
+    eosId: 2,
+    preamble: [1, 5, 9, 13, 17],
+    rmsEps: 1e-5,
+    logitStd: 4,
+    ...overrides,
+  };
+}
+
+export const PRESETS: Record<string, ModelSpec> = {
+  /** The default: small enough for thousands of property runs on 2 cores. */
+  tiny: preset("tiny", {}),
+  "tiny-f64": preset("tiny-f64", { dtype: "float64" }),
+  /** Multi-head attention (kvHeads = heads) and a larger vocab. */
+  "small-mha": preset("small-mha", { vocab: 256, hidden: 64, heads: 4, kvHeads: 4, headDim: 16, intermediate: 128, seed: 7 }),
+  /** Deeper, grouped-query (8 heads over 2 KV heads); the EOS id is likely to be emitted. */
+  "small-gqa": preset("small-gqa", { vocab: 48, hidden: 64, layers: 3, heads: 8, kvHeads: 2, headDim: 8, intermediate: 96, seed: 11 }),
+  /** A model whose forward takes >= 1 ms on 2 cores: the engine-overhead benchmark runs on it. */
+  medium: preset("medium", { vocab: 2048, hidden: 256, layers: 4, heads: 8, kvHeads: 4, headDim: 32, intermediate: 768, maxPositions: 512, seed: 3 }),
+};
+
+export const DEFAULT_PRESET = "tiny";
+
+export function presetNames(): string[] {
+  return Object.keys(PRESETS);
+}
+
+export function getPreset(name: string, dtype?: Dtype): ModelSpec {
+  const spec = PRESETS[name];
+  if (!spec) throw new Error(`unknown model preset '${name}' (known: ${presetNames().join(", ")})`);
+  return dtype ? { ...spec, dtype } : { ...spec, preamble: [...spec.preamble] };
+}

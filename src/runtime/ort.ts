@@ -1,0 +1,122 @@
+// The only module that imports onnxruntime-node. Sessions are created with pinned threads and graph
+// optimization level so that runs repeat bit for bit; what was pinned is recorded in every trace.
+import ort from "onnxruntime-node";
+import type { Dtype } from "../model/spec.ts";
+
+export type ExecutionProvider = "cpu" | "cuda" | "webgpu";
+export const EXECUTION_PROVIDERS: readonly ExecutionProvider[] = ["cpu", "cuda", "webgpu"];
+export type GraphOptimizationLevel = "disabled" | "basic" | "extended" | "all";
+
+export interface RuntimeOptions {
+  ep: ExecutionProvider;
+  /** intraOpNumThreads; inter-op parallelism is off (sequential execution). */
+  threads: number;
+  graphOptimizationLevel: GraphOptimizationLevel;
+}
+
+export const DEFAULT_RUNTIME: RuntimeOptions = { ep: "cpu", threads: 1, graphOptimizationLevel: "basic" };
+
+/** Recorded in traces and golden files. */
+export interface RuntimeInfo extends RuntimeOptions {
+  ortVersion: string;
+}
+
+export function runtimeInfo(options: RuntimeOptions): RuntimeInfo {
+  return { ortVersion: ort.env.versions.common ?? "unknown", ...options };
+}
+
+export type FloatArray = Float32Array | Float64Array;
+
+export interface ForwardFeeds {
+  tokens: BigInt64Array;
+  positions: BigInt64Array;
+  /** Draft graphs only: [T, hidden]. */
+  hiddenIn?: FloatArray;
+  kCache: FloatArray;
+  vCache: FloatArray;
+  cacheDims: readonly [number, number, number];
+  ctxSlots: BigInt64Array;
+  /** [T, C + T] additive. */
+  mask: FloatArray;
+}
+
+export interface ForwardResult {
+  logits: FloatArray; // [T, vocab]
+  hidden: FloatArray; // [T, hidden]
+  kNew: FloatArray; // [layers, T, kvDim]
+  vNew: FloatArray;
+}
+
+export class RuntimeError extends Error {
+  constructor(message: string, readonly ep: ExecutionProvider, readonly cause?: unknown) {
+    super(message);
+    this.name = "RuntimeError";
+  }
+}
+
+/** Explains a missing GPU provider with the fix, instead of ORT's bare shared-library error. */
+function providerHint(ep: ExecutionProvider): string {
+  if (ep === "cuda") {
+    return "the CUDA EP libraries are missing: install onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 (internet), or copy the CUDA 13 provider .so files next to libonnxruntime.so.1 and set LD_LIBRARY_PATH (see docs/gpu.md)";
+  }
+  if (ep === "webgpu") return "the WebGPU EP needs a Vulkan loader (libvulkan1) and the GPU's ICD (VK_DRIVER_FILES); see docs/gpu.md";
+  return "";
+}
+
+export class ModelSession {
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    readonly dtype: Dtype,
+    readonly hiddenSize: number,
+    readonly hasHiddenInput: boolean,
+  ) {}
+
+  static async create(bytes: Uint8Array, dtype: Dtype, hiddenSize: number, options: RuntimeOptions): Promise<ModelSession> {
+    if (options.ep === "webgpu" && dtype === "float64") {
+      throw new RuntimeError("the WebGPU EP has no float64 kernels: use a float32 model spec with --ep webgpu", options.ep);
+    }
+    try {
+      const session = await ort.InferenceSession.create(bytes, {
+        executionProviders: [options.ep],
+        intraOpNumThreads: options.threads,
+        interOpNumThreads: 1,
+        executionMode: "sequential",
+        graphOptimizationLevel: options.graphOptimizationLevel,
+        logSeverityLevel: 3,
+      });
+      return new ModelSession(session, dtype, hiddenSize, session.inputNames.includes("hidden_in"));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      const hint = providerHint(options.ep);
+      throw new RuntimeError(`cannot create an ONNX Runtime session on EP '${options.ep}': ${hint || reason}${hint ? ` (${reason})` : ""}`, options.ep, error);
+    }
+  }
+
+  async run(feeds: ForwardFeeds): Promise<ForwardResult> {
+    const rows = feeds.tokens.length;
+    const floatType = this.dtype === "float32" ? "float32" : "float64";
+    const inputs: Record<string, ort.Tensor> = {
+      tokens: new ort.Tensor("int64", feeds.tokens, [rows]),
+      positions: new ort.Tensor("int64", feeds.positions, [rows]),
+      k_cache: new ort.Tensor(floatType, feeds.kCache, feeds.cacheDims as number[]),
+      v_cache: new ort.Tensor(floatType, feeds.vCache, feeds.cacheDims as number[]),
+      ctx_slots: new ort.Tensor("int64", feeds.ctxSlots, [feeds.ctxSlots.length]),
+      mask: new ort.Tensor(floatType, feeds.mask, [rows, feeds.ctxSlots.length + rows]),
+    };
+    if (this.hasHiddenInput) {
+      if (!feeds.hiddenIn) throw new Error("draft forward without hidden_in");
+      inputs.hidden_in = new ort.Tensor(floatType, feeds.hiddenIn, [rows, this.hiddenSize]);
+    }
+    const out = await this.session.run(inputs);
+    return {
+      logits: out.logits.data as FloatArray,
+      hidden: out.hidden.data as FloatArray,
+      kNew: out.k_new.data as FloatArray,
+      vNew: out.v_new.data as FloatArray,
+    };
+  }
+
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+}
