@@ -48,7 +48,7 @@ export interface ForwardResult {
 }
 
 export class RuntimeError extends Error {
-  constructor(message: string, readonly ep: ExecutionProvider, readonly cause?: unknown) {
+  constructor(message: string, readonly ep: ExecutionProvider, override readonly cause?: unknown) {
     super(message);
     this.name = "RuntimeError";
   }
@@ -98,8 +98,8 @@ export class ModelSession {
     const inputs: Record<string, ort.Tensor> = {
       tokens: new ort.Tensor("int64", feeds.tokens, [rows]),
       positions: new ort.Tensor("int64", feeds.positions, [rows]),
-      k_cache: new ort.Tensor(floatType, feeds.kCache, feeds.cacheDims as number[]),
-      v_cache: new ort.Tensor(floatType, feeds.vCache, feeds.cacheDims as number[]),
+      k_cache: new ort.Tensor(floatType, feeds.kCache, [...feeds.cacheDims]),
+      v_cache: new ort.Tensor(floatType, feeds.vCache, [...feeds.cacheDims]),
       ctx_slots: new ort.Tensor("int64", feeds.ctxSlots, [feeds.ctxSlots.length]),
       mask: new ort.Tensor(floatType, feeds.mask, [rows, feeds.ctxSlots.length + rows]),
     };

@@ -1,0 +1,50 @@
+/**
+ * specconf CLI entry point. bin/specconf.js registers tsx and calls main().
+ *
+ * Subcommands live in COMMANDS below: add an entry { summary, run } to register one.
+ * run(argv) receives the arguments after the subcommand name and returns an exit code.
+ */
+
+export interface Command {
+  /** One-line description shown by `specconf help`. */
+  summary: string;
+  run(argv: string[]): Promise<number>;
+}
+
+export const COMMANDS: Record<string, Command> = {
+  // run: { summary: "run conformance properties against an engine", run: runCommand },
+};
+
+export function usage(): string {
+  const names = Object.keys(COMMANDS);
+  const width = Math.max(4, ...names.map((n) => n.length));
+  const lines = [
+    "usage: specconf <command> [flags]",
+    "",
+    "commands:",
+    ...names.map((n) => `  ${n.padEnd(width)}  ${COMMANDS[n].summary}`),
+    `  ${"help".padEnd(width)}  show this help`,
+    "",
+    "Run 'specconf <command> --help' for a command's flags.",
+  ];
+  return lines.join("\n") + "\n";
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    process.stderr.write(usage());
+    return 2;
+  }
+  if (name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (command === undefined) {
+    const known = ["run", ...Object.keys(COMMANDS).filter((n) => n !== "run")].join(", ");
+    process.stderr.write(`specconf: unknown command '${name}' (try: ${known})\n`);
+    return 2;
+  }
+  return command.run(rest);
+}

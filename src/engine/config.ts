@@ -1,0 +1,84 @@
+// Engine configuration: schema (TypeBox, so the case file validates it) and semantic validation.
+import { Type, type Static } from "@sinclair/typebox";
+import { FAULT_NAMES } from "./faults.ts";
+
+export const RuntimeSchema = Type.Object(
+  {
+    ep: Type.Union([Type.Literal("cpu"), Type.Literal("cuda"), Type.Literal("webgpu")]),
+    threads: Type.Integer({ minimum: 1 }),
+    graphOptimizationLevel: Type.Union([Type.Literal("disabled"), Type.Literal("basic"), Type.Literal("extended"), Type.Literal("all")]),
+  },
+  { additionalProperties: false },
+);
+
+export const EngineConfigSchema = Type.Object(
+  {
+    mode: Type.Union([Type.Literal("target-only"), Type.Literal("speculative")]),
+    /** S: draft steps per round. */
+    numSteps: Type.Integer({ minimum: 1 }),
+    /** K: candidates per node; 1 is chain drafting. */
+    topk: Type.Integer({ minimum: 1 }),
+    /** N: verify rows per request (K = 1: S + 1). */
+    numDraftTokens: Type.Integer({ minimum: 1 }),
+    /** C: prefill chunk size; null processes each prompt in one chunk. */
+    chunkSize: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    pageSize: Type.Integer({ minimum: 1 }),
+    /** Prefill rows per step (verify and draft rows always run). */
+    tokenBudget: Type.Integer({ minimum: 1 }),
+    /** Slots per pool (a multiple of pageSize). */
+    poolSlots: Type.Integer({ minimum: 1 }),
+    faults: Type.Array(Type.Union(FAULT_NAMES.map((name) => Type.Literal(name)))),
+    runtime: RuntimeSchema,
+  },
+  { additionalProperties: false },
+);
+
+export type EngineConfig = Static<typeof EngineConfigSchema>;
+
+export function defaultEngineConfig(overrides: Partial<EngineConfig> = {}): EngineConfig {
+  const numSteps = overrides.numSteps ?? 3;
+  const topk = overrides.topk ?? 1;
+  return {
+    mode: "speculative",
+    numSteps,
+    topk,
+    numDraftTokens: topk === 1 ? numSteps + 1 : Math.min(numSteps + 1, 1 + topk + (numSteps - 1) * topk * topk),
+    chunkSize: null,
+    pageSize: 1,
+    tokenBudget: 256,
+    poolSlots: 4096,
+    faults: [],
+    runtime: { ep: "cpu", threads: 1, graphOptimizationLevel: "basic" },
+    ...overrides,
+  };
+}
+
+/** A config that parses but cannot run; `field` is the JSON path below the engine config. */
+export class ConfigError extends Error {
+  constructor(readonly field: string, message: string) {
+    super(`${field}: ${message}`);
+    this.name = "ConfigError";
+  }
+}
+
+export function validateEngineConfig(config: EngineConfig): void {
+  const { numSteps, topk, numDraftTokens } = config;
+  if (numSteps < 1) throw new ConfigError("numSteps", `must be >= 1, got ${numSteps}`);
+  if (topk < 1) throw new ConfigError("topk", `must be >= 1, got ${topk}`);
+  if (topk === 1 && numDraftTokens !== numSteps + 1) {
+    throw new ConfigError("numDraftTokens", `with topk 1 must be numSteps + 1 = ${numSteps + 1}, got ${numDraftTokens}`);
+  }
+  if (topk > 1) {
+    const max = 1 + topk + (numSteps - 1) * topk * topk;
+    if (numDraftTokens < 2 || numDraftTokens > max) {
+      throw new ConfigError("numDraftTokens", `with topk ${topk} and numSteps ${numSteps} must be in [2, ${max}], got ${numDraftTokens}`);
+    }
+    throw new ConfigError("topk", "tree drafting (topk > 1) is not built yet (issue 3)");
+  }
+  if (config.chunkSize !== null && config.chunkSize < 1) throw new ConfigError("chunkSize", `must be >= 1, got ${config.chunkSize}`);
+  if (config.pageSize < 1) throw new ConfigError("pageSize", `must be >= 1, got ${config.pageSize}`);
+  if (config.tokenBudget < 1) throw new ConfigError("tokenBudget", `must be >= 1, got ${config.tokenBudget}`);
+  if (config.poolSlots % config.pageSize !== 0) {
+    throw new ConfigError("poolSlots", `must be a multiple of pageSize ${config.pageSize}, got ${config.poolSlots}`);
+  }
+}

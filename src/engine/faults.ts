@@ -1,0 +1,36 @@
+// Named faults, off by default. Each reproduces one real bug class (DESIGN section 6) and must make a
+// law fail without crashing the engine: a crash proves nothing.
+export const FAULT_NAMES = [
+  /** sglang PR 26800: a non-final chunk's last draft-extend row pairs h_{b-1} with the token sampled from the chunk's last logits instead of x_b. */
+  "chunked-tail-token",
+  /** sglang PR 25015: draft decode runs one position past the draft KV it extends. */
+  "draft-position-early-increment",
+  /** sglang PR 24859: draft extend after verify reuses the draft-phase hidden buffer ([bs, H]) padded or truncated to sum(accept_len) rows. */
+  "phase-confusion",
+  /** Rejected verify slots are never freed. */
+  "leaked-rejected-slots",
+  /** A packed batch's mask lets a row attend one slot of the next request's context. */
+  "cross-request-mask-leak",
+] as const;
+
+export type FaultName = (typeof FAULT_NAMES)[number];
+
+export function isFaultName(name: string): name is FaultName {
+  return (FAULT_NAMES as readonly string[]).includes(name);
+}
+
+export class Faults {
+  private readonly enabled: ReadonlySet<FaultName>;
+
+  constructor(names: readonly FaultName[]) {
+    this.enabled = new Set(names);
+  }
+
+  has(name: FaultName): boolean {
+    return this.enabled.has(name);
+  }
+
+  list(): FaultName[] {
+    return [...this.enabled];
+  }
+}

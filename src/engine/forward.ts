@@ -1,0 +1,179 @@
+// Builds the tensors of one packed ragged forward, runs it, writes the new K/V rows into the pool and
+// records the trace event. Trace rows are read back from the exact tensors passed to the runtime and
+// the slots actually written, never from scheduler intent, so a plumbing bug shows in the trace.
+import type { FloatArray, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import { topMargin } from "../trace/compare.ts";
+import type { Phase, TraceRow } from "../trace/schema.ts";
+import type { Faults } from "./faults.ts";
+import type { HiddenRows } from "./hidden-rows.ts";
+import type { KvPool } from "./kv-pool.ts";
+import type { TraceRecorder } from "./trace-recorder.ts";
+
+/** Additive mask value for "not attended": finite so the mirror's prefix columns can be derived by * 0. */
+export const MASKED = -1e9;
+
+export interface RowPlan {
+  request: number;
+  token: number;
+  position: number;
+  /** Slot this row's K/V is written to (allocated by the phase). */
+  writeSlot: number;
+  temporary: boolean;
+  /** Attend the request's persisted positions [0, attendPersisted) in this pool. */
+  attendPersisted: number;
+  /** Temporary slots of earlier forwards this row attends (its ancestors'). */
+  attendTemporary: readonly number[];
+  /** Rows of this forward this row attends; always includes itself. */
+  attendBatchRows: readonly number[];
+}
+
+export interface ForwardPlan {
+  phase: Phase;
+  model: string;
+  pool: KvPool;
+  session: ModelSession;
+  rows: RowPlan[];
+  /** Draft graphs: one hidden row per plan row. */
+  hidden?: HiddenRows;
+  draftStep?: number;
+}
+
+export interface ForwardOutput {
+  event: number;
+  result: ForwardResult;
+  predict: number[];
+  margins: number[];
+}
+
+export interface ForwardContext {
+  step: number;
+  faults: Faults;
+  recorder: TraceRecorder;
+  vocab: number;
+}
+
+export async function runForward(context: ForwardContext, plan: ForwardPlan): Promise<ForwardOutput> {
+  const { pool, rows } = plan;
+  const numRows = rows.length;
+  // Context columns: each request's persisted slots (up to the longest need) then its temporary slots.
+  const columnOf = new Map<number, number>();
+  const ctxSlots: number[] = [];
+  const firstColumnOfRequest = new Map<number, number>();
+  const persistedNeed = new Map<number, number>();
+  for (const row of rows) persistedNeed.set(row.request, Math.max(persistedNeed.get(row.request) ?? 0, row.attendPersisted));
+  const addColumn = (request: number, slot: number) => {
+    if (columnOf.has(slot)) return;
+    if (!firstColumnOfRequest.has(request)) firstColumnOfRequest.set(request, ctxSlots.length);
+    columnOf.set(slot, ctxSlots.length);
+    ctxSlots.push(slot);
+  };
+  for (const [request, need] of persistedNeed) {
+    for (let position = 0; position < need; position++) {
+      const slot = pool.slotOf(request, position);
+      if (slot === undefined) throw new Error(`${pool.name}: request ${request} has no slot for position ${position}`);
+      addColumn(request, slot);
+    }
+  }
+  for (const row of rows) for (const slot of row.attendTemporary) addColumn(row.request, slot);
+
+  const numCtx = ctxSlots.length;
+  const width = numCtx + numRows;
+  const FloatCtor = pool.dtype === "float32" ? Float32Array : Float64Array;
+  const mask: FloatArray = new FloatCtor(numRows * width).fill(MASKED);
+  rows.forEach((row, r) => {
+    const base = r * width;
+    for (let position = 0; position < row.attendPersisted; position++) mask[base + columnOf.get(pool.slotOf(row.request, position)!)!] = 0;
+    for (const slot of row.attendTemporary) mask[base + columnOf.get(slot)!] = 0;
+    for (const other of row.attendBatchRows) mask[base + numCtx + other] = 0;
+  });
+  if (context.faults.has("cross-request-mask-leak")) leakAcrossRequests(rows, firstColumnOfRequest, mask, width);
+
+  const tokens = BigInt64Array.from(rows, (row) => BigInt(row.token));
+  const positions = BigInt64Array.from(rows, (row) => BigInt(row.position));
+  const ctxSlotTensor = BigInt64Array.from(ctxSlots, BigInt);
+  const result = await plan.session.run({
+    tokens,
+    positions,
+    hiddenIn: plan.hidden?.values,
+    kCache: pool.keys,
+    vCache: pool.values,
+    cacheDims: [pool.layers, pool.numSlots, pool.kvDim],
+    ctxSlots: ctxSlotTensor,
+    mask,
+  });
+  const writeSlots = rows.map((row) => row.writeSlot);
+  pool.writeRows(writeSlots, result.kNew, result.vNew, numRows);
+  rows.forEach((row) => {
+    if (row.temporary) pool.setTemporaryPosition(row.writeSlot, row.position);
+  });
+
+  const predict: number[] = [];
+  const margins: number[] = [];
+  for (let r = 0; r < numRows; r++) {
+    const top = topMargin(result.logits, r * context.vocab, context.vocab);
+    predict.push(top.argmax);
+    margins.push(top.margin);
+  }
+
+  const event = context.recorder.record(() => ({
+    step: context.step,
+    phase: plan.phase,
+    model: plan.model,
+    pool: pool.name,
+    draftStep: plan.draftStep,
+    rows: rows.map((row, r): TraceRow => ({
+      request: row.request,
+      token: Number(tokens[r]),
+      position: Number(positions[r]),
+      slot: writeSlots[r],
+      temporary: row.temporary,
+      hidden: plan.hidden?.provenance[r],
+      predict: predict[r],
+      margin: margins[r],
+      attended: readAttended(pool, row.request, mask.subarray(r * width, (r + 1) * width), ctxSlots),
+    })),
+  }));
+  return { event, result, predict, margins };
+}
+
+/** The fault: every row of a request also sees the first context slot of the next request in the batch. */
+function leakAcrossRequests(rows: readonly RowPlan[], firstColumnOfRequest: Map<number, number>, mask: FloatArray, width: number): void {
+  const order = [...new Set(rows.map((row) => row.request))];
+  rows.forEach((row, r) => {
+    const next = order[order.indexOf(row.request) + 1];
+    const column = next === undefined ? undefined : firstColumnOfRequest.get(next);
+    if (column !== undefined) mask[r * width + column] = 0;
+  });
+}
+
+/** What one mask row lets the row see, resolved through the pool's slot owners. */
+function readAttended(pool: KvPool, request: number, maskRow: FloatArray, ctxSlots: readonly number[]): TraceRow["attended"] {
+  const persisted: number[] = [];
+  const temporary: number[] = [];
+  const foreign: { request: number; position: number }[] = [];
+  const batchRows: number[] = [];
+  for (let column = 0; column < maskRow.length; column++) {
+    if (maskRow[column] !== 0) continue;
+    if (column >= ctxSlots.length) {
+      batchRows.push(column - ctxSlots.length);
+      continue;
+    }
+    const owner = pool.ownerOf(ctxSlots[column]);
+    if (!owner || owner.request !== request) foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
+    else if (owner.temporary) temporary.push(owner.position);
+    else persisted.push(owner.position);
+  }
+  persisted.sort((a, b) => a - b);
+  const ranges: [number, number][] = [];
+  for (const position of persisted) {
+    const last = ranges[ranges.length - 1];
+    if (last && position <= last[1] + 1) last[1] = Math.max(last[1], position);
+    else ranges.push([position, position]);
+  }
+  return {
+    positions: ranges,
+    ...(temporary.length > 0 ? { temporary } : {}),
+    batchRows,
+    ...(foreign.length > 0 ? { foreign } : {}),
+  };
+}

@@ -1,0 +1,545 @@
+/**
+ * Paged token-to-KV pool for ONE model (target, draft, or draft module k), together with that
+ * pool's req_to_token table (DESIGN.md section 3, "Pools").
+ *
+ * Slots are grouped in pages of `pageSize` consecutive slots. A request's persisted position q
+ * lives in the request's page number floor(q / pageSize) at offset q % pageSize, as in SGLang's
+ * paged allocator, so a persisted page is never shared. Temporary rows (draft decode, tree verify
+ * scratch) live in separate pages owned by one request. Sizes are counted in slots everywhere,
+ * but allocation is page-granular: a partly used page counts as used.
+ */
+
+export type KvDtype = "float32" | "float64";
+export type KvArray = Float32Array | Float64Array;
+
+export interface KvPoolOptions {
+  name: string;
+  numSlots: number;
+  pageSize: number;
+  layers: number;
+  kvDim: number;
+  dtype: KvDtype;
+}
+
+/** Who holds a slot. Temporary slots have position -1 until setTemporaryPosition. */
+export interface SlotOwner {
+  request: number;
+  position: number;
+  temporary: boolean;
+}
+
+export interface IntegrityViolation {
+  pool: string;
+  slot?: number;
+  request?: number;
+  message: string;
+}
+
+/** Thrown when an allocation needs more free pages than exist; the pool is left unchanged. */
+export class KvPoolExhaustedError extends Error {
+  /** @param requested slots the allocation needed (whole pages); @param free slots in free pages. */
+  constructor(
+    readonly pool: string,
+    readonly requested: number,
+    readonly free: number,
+  ) {
+    super(`KV pool "${pool}" exhausted: needs ${requested} slots, ${free} free`);
+    this.name = "KvPoolExhaustedError";
+  }
+}
+
+/** Page ownership as seen from the page (the reverse of the per-request page lists). */
+export interface PageOwner {
+  request: number;
+  temporary: boolean;
+}
+
+/** One request's req_to_token table in this pool. */
+export interface RequestTable {
+  /** persistedPages[i] holds positions [i * pageSize, (i + 1) * pageSize). */
+  persistedPages: number[];
+  persistedLength: number;
+  /** Pages reserved for this request's temporary rows, ascending. */
+  temporaryPages: number[];
+  temporarySlots: Set<number>;
+}
+
+/** The mutable state, exposed only so tests can corrupt it and prove checkIntegrity notices. */
+export interface KvPoolInternals {
+  /** Free pages sorted descending, so the lowest-numbered page pops off the end in O(1). */
+  freePages: number[];
+  pageOwners: (PageOwner | undefined)[];
+  slotOwners: (Readonly<SlotOwner> | undefined)[];
+  tables: Map<number, RequestTable>;
+}
+
+export class KvPool {
+  readonly name: string;
+  readonly numSlots: number;
+  readonly pageSize: number;
+  readonly layers: number;
+  readonly kvDim: number;
+  readonly dtype: KvDtype;
+  /** [layers, numSlots, kvDim] row-major; handed to ONNX Runtime as-is, so never reallocated. */
+  readonly keys: KvArray;
+  readonly values: KvArray;
+
+  private readonly numPages: number;
+  private readonly state: KvPoolInternals;
+
+  constructor(options: KvPoolOptions) {
+    const { name, numSlots, pageSize, layers, kvDim, dtype } = options;
+    const positiveInteger = (value: number, what: string): void => {
+      if (!Number.isSafeInteger(value) || value < 1) {
+        throw new Error(`KvPool "${name}": ${what} must be a positive integer, got ${value}`);
+      }
+    };
+    positiveInteger(pageSize, "pageSize");
+    positiveInteger(numSlots, "numSlots");
+    positiveInteger(layers, "layers");
+    positiveInteger(kvDim, "kvDim");
+    if (numSlots % pageSize !== 0) {
+      throw new Error(`KvPool "${name}": numSlots (${numSlots}) must be a multiple of pageSize (${pageSize})`);
+    }
+    if (dtype !== "float32" && dtype !== "float64") {
+      throw new Error(`KvPool "${name}": dtype must be "float32" or "float64", got ${String(dtype)}`);
+    }
+    this.name = name;
+    this.numSlots = numSlots;
+    this.pageSize = pageSize;
+    this.layers = layers;
+    this.kvDim = kvDim;
+    this.dtype = dtype;
+    const ArrayType = dtype === "float32" ? Float32Array : Float64Array;
+    this.keys = new ArrayType(layers * numSlots * kvDim);
+    this.values = new ArrayType(layers * numSlots * kvDim);
+    this.numPages = numSlots / pageSize;
+    this.state = {
+      freePages: Array.from({ length: this.numPages }, (_, i) => this.numPages - 1 - i),
+      pageOwners: new Array<PageOwner | undefined>(this.numPages).fill(undefined),
+      slotOwners: new Array<SlotOwner | undefined>(numSlots).fill(undefined),
+      tables: new Map(),
+    };
+  }
+
+  // --- queries (pure) ---
+
+  /** Persisted slot for (request, position), or undefined. Pure. */
+  slotOf(request: number, position: number): number | undefined {
+    const table = this.state.tables.get(request);
+    if (!table || !Number.isInteger(position) || position < 0 || position >= table.persistedLength) {
+      return undefined;
+    }
+    return this.persistedSlot(table, position);
+  }
+
+  /** Number of persisted positions; they are always 0..length-1. Pure. */
+  persistedLength(request: number): number {
+    return this.state.tables.get(request)?.persistedLength ?? 0;
+  }
+
+  /** Owner of a slot, or undefined when the slot holds no row. Pure (the object is frozen). */
+  ownerOf(slot: number): SlotOwner | undefined {
+    return this.state.slotOwners[slot];
+  }
+
+  /** The request's temporary slots, ascending (a fresh array). Pure. */
+  temporarySlots(request: number): readonly number[] {
+    const table = this.state.tables.get(request);
+    return table ? [...table.temporarySlots].sort((a, b) => a - b) : [];
+  }
+
+  /** Slots in free pages. Pure. */
+  numFreeSlots(): number {
+    return this.state.freePages.length * this.pageSize;
+  }
+
+  /** Slots in owned pages, including the unused tail of partly filled pages. Pure. */
+  numUsedSlots(): number {
+    return this.numSlots - this.numFreeSlots();
+  }
+
+  /** Requests that own at least one page, ascending. Pure. */
+  requests(): number[] {
+    return [...this.state.tables.keys()].sort((a, b) => a - b);
+  }
+
+  /**
+   * Recomputes ownership from the request tables and the free list and compares it with the
+   * page and slot reverse maps. Returns [] when healthy. Pure.
+   */
+  checkIntegrity(): IntegrityViolation[] {
+    return findIntegrityViolations(this.name, this.pageSize, this.numPages, this.state);
+  }
+
+  // --- mutations ---
+
+  /**
+   * Makes positions [old length, newLength) persisted, allocating pages as needed, and returns
+   * their slots in position order. Atomic on exhaustion. Mutates.
+   */
+  extendPersisted(request: number, newLength: number): number[] {
+    checkRequest(request);
+    const oldLength = this.persistedLength(request);
+    if (!Number.isSafeInteger(newLength) || newLength < oldLength) {
+      throw new Error(`KvPool "${this.name}": extendPersisted(${request}, ${newLength}) below length ${oldLength}`);
+    }
+    if (newLength === oldLength) return [];
+    const newPages = Math.ceil(newLength / this.pageSize) - Math.ceil(oldLength / this.pageSize);
+    this.reservePages(newPages);
+    const table = this.tableFor(request);
+    for (let i = 0; i < newPages; i++) table.persistedPages.push(this.takePage(request, false));
+    const slots: number[] = [];
+    for (let position = oldLength; position < newLength; position++) {
+      const slot = this.persistedSlot(table, position);
+      this.state.slotOwners[slot] = Object.freeze({ request, position, temporary: false });
+      slots.push(slot);
+    }
+    table.persistedLength = newLength;
+    return slots;
+  }
+
+  /** Drops positions >= newLength and frees pages that become empty. Mutates. */
+  truncatePersisted(request: number, newLength: number): void {
+    checkRequest(request);
+    const table = this.state.tables.get(request);
+    const oldLength = table?.persistedLength ?? 0;
+    if (!Number.isSafeInteger(newLength) || newLength < 0 || newLength > oldLength) {
+      throw new Error(`KvPool "${this.name}": truncatePersisted(${request}, ${newLength}) outside 0..${oldLength}`);
+    }
+    if (!table || newLength === oldLength) return;
+    for (let position = newLength; position < oldLength; position++) {
+      this.state.slotOwners[this.persistedSlot(table, position)] = undefined;
+    }
+    table.persistedLength = newLength;
+    const keptPages = Math.ceil(newLength / this.pageSize);
+    for (const page of table.persistedPages.splice(keptPages)) this.releasePage(page);
+    this.dropIfEmpty(request, table);
+  }
+
+  /**
+   * Allocates `count` temporary slots (not position-mapped): first the free slots of the
+   * request's partly used temporary pages, then the lowest free pages. Returns them in that
+   * order. Atomic on exhaustion. Mutates.
+   */
+  allocateTemporary(request: number, count: number): number[] {
+    checkRequest(request);
+    if (!Number.isSafeInteger(count) || count < 0) {
+      throw new Error(`KvPool "${this.name}": allocateTemporary count must be a non-negative integer, got ${count}`);
+    }
+    if (count === 0) return [];
+    const existing = this.state.tables.get(request);
+    const spare = existing ? existing.temporaryPages.length * this.pageSize - existing.temporarySlots.size : 0;
+    const newPages = Math.max(0, Math.ceil((count - spare) / this.pageSize));
+    this.reservePages(newPages);
+    const table = this.tableFor(request);
+    const pagesInFillOrder = [...table.temporaryPages];
+    for (let i = 0; i < newPages; i++) {
+      const page = this.takePage(request, true);
+      pagesInFillOrder.push(page);
+      insertAscending(table.temporaryPages, page);
+    }
+    const slots: number[] = [];
+    for (const page of pagesInFillOrder) {
+      for (let slot = page * this.pageSize; slot < (page + 1) * this.pageSize && slots.length < count; slot++) {
+        if (this.state.slotOwners[slot] !== undefined) continue;
+        this.state.slotOwners[slot] = Object.freeze({ request, position: -1, temporary: true });
+        table.temporarySlots.add(slot);
+        slots.push(slot);
+      }
+    }
+    return slots;
+  }
+
+  /** Records the position a temporary row was written at, for traces and integrity. Mutates. */
+  setTemporaryPosition(slot: number, position: number): void {
+    const owner = this.state.slotOwners[slot];
+    if (!owner?.temporary) throw new Error(`KvPool "${this.name}": slot ${slot} is not a temporary slot`);
+    if (!Number.isSafeInteger(position) || position < 0) {
+      throw new Error(`KvPool "${this.name}": temporary position must be a non-negative integer, got ${position}`);
+    }
+    this.state.slotOwners[slot] = Object.freeze({ ...owner, position });
+  }
+
+  /**
+   * Frees the given temporary slots (default: all of the request's); a temporary page returns to
+   * the free list once all its slots are free. Throws, changing nothing, if any slot is not a
+   * temporary slot of the request. Mutates.
+   */
+  freeTemporary(request: number, slots?: readonly number[]): void {
+    const table = this.state.tables.get(request);
+    if (!table) {
+      if (slots && slots.length > 0) {
+        throw new Error(`KvPool "${this.name}": request ${request} owns no temporary slots`);
+      }
+      return;
+    }
+    const toFree = slots ?? [...table.temporarySlots];
+    if (new Set(toFree).size !== toFree.length) {
+      throw new Error(`KvPool "${this.name}": duplicate slots in freeTemporary`);
+    }
+    const stranger = toFree.find((slot) => !table.temporarySlots.has(slot));
+    if (stranger !== undefined) {
+      throw new Error(`KvPool "${this.name}": slot ${stranger} is not a temporary slot of request ${request}`);
+    }
+    for (const slot of toFree) {
+      table.temporarySlots.delete(slot);
+      this.state.slotOwners[slot] = undefined;
+    }
+    table.temporaryPages = table.temporaryPages.filter((page) => {
+      const start = page * this.pageSize;
+      for (let slot = start; slot < start + this.pageSize; slot++) {
+        if (table.temporarySlots.has(slot)) return true;
+      }
+      this.releasePage(page);
+      return false;
+    });
+    this.dropIfEmpty(request, table);
+  }
+
+  /** Frees everything the request owns, persisted and temporary; unknown request: no-op. Mutates. */
+  freeRequest(request: number): void {
+    if (!this.state.tables.has(request)) return;
+    this.freeTemporary(request);
+    this.truncatePersisted(request, 0);
+  }
+
+  /**
+   * Writes row (rowOffset + i) of newKeys/newValues ([layers, numRows, kvDim]) to slots[i] in
+   * every layer. Slots must be owned (writing a free slot is an engine bug). Mutates.
+   */
+  writeRows(
+    slots: readonly number[],
+    newKeys: KvArray,
+    newValues: KvArray,
+    numRows: number,
+    rowOffset = 0,
+  ): void {
+    const { name, layers, kvDim, numSlots } = this;
+    const expected = layers * numRows * kvDim;
+    for (const [label, source] of [["keys", newKeys], ["values", newValues]] as const) {
+      // A silent float64 -> float32 downcast would hide a dtype mismatch between model and pool.
+      if (source.constructor !== this.keys.constructor) {
+        throw new Error(`KvPool "${name}": new ${label} dtype differs from pool dtype ${this.dtype}`);
+      }
+      if (source.length !== expected) {
+        throw new Error(`KvPool "${name}": new ${label} has length ${source.length}, expected ${expected}`);
+      }
+    }
+    if (!Number.isSafeInteger(rowOffset) || rowOffset < 0 || rowOffset + slots.length > numRows) {
+      throw new Error(`KvPool "${name}": rows [${rowOffset}, ${rowOffset + slots.length}) exceed numRows ${numRows}`);
+    }
+    for (const slot of slots) this.checkOwnedSlot(slot);
+    for (let layer = 0; layer < layers; layer++) {
+      for (let i = 0; i < slots.length; i++) {
+        const from = (layer * numRows + rowOffset + i) * kvDim;
+        const to = (layer * numSlots + slots[i]) * kvDim;
+        this.keys.set(newKeys.subarray(from, from + kvDim), to);
+        this.values.set(newValues.subarray(from, from + kvDim), to);
+      }
+    }
+  }
+
+  /** Copies one slot's keys and values in every layer; both slots must be owned. Mutates. */
+  copySlot(fromSlot: number, toSlot: number): void {
+    this.checkOwnedSlot(fromSlot);
+    this.checkOwnedSlot(toSlot);
+    for (let layer = 0; layer < this.layers; layer++) {
+      const from = (layer * this.numSlots + fromSlot) * this.kvDim;
+      const to = (layer * this.numSlots + toSlot) * this.kvDim;
+      this.keys.copyWithin(to, from, from + this.kvDim);
+      this.values.copyWithin(to, from, from + this.kvDim);
+    }
+  }
+
+  /** TEST ONLY: the live mutable state, so tests can corrupt it. Never call from engine code. */
+  internalsForTest(): KvPoolInternals {
+    return this.state;
+  }
+
+  // --- private helpers ---
+
+  private persistedSlot(table: RequestTable, position: number): number {
+    return table.persistedPages[Math.floor(position / this.pageSize)] * this.pageSize + (position % this.pageSize);
+  }
+
+  private tableFor(request: number): RequestTable {
+    let table = this.state.tables.get(request);
+    if (!table) {
+      table = { persistedPages: [], persistedLength: 0, temporaryPages: [], temporarySlots: new Set() };
+      this.state.tables.set(request, table);
+    }
+    return table;
+  }
+
+  /** Checks before any change so a failed allocation leaves the pool untouched. */
+  private reservePages(count: number): void {
+    if (count > this.state.freePages.length) {
+      throw new KvPoolExhaustedError(this.name, count * this.pageSize, this.numFreeSlots());
+    }
+  }
+
+  private takePage(request: number, temporary: boolean): number {
+    const page = this.state.freePages.pop()!;
+    this.state.pageOwners[page] = { request, temporary };
+    return page;
+  }
+
+  private releasePage(page: number): void {
+    if (this.state.pageOwners[page] === undefined) throw new Error(`KvPool "${this.name}": page ${page} freed twice`);
+    this.state.pageOwners[page] = undefined;
+    const free = this.state.freePages;
+    // Binary search in the descending list keeps "lowest page first" without a full sort.
+    let low = 0;
+    let high = free.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (free[mid] > page) low = mid + 1;
+      else high = mid;
+    }
+    free.splice(low, 0, page);
+  }
+
+  /** Keeps requests() equal to "requests owning anything". */
+  private dropIfEmpty(request: number, table: RequestTable): void {
+    if (table.persistedPages.length === 0 && table.temporaryPages.length === 0) {
+      this.state.tables.delete(request);
+    }
+  }
+
+  private checkOwnedSlot(slot: number): void {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= this.numSlots) {
+      throw new Error(`KvPool "${this.name}": slot ${slot} out of range`);
+    }
+    if (this.state.slotOwners[slot] === undefined) {
+      throw new Error(`KvPool "${this.name}": slot ${slot} is not owned`);
+    }
+  }
+}
+
+function checkRequest(request: number): void {
+  if (!Number.isSafeInteger(request)) throw new Error(`KvPool: request id must be an integer, got ${request}`);
+}
+
+function insertAscending(sorted: number[], value: number): void {
+  let index = sorted.length;
+  while (index > 0 && sorted[index - 1] > value) index--;
+  sorted.splice(index, 0, value);
+}
+
+function describeOwner(owner: SlotOwner): string {
+  return owner.temporary
+    ? `request ${owner.request} temporary`
+    : `request ${owner.request} position ${owner.position}`;
+}
+
+/**
+ * Independent recomputation for KvPool.checkIntegrity: derives who should own every page and slot
+ * from the free list and the request tables alone, then compares that with the reverse maps.
+ * It shares no bookkeeping with the mutation paths, so a bug there shows up here.
+ */
+function findIntegrityViolations(
+  pool: string,
+  pageSize: number,
+  numPages: number,
+  state: KvPoolInternals,
+): IntegrityViolation[] {
+  const violations: IntegrityViolation[] = [];
+  const report = (message: string, where: { slot?: number; request?: number } = {}): void => {
+    violations.push({ pool, ...where, message });
+  };
+  const inPageRange = (page: number): boolean => Number.isInteger(page) && page >= 0 && page < numPages;
+
+  // Pages: each must be claimed exactly once, by the free list or by one request's table.
+  const pageClaims: (PageOwner | "free")[][] = Array.from({ length: numPages }, () => []);
+  state.freePages.forEach((page, i) => {
+    if (!inPageRange(page)) return report(`free list holds out-of-range page ${page}`);
+    if (i > 0 && state.freePages[i - 1] <= page) report(`free list not strictly descending at index ${i}`);
+    pageClaims[page].push("free");
+  });
+  const expectedOwners: (SlotOwner | undefined)[] = new Array(numPages * pageSize).fill(undefined);
+  const claimSlot = (slot: number, owner: SlotOwner): void => {
+    const previous = expectedOwners[slot];
+    if (!previous) expectedOwners[slot] = owner;
+    else report(`slot owned twice: ${describeOwner(previous)} and ${describeOwner(owner)}`, { slot, request: owner.request });
+  };
+
+  for (const [request, table] of state.tables) {
+    const { persistedPages, persistedLength, temporaryPages, temporarySlots } = table;
+    for (const [pages, temporary] of [[persistedPages, false], [temporaryPages, true]] as const) {
+      for (const page of pages) {
+        if (inPageRange(page)) pageClaims[page].push({ request, temporary });
+        else report(`table holds out-of-range page ${page}`, { request });
+      }
+    }
+    if (persistedPages.length === 0 && temporaryPages.length === 0) {
+      report("request owns nothing but is still listed", { request });
+    }
+    if (!Number.isSafeInteger(persistedLength) || persistedLength < 0) {
+      report(`invalid persisted length ${persistedLength}`, { request });
+    }
+    if (persistedPages.length !== Math.ceil(persistedLength / pageSize)) {
+      report(`${persistedPages.length} persisted pages for length ${persistedLength} (page size ${pageSize})`, { request });
+    }
+    // Bounded by the pages held, so a corrupted huge length cannot make the check hang.
+    const covered = Math.min(persistedLength, persistedPages.length * pageSize);
+    if (persistedLength > covered) {
+      report(`persisted positions ${covered}..${persistedLength - 1} have no page`, { request });
+    }
+    for (let position = 0; position < covered; position++) {
+      const page = persistedPages[Math.floor(position / pageSize)];
+      if (!inPageRange(page)) {
+        report(`persisted position ${position} has no slot`, { request });
+        continue;
+      }
+      claimSlot(page * pageSize + (position % pageSize), { request, position, temporary: false });
+    }
+    const temporaryPageSet = new Set(temporaryPages);
+    const slotsPerTemporaryPage = new Map<number, number>();
+    for (const slot of temporarySlots) {
+      const page = Math.floor(slot / pageSize);
+      if (!Number.isInteger(slot) || !temporaryPageSet.has(page)) {
+        report(`temporary slot outside the request's temporary pages`, { slot, request });
+        continue;
+      }
+      slotsPerTemporaryPage.set(page, (slotsPerTemporaryPage.get(page) ?? 0) + 1);
+      claimSlot(slot, { request, position: state.slotOwners[slot]?.position ?? -1, temporary: true });
+    }
+    for (const page of temporaryPageSet) {
+      if (!slotsPerTemporaryPage.has(page)) {
+        report(`temporary page ${page} has no slots but was not freed`, { request });
+      }
+    }
+  }
+
+  pageClaims.forEach((claims, page) => {
+    const slot = page * pageSize;
+    if (claims.length === 0) return report(`page ${page} leaked: neither free nor owned`, { slot });
+    if (claims.length > 1) return report(`page ${page} claimed ${claims.length} times`, { slot });
+    const claim = claims[0];
+    const recorded = state.pageOwners[page];
+    const agrees = claim === "free"
+      ? recorded === undefined
+      : recorded !== undefined && recorded.request === claim.request && recorded.temporary === claim.temporary;
+    if (!agrees) {
+      report(`page ${page} reverse map ${JSON.stringify(recorded ?? "free")} disagrees with ${JSON.stringify(claim)}`, { slot });
+    }
+  });
+
+  expectedOwners.forEach((expected, slot) => {
+    const actual = state.slotOwners[slot];
+    const positionAgrees = expected?.temporary
+      ? Number.isInteger(actual?.position) && actual!.position >= -1
+      : actual?.position === expected?.position;
+    const agrees = expected === undefined
+      ? actual === undefined
+      : actual?.request === expected.request && actual.temporary === expected.temporary && positionAgrees;
+    if (!agrees) {
+      const describe = (owner: SlotOwner | undefined): string => (owner ? describeOwner(owner) : "free");
+      const request = (expected ?? actual)?.request;
+      report(`slot reverse map says ${describe(actual)}, tables say ${describe(expected)}`, { slot, request });
+    }
+  });
+  if (state.slotOwners.length !== expectedOwners.length) report(`slot reverse map has ${state.slotOwners.length} entries`);
+  return violations;
+}

@@ -1,0 +1,68 @@
+// One decode round for the decoding requests. Target-only: one row per request (x_L at position L).
+// Speculative (chain): draft decode, verify, emit, then draft extend over the accepted path.
+import type { EngineContext } from "../context.ts";
+import type { RowPlan } from "../forward.ts";
+import { HiddenRows } from "../hidden-rows.ts";
+import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
+import type { Request } from "../request.ts";
+import { runChainDraft } from "./chain-draft.ts";
+import { runDraftExtend } from "./draft-extend.ts";
+import { chainTree, runVerify, type DraftTree } from "./verify.ts";
+
+export async function runTargetDecode(context: EngineContext, decoding: readonly Request[]): Promise<void> {
+  const active = context.checkpoint(decoding);
+  if (active.length === 0) return;
+  const pool = context.pools.target;
+  const rows: RowPlan[] = active.map((request, r) => {
+    const position = request.targetKvLength;
+    const [slot] = pool.extendPersisted(request.id, position + 1);
+    return { request: request.id, token: request.bonusToken, position, writeSlot: slot, temporary: false, attendPersisted: position, attendTemporary: [], attendBatchRows: [r] };
+  });
+  const output = await context.forward({ phase: "decode", model: "target", pool, session: context.sessions.target, rows });
+  active.forEach((request, r) => {
+    request.targetKvLength += 1;
+    request.emit([output.predict[r]], context.spec.eosId);
+    if (request.status === "finished") context.releaseRequest(request);
+  });
+}
+
+export async function runSpeculativeRound(context: EngineContext, decoding: readonly Request[]): Promise<void> {
+  const { drafts, draftPhaseHidden } = await runChainDraft(context, decoding);
+  const active = context.checkpoint(decoding);
+  // Draft decode KV is temporary: freed once the round's drafts exist (verify reads target KV only).
+  for (const request of decoding) if (request.active) context.draftPool().freeTemporary(request.id);
+  if (active.length === 0) return;
+  const trees = new Map<number, DraftTree>(active.map((request) => [request.id, chainTree(request.bonusToken, drafts.get(request.id)!)]));
+  const rounds = await runVerify(context, active, trees);
+
+  const continuing: typeof rounds = [];
+  for (const round of rounds) {
+    const { request, result } = round;
+    const emittedCandidates = result.acceptTokens!.slice(0, result.acceptLen);
+    const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId);
+    request.acceptLens.push(result.acceptLen);
+    result.emitted = emitted;
+    result.finished = finished;
+    if (finished) {
+      request.cutRounds += 1;
+      context.releaseRequest(request);
+      continue;
+    }
+    continuing.push(round);
+  }
+
+  const extendActive = new Set(context.checkpoint(continuing.map((round) => round.request)));
+  const kept = continuing.filter((round) => extendActive.has(round.request));
+  if (kept.length === 0) return;
+  const segments = kept.map(({ request, path }) => {
+    const L = request.targetKvLength;
+    request.targetKvLength = L + path.length;
+    // Row at anchor L + m pairs the path's verify hidden h_{L+m} with x_{L+m+1}, the m-th emitted token.
+    return { request, firstAnchor: L, tokens: request.tokens.slice(L + 1, L + 1 + path.length), yieldsDraft: true };
+  });
+  const expectedRows = kept.reduce((sum, round) => sum + round.path.length, 0);
+  const hidden = context.faults.has("phase-confusion") && draftPhaseHidden
+    ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
+    : HiddenRows.concat(context.spec.hidden, kept.map((round) => round.pathHidden), kept[0].pathHidden.values);
+  await runDraftExtend(context, new DraftExtendInput(segments, hidden));
+}

@@ -1,0 +1,109 @@
+// Verify: the target runs N rows per request (root = the bonus x_L, then the draft nodes) at positions
+// L + depth with the tree mask; greedy acceptance walks from the root while a child carries its
+// parent's predict. The path's target KV is compacted to positions L..L + accept_len - 1 and every
+// other verify slot is freed.
+import type { VerifyResult } from "../../trace/schema.ts";
+import type { EngineContext } from "../context.ts";
+import type { RowPlan } from "../forward.ts";
+import { HiddenRows } from "../hidden-rows.ts";
+import type { Request } from "../request.ts";
+
+/** A draft tree in verify-row order: node 0 is the root (the bonus token). A chain is a path. */
+export interface DraftTree {
+  tokens: number[];
+  /** parents[0] = -1; parents are numbered before their children. */
+  parents: number[];
+  depths: number[];
+}
+
+export function chainTree(bonus: number, drafts: readonly number[]): DraftTree {
+  return {
+    tokens: [bonus, ...drafts],
+    parents: [-1, ...drafts.map((_, i) => i)],
+    depths: [0, ...drafts.map((_, i) => i + 1)],
+  };
+}
+
+export interface AcceptedRound {
+  request: Request;
+  /** Node indices of the accepted path, root first. */
+  path: number[];
+  /** The path's verify hidden states, root first ([accept_len, H]). */
+  pathHidden: HiddenRows;
+  result: VerifyResult;
+}
+
+/** Greedy acceptance: from the root, follow the lowest-numbered child whose token equals predict[node]. */
+export function acceptPath(tree: DraftTree, predict: readonly number[]): number[] {
+  const path = [0];
+  for (;;) {
+    const node = path[path.length - 1];
+    const child = tree.parents.findIndex((parent, index) => parent === node && tree.tokens[index] === predict[node]);
+    if (child < 0) return path;
+    path.push(child);
+  }
+}
+
+function ancestorsOf(tree: DraftTree, node: number): number[] {
+  const chain: number[] = [];
+  for (let current = node; current >= 0; current = tree.parents[current]) chain.unshift(current);
+  return chain;
+}
+
+export async function runVerify(context: EngineContext, requests: readonly Request[], trees: ReadonlyMap<number, DraftTree>): Promise<AcceptedRound[]> {
+  const pool = context.pools.target;
+  const numNodes = context.numDraftTokens;
+  const numSteps = context.numSteps;
+  const rows: RowPlan[] = [];
+  const verifySlots = new Map<number, number[]>();
+  requests.forEach((request, r) => {
+    const tree = trees.get(request.id)!;
+    const slots = pool.allocateTemporary(request.id, numNodes);
+    verifySlots.set(request.id, slots);
+    const base = r * numNodes;
+    tree.tokens.forEach((token, node) => {
+      rows.push({
+        request: request.id,
+        token,
+        position: request.targetKvLength + tree.depths[node],
+        writeSlot: slots[node],
+        temporary: true,
+        attendPersisted: request.targetKvLength,
+        attendTemporary: [],
+        attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
+      });
+    });
+  });
+  const output = await context.forward({ phase: "verify", model: "target", pool, session: context.sessions.target, rows });
+
+  const rounds: AcceptedRound[] = [];
+  const acceptTokens: number[] = [];
+  requests.forEach((request, r) => {
+    const tree = trees.get(request.id)!;
+    const base = r * numNodes;
+    const predict = output.predict.slice(base, base + numNodes);
+    const path = acceptPath(tree, predict);
+    const acceptIndex = [...path.map((node) => base + node), ...Array(numSteps + 1 - path.length).fill(-1)];
+    const tokens = acceptIndex.map((index) => (index < 0 ? -1 : output.predict[index]));
+    acceptTokens.push(...tokens);
+    const acceptLen = path.length;
+    // The bonus is read from accept_tokens, whose row width is S + 1 (not N: sglang PRs 15360/26866).
+    const bonus = acceptTokens[r * (numSteps + 1) + acceptLen - 1];
+    const pathHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, path.map((node) => base + node));
+    rounds.push({ request, path, pathHidden, result: { request: request.id, acceptIndex, acceptLen, acceptTokens: tokens, bonus } });
+  });
+
+  // Compaction: copy the path's K/V into the request's persisted positions, then free the verify slots.
+  for (const round of rounds) {
+    const { request, path } = round;
+    const slots = verifySlots.get(request.id)!;
+    const L = request.targetKvLength;
+    const persisted = pool.extendPersisted(request.id, L + path.length);
+    path.forEach((node, i) => pool.copySlot(slots[node], persisted[i]));
+    const rejected = slots.filter((_, node) => !path.includes(node));
+    const pathSlots = path.map((node) => slots[node]);
+    pool.freeTemporary(request.id, context.faults.has("leaked-rejected-slots") ? pathSlots : [...pathSlots, ...rejected]);
+  }
+  context.recorder.attachVerify(output.event, rounds.map((round) => round.result));
+  return rounds;
+}

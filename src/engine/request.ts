@@ -1,0 +1,85 @@
+// One request's state, with explicit counters (no derived guesses): how much of the prompt has target
+// KV, how long the verified sequence is, and the pending draft token with its hidden state.
+import type { HiddenRows } from "./hidden-rows.ts";
+
+export type RequestStatus = "waiting" | "prefilling" | "decoding" | "finished";
+export type FinishReason = "length" | "eos" | "abort";
+
+export interface RequestInit {
+  id: number;
+  prompt: readonly number[];
+  maxNewTokens: number;
+  arrivalStep: number;
+}
+
+export class Request {
+  readonly id: number;
+  readonly prompt: readonly number[];
+  readonly maxNewTokens: number;
+  readonly arrivalStep: number;
+  status: RequestStatus = "waiting";
+  finishReason: FinishReason | undefined;
+  /** Verified tokens x_0..x_L: the prompt, then every emitted token; x_L (the bonus) has no target KV yet. */
+  readonly tokens: number[];
+  readonly output: number[] = [];
+  /** Prompt tokens whose target KV is computed (prefill progress). */
+  prefilledLength = 0;
+  /** L: verified tokens with target KV (positions 0..L-1). */
+  targetKvLength = 0;
+  /** Persisted draft KV rows (anchors 0..draftKvLength-1). */
+  draftKvLength = 0;
+  /** d_1 for the next round, and the draft hidden state produced with it. */
+  nextDraftToken: number | undefined;
+  draftHidden: HiddenRows | undefined;
+  /** accept_len of every verify round (including the root). */
+  readonly acceptLens: number[] = [];
+  /** Rounds cut short by EOS or max new tokens (they cannot accept everything). */
+  cutRounds = 0;
+
+  constructor(init: RequestInit) {
+    this.id = init.id;
+    this.prompt = [...init.prompt];
+    this.maxNewTokens = init.maxNewTokens;
+    this.arrivalStep = init.arrivalStep;
+    this.tokens = [...init.prompt];
+  }
+
+  get active(): boolean {
+    return this.status === "prefilling" || this.status === "decoding";
+  }
+
+  /** The bonus token x_L (verified, no KV yet). */
+  get bonusToken(): number {
+    return this.tokens[this.targetKvLength];
+  }
+
+  /**
+   * Appends generated tokens, cut at EOS (kept) or at max new tokens. Mutates.
+   * Returns the tokens actually emitted; sets finished when a cut happened.
+   */
+  emit(candidates: readonly number[], eosId: number): { emitted: number[]; finished: boolean } {
+    const emitted: number[] = [];
+    for (const token of candidates) {
+      if (this.output.length >= this.maxNewTokens) break;
+      emitted.push(token);
+      this.output.push(token);
+      this.tokens.push(token);
+      if (token === eosId) {
+        this.finish("eos");
+        return { emitted, finished: true };
+      }
+    }
+    if (this.output.length >= this.maxNewTokens) {
+      this.finish("length");
+      return { emitted, finished: true };
+    }
+    return { emitted, finished: false };
+  }
+
+  finish(reason: FinishReason): void {
+    this.status = "finished";
+    this.finishReason = reason;
+    this.nextDraftToken = undefined;
+    this.draftHidden = undefined;
+  }
+}

@@ -1,0 +1,139 @@
+// The one engine interface: run(case) -> { outputs, trace }. Replay, golden suites and the external
+// adapter all go through it.
+import type { Case } from "../case/case.ts";
+import { buildDraft, buildTarget, type DraftModel, type TargetModel } from "../model/build.ts";
+import { getPreset } from "../model/presets.ts";
+import type { ModelSpec } from "../model/spec.ts";
+import { ModelSession, runtimeInfo, type RuntimeOptions } from "../runtime/ort.ts";
+import { TRACE_FORMAT_VERSION, type Trace, type TraceRequest } from "../trace/schema.ts";
+import { ConfigError, validateEngineConfig } from "./config.ts";
+import { Engine, type PoolCheck } from "./engine.ts";
+
+export interface RequestOutput {
+  id: number;
+  tokens: number[];
+  finishReason: "length" | "eos" | "abort" | "unfinished";
+  /** accept_len of each verify round (speculative mode). */
+  acceptLens: number[];
+  /** Rounds that ended the request (EOS / max new tokens), excluded from full-acceptance rates. */
+  cutRounds: number;
+}
+
+export interface RunResult {
+  outputs: RequestOutput[];
+  trace: Trace;
+  poolChecks: PoolCheck[];
+  /** Slots still held in any pool after the run (KV conservation: must be 0). */
+  slotsInUseAtEnd: number;
+  steps: number;
+}
+
+export interface LoadedModels {
+  spec: ModelSpec;
+  target: TargetModel;
+  draft?: DraftModel;
+}
+
+export function resolveModelSpec(modelRef: Case["model"]): ModelSpec {
+  return "preset" in modelRef ? getPreset(modelRef.preset) : modelRef.spec;
+}
+
+export function loadModels(testCase: Case): LoadedModels {
+  const spec = resolveModelSpec(testCase.model);
+  const target = buildTarget(spec);
+  const draft = testCase.draft ? buildDraft(target, testCase.draft) : undefined;
+  return { spec, target, draft };
+}
+
+const sessionCache = new Map<string, Promise<ModelSession>>();
+
+/** Sessions are cached by model digest and runtime options: building one costs tens of milliseconds. */
+export function sessionFor(bytes: Uint8Array, digest: string, spec: ModelSpec, runtime: RuntimeOptions): Promise<ModelSession> {
+  const key = `${digest}:${JSON.stringify(runtime)}`;
+  let session = sessionCache.get(key);
+  if (!session) {
+    session = ModelSession.create(bytes, spec.dtype, spec.hidden, runtime);
+    sessionCache.set(key, session);
+    session.catch(() => sessionCache.delete(key));
+  }
+  return session;
+}
+
+/** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
+export function validateCase(testCase: Case, spec: ModelSpec): void {
+  validateEngineConfig(testCase.engine);
+  if (testCase.engine.mode === "speculative" && !testCase.draft) throw new ConfigError("draft", "speculative mode needs a draft model");
+  const ids = new Set<number>();
+  testCase.workload.requests.forEach((request, i) => {
+    if (ids.has(request.id)) throw new ConfigError(`workload.requests.${i}.id`, `duplicate request id ${request.id}`);
+    ids.add(request.id);
+    request.prompt.forEach((token, t) => {
+      if (token >= spec.vocab) throw new ConfigError(`workload.requests.${i}.prompt.${t}`, `token ${token} is outside the vocabulary (${spec.vocab})`);
+    });
+    const mirror = testCase.draft && testCase.draft.kind !== "eagle";
+    if (mirror && testCase.engine.mode === "speculative" && request.prompt[0] !== spec.bosId) {
+      throw new ConfigError(`workload.requests.${i}.prompt.0`, `mirror drafts need prompts starting with BOS (${spec.bosId})`);
+    }
+    const longest = request.prompt.length + request.maxNewTokens + testCase.engine.numDraftTokens + 1;
+    if (longest > spec.maxPositions) {
+      throw new ConfigError(`workload.requests.${i}`, `prompt + maxNewTokens + draft tokens (${longest}) exceed the model's maxPositions ${spec.maxPositions}`);
+    }
+  });
+  testCase.workload.aborts.forEach((abort, i) => {
+    if (!ids.has(abort.request)) throw new ConfigError(`workload.aborts.${i}.request`, `no request with id ${abort.request}`);
+  });
+}
+
+export interface RunOptions {
+  trace?: boolean;
+  /** Safety net against a scheduling bug: a run that needs more steps is reported, not looped forever. */
+  maxSteps?: number;
+  onStep?: (step: number, engine: Engine) => void;
+}
+
+export async function runCase(testCase: Case, options: RunOptions = {}): Promise<RunResult> {
+  const models = loadModels(testCase);
+  validateCase(testCase, models.spec);
+  const runtime = testCase.engine.runtime;
+  const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
+  const draftGraph = testCase.engine.mode === "speculative" ? models.draft?.graphs[0] : undefined;
+  const draft = draftGraph && (await sessionFor(draftGraph.bytes, draftGraph.digest, models.spec, runtime));
+  const engine = new Engine(testCase.engine, models.spec, { target, draft, draftLayers: draftGraph?.layers }, {
+    trace: options.trace ?? true,
+    betweenForwards: (self, step, forwardInStep) => {
+      for (const abort of testCase.workload.aborts) {
+        if (abort.step === step && abort.beforeForward === forwardInStep) self.abort(abort.request);
+      }
+    },
+  });
+  for (const request of testCase.workload.requests) engine.addRequest(request);
+  const lastAbortStep = Math.max(0, ...testCase.workload.aborts.map((abort) => abort.step));
+  const maxSteps = options.maxSteps ?? 100_000;
+  while (engine.hasWork() || engine.step <= lastAbortStep) {
+    if (engine.step >= maxSteps) throw new Error(`run did not finish within ${maxSteps} steps`);
+    await engine.runStep();
+    options.onStep?.(engine.step, engine);
+  }
+  const outputs: RequestOutput[] = testCase.workload.requests.map(({ id }) => {
+    const request = engine.requests.get(id)!;
+    return { id, tokens: [...request.output], finishReason: request.finishReason ?? "unfinished", acceptLens: [...request.acceptLens], cutRounds: request.cutRounds };
+  });
+  const pools = engine.context.pools;
+  const slotsInUseAtEnd = pools.target.numUsedSlots() + (pools.draft?.numUsedSlots() ?? 0);
+  const info = runtimeInfo(runtime);
+  const trace: Trace = {
+    formatVersion: TRACE_FORMAT_VERSION,
+    engine: { name: "specconf-reference", version: "0.1.0", ...info, dtype: models.spec.dtype },
+    models: { target: models.target.graph.digest, draft: draftGraph ? [draftGraph.digest] : undefined },
+    config: { ...testCase.engine, draft: testCase.draft },
+    requests: outputs.map((output): TraceRequest => ({
+      id: output.id,
+      prompt: [...engine.requests.get(output.id)!.prompt],
+      output: output.tokens,
+      finishReason: output.finishReason,
+    })),
+    events: engine.context.recorder.events,
+  };
+  if (!draftGraph) delete trace.models!.draft;
+  return { outputs, trace, poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step };
+}

@@ -1,0 +1,24 @@
+// Collects one trace event per forward. Events are numbered even when tracing is off, so hidden-state
+// provenance stays meaningful; building the rows (a scan of every mask row) is skipped then.
+import type { TraceEvent, VerifyResult } from "../trace/schema.ts";
+
+export class TraceRecorder {
+  readonly events: TraceEvent[] = [];
+  private nextIndex = 0;
+
+  constructor(readonly enabled: boolean) {}
+
+  /** Mutates: appends the event built by `build` (called only when enabled); returns its index. */
+  record(build: () => Omit<TraceEvent, "index">): number {
+    const index = this.nextIndex++;
+    if (this.enabled) this.events.push({ index, ...build() });
+    return index;
+  }
+
+  /** Mutates: attaches verify results to an already recorded event. */
+  attachVerify(index: number, results: VerifyResult[]): void {
+    if (!this.enabled) return;
+    const event = this.events.find((candidate) => candidate.index === index);
+    if (event) event.verify = results;
+  }
+}

@@ -1,0 +1,117 @@
+// The trace: one event per forward, rows read from the tensors actually passed to the runtime.
+// A small core is required (formatVersion, engine, events with phase and rows of request/token/
+// position); every other field is optional so a third-party engine emits what it exposes, and each
+// law says "not checkable" for what is absent. Changes stay additive within one formatVersion.
+import { Type, type Static } from "@sinclair/typebox";
+
+export const TRACE_FORMAT_VERSION = 1;
+
+const HiddenProvenance = Type.Object(
+  { event: Type.Integer({ minimum: 0 }), row: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false, description: "the forward event and row whose hidden-state output fed this row" },
+);
+
+const Attended = Type.Object(
+  {
+    /** Own request's persisted positions in this pool, as inclusive [lo, hi] ranges. */
+    positions: Type.Array(Type.Tuple([Type.Integer(), Type.Integer()])),
+    /** Own request's temporary rows attended (positions), from earlier forwards. */
+    temporary: Type.Optional(Type.Array(Type.Integer())),
+    /** Rows of this same forward attended, including itself. */
+    batchRows: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
+    /** Slots attended that belong to another request (a leak): request and position. */
+    foreign: Type.Optional(Type.Array(Type.Object({ request: Type.Integer(), position: Type.Integer() }, { additionalProperties: false }))),
+  },
+  { additionalProperties: false },
+);
+
+export const TraceRowSchema = Type.Object(
+  {
+    request: Type.Integer({ minimum: 0 }),
+    token: Type.Integer({ minimum: 0 }),
+    /** The position fed to the model (draft rows: the anchor position). */
+    position: Type.Integer(),
+    slot: Type.Optional(Type.Integer({ minimum: 0 })),
+    temporary: Type.Optional(Type.Boolean()),
+    hidden: Type.Optional(HiddenProvenance),
+    /** argmax of this row's logits (ties to the lower id) and its top-1 margin in the model's logit units. */
+    predict: Type.Optional(Type.Integer({ minimum: 0 })),
+    margin: Type.Optional(Type.Number()),
+    attended: Type.Optional(Attended),
+  },
+  { additionalProperties: false },
+);
+
+export const VerifyResultSchema = Type.Object(
+  {
+    request: Type.Integer({ minimum: 0 }),
+    /** Flattened row indices r * N + node of the accepted path, padded with -1 to S + 1 entries. */
+    acceptIndex: Type.Array(Type.Integer({ minimum: -1 })),
+    /** Path length including the root (SGLang v2 accept_lens). */
+    acceptLen: Type.Integer({ minimum: 1 }),
+    acceptTokens: Type.Optional(Type.Array(Type.Integer())),
+    bonus: Type.Integer({ minimum: 0 }),
+    /** Tokens emitted this round, after EOS / max-new-tokens cuts. */
+    emitted: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
+    /** The round ended the request (EOS or max new tokens). */
+    finished: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const PHASES = ["prefill", "decode", "verify", "draft-extend", "draft-decode"] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const TraceEventSchema = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0 }),
+    step: Type.Optional(Type.Integer({ minimum: 0 })),
+    phase: Type.Union(PHASES.map((p) => Type.Literal(p))),
+    model: Type.Optional(Type.String()),
+    pool: Type.Optional(Type.String()),
+    /** Draft decode: step j (1-based) of the round. */
+    draftStep: Type.Optional(Type.Integer({ minimum: 0 })),
+    rows: Type.Array(TraceRowSchema),
+    verify: Type.Optional(Type.Array(VerifyResultSchema)),
+  },
+  { additionalProperties: false },
+);
+
+export const TraceRequestSchema = Type.Object(
+  {
+    id: Type.Integer({ minimum: 0 }),
+    prompt: Type.Array(Type.Integer({ minimum: 0 })),
+    output: Type.Array(Type.Integer({ minimum: 0 })),
+    finishReason: Type.Union([Type.Literal("length"), Type.Literal("eos"), Type.Literal("abort"), Type.Literal("unfinished")]),
+  },
+  { additionalProperties: false },
+);
+
+export const TraceSchema = Type.Object(
+  {
+    formatVersion: Type.Literal(TRACE_FORMAT_VERSION),
+    engine: Type.Object(
+      {
+        name: Type.String(),
+        version: Type.Optional(Type.String()),
+        ortVersion: Type.Optional(Type.String()),
+        ep: Type.Optional(Type.String()),
+        dtype: Type.Optional(Type.String()),
+        threads: Type.Optional(Type.Integer()),
+        graphOptimizationLevel: Type.Optional(Type.String()),
+      },
+      { additionalProperties: true },
+    ),
+    models: Type.Optional(Type.Object({ target: Type.String(), draft: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false })),
+    config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    requests: Type.Optional(Type.Array(TraceRequestSchema)),
+    events: Type.Array(TraceEventSchema),
+  },
+  { additionalProperties: false },
+);
+
+export type Trace = Static<typeof TraceSchema>;
+export type TraceEvent = Static<typeof TraceEventSchema>;
+export type TraceRow = Static<typeof TraceRowSchema>;
+export type VerifyResult = Static<typeof VerifyResultSchema>;
+export type TraceRequest = Static<typeof TraceRequestSchema>;
