@@ -130,6 +130,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       hidden: plan.hidden?.provenance[r],
       predict: predict[r],
       margin: margins[r],
+      topLogit: result.logits[r * context.vocab + predict[r]],
       attended: readAttended(pool, row.request, mask.subarray(r * width, (r + 1) * width), ctxSlots),
     })),
   }));

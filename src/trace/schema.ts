@@ -37,6 +37,8 @@ export const TraceRowSchema = Type.Object(
     /** argmax of this row's logits (ties to the lower id) and its top-1 margin in the model's logit units. */
     predict: Type.Optional(Type.Integer({ minimum: 0 })),
     margin: Type.Optional(Type.Number()),
+    /** The logit of predict: compared with tolerance by the draft-reference law (it moves with hidden-state inputs). */
+    topLogit: Type.Optional(Type.Number()),
     attended: Type.Optional(Attended),
   },
   { additionalProperties: false },

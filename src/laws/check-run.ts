@@ -1,0 +1,36 @@
+// Runs every law that applies to one engine run (and its target-only twin, for lossless).
+import type { Case } from "../case/case.ts";
+import type { RunResult } from "../engine/run-case.ts";
+import { loadModels } from "../engine/run-case.ts";
+import { checkAcceptanceCorrectness } from "./acceptance-correctness.ts";
+import { checkDraftReference } from "./draft-reference.ts";
+import { checkKvConservation } from "./kv-conservation.ts";
+import type { LawResult } from "./law.ts";
+import { checkLossless } from "./lossless.ts";
+import { checkMirrorAcceptance } from "./mirror-acceptance.ts";
+import { ReferenceOracle } from "./oracle.ts";
+import { checkPhaseContracts } from "./phase-contracts.ts";
+import { checkPositions } from "./positions.ts";
+import { checkReferenceDecode } from "./reference-decode.ts";
+
+export async function checkRun(testCase: Case, result: RunResult, targetOnly?: RunResult): Promise<LawResult[]> {
+  const oracle = await ReferenceOracle.create(loadModels(testCase), testCase.engine.runtime);
+  const { trace } = result;
+  const laws: LawResult[] = [
+    await checkReferenceDecode(trace.requests, oracle),
+    checkKvConservation(result.poolChecks, result.steps, result.slotsInUseAtEnd),
+    checkPositions(trace),
+  ];
+  if (testCase.engine.mode === "speculative") {
+    if (targetOnly?.trace.requests && trace.requests) {
+      const baseline = new Map(targetOnly.trace.requests.map((request) => [request.id, request.output]));
+      laws.push(await checkLossless(trace.requests.map((request) => ({ request, targetOnly: baseline.get(request.id) ?? [] })), oracle));
+    }
+    laws.push(await checkAcceptanceCorrectness(trace, oracle));
+    laws.push(await checkDraftReference(trace, oracle));
+    laws.push(checkPhaseContracts(trace));
+    const kind = testCase.draft?.kind;
+    if (kind === "mirror" || kind === "tapped-mirror") laws.push(await checkMirrorAcceptance(trace, testCase.engine.numSteps, oracle));
+  }
+  return laws;
+}

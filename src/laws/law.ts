@@ -1,0 +1,55 @@
+// What a law returns: holds, fails (with the first offending place), or not checkable (fields absent).
+// Ties (a divergence where the reference's top-1 margin is below epsilon) are counted, never hidden.
+import type { Dtype } from "../model/spec.ts";
+import type { ExecutionProvider } from "../runtime/ort.ts";
+
+export type LawStatus = "holds" | "fails" | "not-checkable";
+
+export interface LawViolation {
+  message: string;
+  request?: number;
+  event?: number;
+  /** Token index within the request's output, or row within the event. */
+  index?: number;
+  expected?: number;
+  got?: number;
+  margin?: number;
+}
+
+export interface LawResult {
+  law: string;
+  status: LawStatus;
+  /** Items compared (tokens, rounds, rows, events: the law says which). */
+  checked: number;
+  ties: number;
+  violation?: LawViolation;
+  /** Why the law could not be checked. */
+  reason?: string;
+}
+
+export class LawTally {
+  checked = 0;
+  ties = 0;
+  violation: LawViolation | undefined;
+
+  constructor(readonly law: string) {}
+
+  /** Records the first violation only: later ones are usually consequences of it. */
+  fail(violation: LawViolation): void {
+    this.violation ??= violation;
+  }
+
+  result(): LawResult {
+    return { law: this.law, status: this.violation ? "fails" : "holds", checked: this.checked, ties: this.ties, ...(this.violation ? { violation: this.violation } : {}) };
+  }
+}
+
+export function notCheckable(law: string, reason: string): LawResult {
+  return { law, status: "not-checkable", checked: 0, ties: 0, reason };
+}
+
+/** Tie threshold in target logit units (DESIGN section 4): float32 CPU 1e-4, GPU 1e-3, float64 1e-9. */
+export function epsilonFor(dtype: Dtype, ep: ExecutionProvider | string = "cpu"): number {
+  if (dtype === "float64") return 1e-9;
+  return ep === "cpu" ? 1e-4 : 1e-3;
+}

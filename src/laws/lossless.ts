@@ -1,0 +1,47 @@
+// Law "lossless": speculative greedy output equals target-only greedy output. At the first difference
+// the reference target's margin there decides: below epsilon it is a tie, above it a failure.
+import type { TraceRequest } from "../trace/schema.ts";
+import { LawTally, type LawResult } from "./law.ts";
+import type { ReferenceOracle } from "./oracle.ts";
+
+export const LOSSLESS = "lossless";
+
+export interface OutputPair {
+  request: TraceRequest;
+  /** The same request's target-only output. */
+  targetOnly: readonly number[];
+}
+
+export async function checkLossless(pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
+  const tally = new LawTally(LOSSLESS);
+  for (const { request, targetOnly } of pairs) {
+    const speculative = request.output;
+    // An abort lands at a step, and steps emit different token counts per mode: compare the common part.
+    const aborted = request.finishReason === "abort";
+    const common = Math.min(speculative.length, targetOnly.length);
+    let index = 0;
+    while (index < common && speculative[index] === targetOnly[index]) index++;
+    tally.checked += index;
+    if (index === common) {
+      if (speculative.length !== targetOnly.length && !aborted) {
+        tally.fail({ message: `request ${request.id}: speculative output has ${speculative.length} tokens, target-only ${targetOnly.length}`, request: request.id, index });
+      }
+      continue;
+    }
+    const reference = await oracle.targetOver([...request.prompt, ...speculative.slice(0, index)]);
+    const margin = reference.predictions[request.prompt.length - 1 + index].margin;
+    if (margin < oracle.epsilon) {
+      tally.ties += 1;
+      continue;
+    }
+    tally.fail({
+      message: `request ${request.id} token ${index}: speculative ${speculative[index]}, target-only ${targetOnly[index]} (reference margin ${margin})`,
+      request: request.id,
+      index,
+      expected: targetOnly[index],
+      got: speculative[index],
+      margin,
+    });
+  }
+  return tally.result();
+}

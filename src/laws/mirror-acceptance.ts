@@ -1,0 +1,63 @@
+// Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts, except
+// rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
+import type { Trace } from "../trace/schema.ts";
+import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import type { ReferenceOracle } from "./oracle.ts";
+import { readRounds, sequenceOf } from "./rounds.ts";
+
+export const MIRROR_ACCEPTANCE = "mirror acceptance";
+
+export interface AcceptanceStats {
+  rounds: number;
+  /** Rounds not cut by EOS / max new tokens. */
+  uncutRounds: number;
+  fullAcceptRounds: number;
+  /** histogram[a] = rounds with accept_len a (index 0 unused). */
+  histogram: number[];
+  meanAcceptLen: number;
+}
+
+export function acceptanceStats(trace: Trace, numSteps: number): AcceptanceStats {
+  const histogram = Array(numSteps + 2).fill(0);
+  let uncutRounds = 0;
+  let fullAcceptRounds = 0;
+  let total = 0;
+  const rounds = readRounds(trace);
+  for (const { result } of rounds) {
+    histogram[result.acceptLen] += 1;
+    total += result.acceptLen;
+    if (result.finished) continue;
+    uncutRounds += 1;
+    if (result.acceptLen === numSteps + 1) fullAcceptRounds += 1;
+  }
+  return { rounds: rounds.length, uncutRounds, fullAcceptRounds, histogram, meanAcceptLen: rounds.length ? total / rounds.length : 0 };
+}
+
+export async function checkMirrorAcceptance(trace: Trace, numSteps: number, oracle: ReferenceOracle): Promise<LawResult> {
+  const rounds = readRounds(trace);
+  if (rounds.length === 0) return notCheckable(MIRROR_ACCEPTANCE, "the trace has no verify events with results");
+  const tally = new LawTally(MIRROR_ACCEPTANCE);
+  for (const round of rounds) {
+    if (round.result.finished) continue;
+    tally.checked += 1;
+    if (round.result.acceptLen === numSteps + 1) continue;
+    const sequence = sequenceOf(trace, round.request);
+    const rejectedAt = round.verifyRows[0].position + round.result.acceptLen - 1;
+    if (sequence) {
+      const reference = await oracle.targetOver(sequence);
+      const margin = reference.predictions[rejectedAt]?.margin;
+      if (margin !== undefined && margin < oracle.epsilon) {
+        tally.ties += 1;
+        continue;
+      }
+    }
+    tally.fail({
+      message: `request ${round.request}, verify event ${round.event}: accept_len ${round.result.acceptLen} < ${numSteps + 1} with a mirror draft`,
+      request: round.request,
+      event: round.event,
+      expected: numSteps + 1,
+      got: round.result.acceptLen,
+    });
+  }
+  return tally.result();
+}

@@ -1,0 +1,58 @@
+// The reference oracle the laws consult: cache-free target and draft recomputations, memoized per
+// token sequence (several laws ask about the same request).
+import type { LoadedModels } from "../engine/run-case.ts";
+import { sessionFor } from "../engine/run-case.ts";
+import { draftLogitScale, type ModelSpec } from "../model/spec.ts";
+import type { ModelSession, RuntimeOptions } from "../runtime/ort.ts";
+import { recomputeDraftChain, teacherForcedTarget, type RowPrediction, type TeacherForcedTarget } from "../reference/cache-free.ts";
+import { epsilonFor } from "./law.ts";
+
+export class ReferenceOracle {
+  private readonly targetMemo = new Map<string, Promise<TeacherForcedTarget>>();
+  readonly epsilon: number;
+  /** Draft ties and logit tolerances scale with the draft's logit scale (the mirror's 2^16). */
+  readonly draftEpsilon: number;
+
+  private constructor(
+    readonly spec: ModelSpec,
+    private readonly target: ModelSession,
+    private readonly draft: ModelSession | undefined,
+    readonly draftLayers: number,
+    runtime: RuntimeOptions,
+    scale: number,
+  ) {
+    this.epsilon = epsilonFor(spec.dtype, runtime.ep);
+    this.draftEpsilon = this.epsilon * scale;
+  }
+
+  static async create(models: LoadedModels, runtime: RuntimeOptions): Promise<ReferenceOracle> {
+    const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
+    const draftGraph = models.draft?.graphs[0];
+    const draft = draftGraph && (await sessionFor(draftGraph.bytes, draftGraph.digest, models.spec, runtime));
+    const scale = models.draft ? draftLogitScale(models.draft.spec) : 1;
+    return new ReferenceOracle(models.spec, target, draft, draftGraph?.layers ?? 0, runtime, scale);
+  }
+
+  get hasDraft(): boolean {
+    return this.draft !== undefined;
+  }
+
+  /** Teacher-forced target over a verified sequence (prompt + output). */
+  targetOver(tokens: readonly number[]): Promise<TeacherForcedTarget> {
+    const key = tokens.join(",");
+    let memo = this.targetMemo.get(key);
+    if (!memo) {
+      memo = teacherForcedTarget(this.target, this.spec, tokens);
+      this.targetMemo.set(key, memo);
+    }
+    return memo;
+  }
+
+  /** The draft chain recomputed without a cache for a round rooted at position L of `sequence`. */
+  async draftChain(sequence: readonly number[], rootPosition: number, engineDrafts: readonly number[]): Promise<RowPrediction[]> {
+    if (!this.draft) throw new Error("no draft model");
+    // By causality the whole sequence's forward holds every prefix's hidden states: one forward per request.
+    const target = await this.targetOver(sequence);
+    return recomputeDraftChain(this.draft, this.spec, this.draftLayers, target, rootPosition, engineDrafts);
+  }
+}

@@ -1,0 +1,62 @@
+// Law "positions": per request and pool, persisted KV positions are written contiguously (no gap, no
+// repeat); every row attends exactly to the request's positions below its own (persisted, its
+// ancestors' temporary rows, earlier rows of its forward) plus itself, and to nothing of another request.
+// Draft decode continuing the KV it extends, and verify rows at L + depth, are special cases.
+import type { Trace } from "../trace/schema.ts";
+import { LawTally, notCheckable, type LawResult } from "./law.ts";
+
+export const POSITIONS = "positions";
+
+export function checkPositions(trace: Trace): LawResult {
+  const hasAttention = trace.events.some((event) => event.rows.some((row) => row.attended));
+  if (!hasAttention) return notCheckable(POSITIONS, "trace rows carry no attended positions");
+  const tally = new LawTally(POSITIONS);
+  const persistedLength = new Map<string, number>();
+  for (const event of trace.events) {
+    const pool = event.pool ?? event.model ?? (event.phase.startsWith("draft") ? "draft" : "target");
+    event.rows.forEach((row, rowIndex) => {
+      tally.checked += 1;
+      const where = { request: row.request, event: event.index, index: rowIndex };
+      if (row.temporary === false) {
+        const key = `${pool}:${row.request}`;
+        const expected = persistedLength.get(key) ?? 0;
+        // A persisted write may rewrite from an earlier position only after a truncation; it may never skip ahead.
+        if (row.position > expected) tally.fail({ ...where, message: `${pool} KV of request ${row.request} jumps to position ${row.position}, next expected ${expected}`, expected, got: row.position });
+        persistedLength.set(key, Math.max(expected, row.position + 1));
+      }
+      const attended = row.attended;
+      if (!attended) return;
+      if (attended.foreign?.length) {
+        const other = attended.foreign[0];
+        tally.fail({ ...where, message: `row of request ${row.request} attends request ${other.request}'s position ${other.position}` });
+        return;
+      }
+      const seen: number[] = [];
+      for (const [lo, hi] of attended.positions) for (let p = lo; p <= hi; p++) seen.push(p);
+      seen.push(...(attended.temporary ?? []));
+      let sawSelf = false;
+      for (const batchRow of attended.batchRows ?? []) {
+        if (batchRow === rowIndex) sawSelf = true;
+        else seen.push(event.rows[batchRow].position);
+      }
+      seen.sort((a, b) => a - b);
+      const exact = seen.length === row.position && seen.every((position, i) => position === i);
+      if (!exact || (attended.batchRows && !sawSelf)) {
+        tally.fail({ ...where, message: `row at position ${row.position} of request ${row.request} (${event.phase}) attends positions [${compress(seen)}]${sawSelf ? "" : " without itself"}, expected 0..${row.position - 1} and itself` });
+      }
+    });
+  }
+  return tally.result();
+}
+
+function compress(positions: readonly number[]): string {
+  const parts: string[] = [];
+  let start = 0;
+  for (let i = 1; i <= positions.length; i++) {
+    if (i === positions.length || positions[i] !== positions[i - 1] + 1) {
+      parts.push(start === i - 1 ? `${positions[start]}` : `${positions[start]}..${positions[i - 1]}`);
+      start = i;
+    }
+  }
+  return parts.join(", ");
+}

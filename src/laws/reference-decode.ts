@@ -1,0 +1,34 @@
+// Law "reference decode": each request's greedy output equals one cache-free, teacher-forced target
+// forward over prompt + output (tie-aware at the first divergence).
+import type { TraceRequest } from "../trace/schema.ts";
+import { compareTokens } from "../trace/compare.ts";
+import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import type { ReferenceOracle } from "./oracle.ts";
+
+export const REFERENCE_DECODE = "reference decode";
+
+export async function checkReferenceDecode(requests: readonly TraceRequest[] | undefined, oracle: ReferenceOracle): Promise<LawResult> {
+  if (!requests) return notCheckable(REFERENCE_DECODE, "the trace has no requests with outputs");
+  const tally = new LawTally(REFERENCE_DECODE);
+  for (const request of requests) {
+    if (request.output.length === 0) continue;
+    const reference = await oracle.targetOver([...request.prompt, ...request.output]);
+    const first = request.prompt.length - 1;
+    const expected = request.output.map((_, k) => reference.predictions[first + k].argmax);
+    const margins = request.output.map((_, k) => reference.predictions[first + k].margin);
+    const comparison = compareTokens(expected, margins, request.output, oracle.epsilon);
+    tally.checked += comparison.compared;
+    if (comparison.status === "tie") tally.ties += 1;
+    if (comparison.status === "diverged") {
+      tally.fail({
+        message: `request ${request.id} output token ${comparison.index} is ${comparison.got}, the reference argmax is ${comparison.expected} (margin ${comparison.margin})`,
+        request: request.id,
+        index: comparison.index,
+        expected: comparison.expected,
+        got: comparison.got,
+        margin: comparison.margin,
+      });
+    }
+  }
+  return tally.result();
+}

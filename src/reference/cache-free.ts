@@ -1,0 +1,98 @@
+// Cache-free references (DESIGN section 4): one teacher-forced target forward per request over
+// prompt + output (no cache, paging or batching; by causality it yields every logit), and a cache-free
+// recomputation of the draft chain over the verified sequence. Used by the engine's laws and by
+// validation of third-party outputs alike.
+import type { ModelSpec } from "../model/spec.ts";
+import type { FloatArray, ModelSession } from "../runtime/ort.ts";
+import { topMargin } from "../trace/compare.ts";
+
+export interface RowPrediction {
+  argmax: number;
+  margin: number;
+  /** The logit of argmax. */
+  topLogit: number;
+}
+
+export interface TeacherForcedTarget {
+  tokens: readonly number[];
+  /** predictions[p]: the target's choice after tokens[0..p]. */
+  predictions: RowPrediction[];
+  /** [tokens.length, hidden]: the LM-head input at every position. */
+  hidden: FloatArray;
+}
+
+function causalMask(rows: number, dtype: ModelSpec["dtype"]): FloatArray {
+  const mask = dtype === "float32" ? new Float32Array(rows * rows) : new Float64Array(rows * rows);
+  for (let r = 0; r < rows; r++) for (let c = r + 1; c < rows; c++) mask[r * rows + c] = -1e9;
+  return mask;
+}
+
+/** One forward over a whole causal sequence with an empty KV context. */
+async function runCacheFree(session: ModelSession, spec: ModelSpec, layers: number, tokens: readonly number[], positions: readonly number[], hiddenIn?: FloatArray) {
+  const emptyCache = spec.dtype === "float32" ? new Float32Array(layers * spec.kvHeads * spec.headDim) : new Float64Array(layers * spec.kvHeads * spec.headDim);
+  const result = await session.run({
+    tokens: BigInt64Array.from(tokens, BigInt),
+    positions: BigInt64Array.from(positions, BigInt),
+    hiddenIn,
+    kCache: emptyCache,
+    vCache: emptyCache,
+    cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
+    ctxSlots: new BigInt64Array(0),
+    mask: causalMask(tokens.length, spec.dtype),
+  });
+  const predictions: RowPrediction[] = tokens.map((_, row) => {
+    const top = topMargin(result.logits, row * spec.vocab, spec.vocab);
+    return { argmax: top.argmax, margin: top.margin, topLogit: result.logits[row * spec.vocab + top.argmax] };
+  });
+  return { predictions, hidden: result.hidden };
+}
+
+export async function teacherForcedTarget(session: ModelSession, spec: ModelSpec, tokens: readonly number[]): Promise<TeacherForcedTarget> {
+  const { predictions, hidden } = await runCacheFree(session, spec, spec.layers, tokens, tokens.map((_, i) => i));
+  return { tokens, predictions, hidden };
+}
+
+/**
+ * Recomputes a round's draft chain without any cache: the draft extend rows over anchors 0..L-1
+ * (target hidden h_i with x_{i+1}, x_L the bonus) give d_1; each later step appends a row with the
+ * engine's d_j (teacher-forced) and the previous row's draft hidden. Returns S predictions.
+ */
+export async function recomputeDraftChain(
+  session: ModelSession,
+  spec: ModelSpec,
+  draftLayers: number,
+  target: TeacherForcedTarget,
+  rootPosition: number,
+  engineDrafts: readonly number[],
+): Promise<RowPrediction[]> {
+  const width = spec.hidden;
+  const L = rootPosition;
+  const tokens = target.tokens.slice(1, L + 1);
+  const rowsHidden: FloatArray[] = [target.hidden.slice(0, L * width)];
+  const predictions: RowPrediction[] = [];
+  let lastHidden: FloatArray | undefined;
+  for (let step = 0; step < engineDrafts.length; step++) {
+    if (step > 0) {
+      tokens.push(engineDrafts[step - 1]);
+      rowsHidden.push(lastHidden!);
+    }
+    const hiddenIn = concatRows(rowsHidden, spec.dtype);
+    const positions = tokens.map((_, i) => i);
+    const out = await runCacheFree(session, spec, draftLayers, tokens, positions, hiddenIn);
+    const last = tokens.length - 1;
+    predictions.push(out.predictions[last]);
+    lastHidden = out.hidden.slice(last * width, (last + 1) * width);
+  }
+  return predictions;
+}
+
+function concatRows(parts: readonly FloatArray[], dtype: ModelSpec["dtype"]): FloatArray {
+  const total = parts.reduce((sum, part) => sum + part.length, 0);
+  const out = dtype === "float32" ? new Float32Array(total) : new Float64Array(total);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
