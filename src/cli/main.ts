@@ -5,6 +5,8 @@
  * run(argv) receives the arguments after the subcommand name and returns an exit code.
  */
 
+import { runCommand } from "./run.ts";
+
 export interface Command {
   /** One-line description shown by `specconf help`. */
   summary: string;
@@ -12,7 +14,7 @@ export interface Command {
 }
 
 export const COMMANDS: Record<string, Command> = {
-  // run: { summary: "run conformance properties against an engine", run: runCommand },
+  run: { summary: "run a case (default: generated prompts on a preset) in target-only and speculative mode, and check the laws", run: runCommand },
 };
 
 export function usage(): string {

@@ -1,0 +1,134 @@
+// `specconf run`: runs a case in target-only and speculative mode, checks the laws that apply, and
+// prints outputs, accept lengths, ties and verdicts (or one JSON object with --json).
+import type { Case } from "../case/case.ts";
+import { defaultCase } from "../case/default-case.ts";
+import { loadCaseFile } from "../case/load.ts";
+import { ConfigError } from "../engine/config.ts";
+import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { runCase, type RunResult } from "../engine/run-case.ts";
+import { checkRun } from "../laws/check-run.ts";
+import type { LawResult } from "../laws/law.ts";
+import { presetNames } from "../model/presets.ts";
+import { DRAFT_KINDS, SpecError } from "../model/spec.ts";
+import { EXECUTION_PROVIDERS, RuntimeError } from "../runtime/ort.ts";
+import { writeJsonAtomic } from "../schema/atomic-write.ts";
+import { InputError } from "../schema/input-error.ts";
+import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { createProgress } from "./progress.ts";
+import { summarize, type RunSummary } from "./run-summary.ts";
+
+const FLAGS = defineFlags({
+  case: { type: "string", valueName: "FILE", description: "run this case file instead of the built-in default" },
+  preset: { type: "choice", choices: presetNames(), default: "tiny", description: "model preset" },
+  draft: { type: "choice", choices: DRAFT_KINDS, default: "mirror", description: "draft model" },
+  steps: { type: "integer", min: 1, default: 3, description: "draft steps per round (S)" },
+  chunk: { type: "string", default: "none", valueName: "N|none", description: "prefill chunk size" },
+  page: { type: "integer", min: 1, default: 1, description: "KV page size" },
+  budget: { type: "integer", min: 1, default: 256, description: "prefill token budget per step" },
+  requests: { type: "integer", min: 1, default: 4, description: "generated requests" },
+  "max-new-tokens": { type: "integer", min: 1, default: 16, description: "tokens to generate per request" },
+  ep: { type: "choice", choices: EXECUTION_PROVIDERS, default: "cpu", description: "ONNX Runtime execution provider" },
+  threads: { type: "integer", min: 1, default: 1, description: "ONNX Runtime intra-op threads" },
+  seed: { type: "integer", description: "prompt generator seed (default: SPECCONF_SEED, else 1)" },
+  fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "switch a named fault on" },
+  trace: { type: "string", valueName: "FILE", description: "write the speculative run's trace here" },
+  json: { type: "boolean", description: "print one JSON object" },
+});
+
+function parseChunk(raw: string): number | null {
+  if (raw === "none") return null;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`--chunk must be an integer >= 1 or 'none', got '${raw}'`, "--chunk");
+  return value;
+}
+
+function seedFromEnvironment(): number {
+  const raw = process.env.SPECCONF_SEED;
+  if (raw === undefined) return 1;
+  if (!/^-?\d+$/.test(raw)) throw new UsageError(`SPECCONF_SEED must be an integer, got '${raw}'`);
+  return Number(raw);
+}
+
+function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]): Case {
+  if (values.case) {
+    const loaded = loadCaseFile(values.case);
+    return { ...loaded, engine: { ...loaded.engine, runtime: { ...loaded.engine.runtime, ep: values.ep } } };
+  }
+  return defaultCase({
+    preset: values.preset,
+    draft: values.draft,
+    seed: values.seed ?? seedFromEnvironment(),
+    numRequests: values.requests,
+    maxNewTokens: values["max-new-tokens"],
+    engine: {
+      mode: "speculative",
+      numSteps: values.steps,
+      numDraftTokens: values.steps + 1,
+      chunkSize: parseChunk(values.chunk),
+      pageSize: values.page,
+      tokenBudget: values.budget,
+      faults: values.fault as FaultName[],
+      runtime: { ep: values.ep, threads: values.threads, graphOptimizationLevel: "basic" },
+    },
+  });
+}
+
+async function runWithProgress(testCase: Case, label: string, json: boolean): Promise<RunResult> {
+  const total = testCase.workload.requests.reduce((sum, request) => sum + request.maxNewTokens, 0);
+  const progress = createProgress({ label, total, enabled: !json, unit: "tokens" });
+  try {
+    return await runCase(testCase, {
+      onStep: (_, engine) => progress.update([...engine.requests.values()].reduce((sum, request) => sum + request.output.length, 0)),
+    });
+  } finally {
+    progress.finish();
+  }
+}
+
+export async function runCommand(argv: string[]): Promise<number> {
+  try {
+    const { values, help } = parseFlags(FLAGS, argv);
+    if (help) {
+      process.stdout.write(renderHelp(FLAGS, { usage: "specconf run [flags]", summary: "Run a case in target-only and speculative mode and check the laws." }));
+      return 0;
+    }
+    const testCase = buildCase(values);
+    const targetOnlyCase: Case = { ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] } };
+    const targetOnly = await runWithProgress(targetOnlyCase, "target-only", values.json);
+    const speculative = testCase.engine.mode === "speculative" ? await runWithProgress(testCase, "speculative", values.json) : targetOnly;
+    const laws = await checkRun(testCase, speculative, targetOnly);
+    if (values.trace) writeJsonAtomic(values.trace, speculative.trace);
+    const summary = summarize(testCase, speculative, targetOnly, laws);
+    process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary, laws, values.trace));
+    return laws.some((law) => law.status === "fails") ? 1 : 0;
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof InputError || error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError) {
+      process.stderr.write(`specconf run: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function renderSummary(summary: RunSummary, laws: readonly LawResult[], tracePath: string | undefined): string {
+  const lines: string[] = [];
+  const { engine } = summary;
+  lines.push(`model ${summary.model} (${engine.dtype}), draft ${summary.draft ?? "none"}, S=${engine.numSteps}, chunk ${engine.chunkSize ?? "none"}, page ${engine.pageSize}, EP ${engine.ep}, ORT ${engine.ortVersion}`);
+  lines.push("");
+  lines.push("request  prompt  output tokens                                   accept lens");
+  for (const output of summary.outputs) {
+    const tokens = output.tokens.join(" ");
+    lines.push(`${String(output.id).padStart(7)}  ${String(output.promptLength).padStart(6)}  ${tokens.length > 46 ? `${tokens.slice(0, 43)}...` : tokens.padEnd(46)}  ${output.acceptLens.join("")} (${output.finishReason})`);
+  }
+  lines.push("");
+  lines.push(`mean accept length ${summary.meanAcceptLen.toFixed(3)}, full-accept rate ${summary.fullAcceptRate === null ? "n/a" : summary.fullAcceptRate.toFixed(3)}, ties ${summary.ties}`);
+  lines.push(`accept-length histogram: ${summary.acceptLenHistogram.map((count, len) => (len === 0 ? "" : `${len}:${count}`)).filter(Boolean).join("  ")}`);
+  lines.push("");
+  for (const law of laws) {
+    const verdict = law.status === "holds" ? "holds" : law.status === "fails" ? "FAILS" : "not checkable";
+    const detail = law.violation ? `: ${law.violation.message}` : law.reason ? `: ${law.reason}` : "";
+    lines.push(`  ${law.law.padEnd(24)} ${verdict}${law.ties ? ` (${law.ties} ties)` : ""}${detail}`);
+  }
+  if (tracePath) lines.push("", `trace written to ${tracePath}`);
+  return `${lines.join("\n")}\n`;
+}
