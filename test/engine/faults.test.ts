@@ -1,0 +1,44 @@
+// Each fault, switched on, makes a law fail without crashing the engine; off, the same case passes.
+import { describe, expect, it } from "vitest";
+import type { Case } from "../../src/case/case.ts";
+import { defaultCase } from "../../src/case/default-case.ts";
+import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
+import { runCase } from "../../src/engine/run-case.ts";
+import { checkRun } from "../../src/laws/check-run.ts";
+import type { DraftKind } from "../../src/model/spec.ts";
+
+/** Where each fault shows: the draft that exposes it and the laws expected to catch it. */
+const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[] }> = {
+  "chunked-tail-token": { draft: "mirror", laws: ["draft reference"] },
+  "draft-position-early-increment": { draft: "mirror", laws: ["positions", "draft reference"] },
+  "phase-confusion": { draft: "eagle", laws: ["phase contracts", "draft reference"] },
+  "leaked-rejected-slots": { draft: "noisy-mirror", laws: ["KV conservation"] },
+  "cross-request-mask-leak": { draft: "mirror", laws: ["positions", "reference decode"] },
+};
+
+function faultCase(draft: DraftKind, faults: FaultName[]): Case {
+  const base = defaultCase({ preset: "tiny", draft, seed: 5, numRequests: 3, maxNewTokens: 12, engine: { numSteps: 3, numDraftTokens: 4, chunkSize: 3, pageSize: 2, faults } });
+  // Arrive together so batches pack several requests (the mask leak needs a neighbour).
+  return { ...base, workload: { ...base.workload, requests: base.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })) } };
+}
+
+async function failingLaws(testCase: Case): Promise<string[]> {
+  const targetOnly = await runCase({ ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] } });
+  const speculative = await runCase(testCase);
+  const laws = await checkRun(testCase, speculative, targetOnly);
+  return laws.filter((law) => law.status === "fails").map((law) => law.law);
+}
+
+describe("faults are caught by the laws", () => {
+  it("covers every fault", () => {
+    expect(Object.keys(EXPOSURE).sort()).toEqual([...FAULT_NAMES].sort());
+  });
+  for (const fault of FAULT_NAMES) {
+    it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
+      const { draft, laws } = EXPOSURE[fault];
+      const failing = await failingLaws(faultCase(draft, [fault]));
+      for (const law of laws) expect(failing).toContain(law);
+      expect(await failingLaws(faultCase(draft, []))).toEqual([]);
+    });
+  }
+});
