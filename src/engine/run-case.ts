@@ -60,7 +60,7 @@ export function sessionFor(bytes: Uint8Array, digest: string, spec: ModelSpec, r
 }
 
 /** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
-export function validateCase(testCase: Case, spec: ModelSpec): void {
+export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   validateEngineConfig(testCase.engine);
   if (testCase.engine.mode === "speculative" && !testCase.draft) throw new ConfigError("draft", "speculative mode needs a draft model");
   const ids = new Set<number>();
@@ -93,7 +93,7 @@ export interface RunOptions {
 
 export async function runCase(testCase: Case, options: RunOptions = {}): Promise<RunResult> {
   const models = loadModels(testCase);
-  validateCase(testCase, models.spec);
+  checkCaseConsistency(testCase, models.spec);
   const runtime = testCase.engine.runtime;
   const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
   const draftGraph = testCase.engine.mode === "speculative" ? models.draft?.graphs[0] : undefined;
