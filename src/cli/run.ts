@@ -86,8 +86,10 @@ async function runWithProgress(testCase: Case, label: string, json: boolean): Pr
 }
 
 export async function runCommand(argv: string[]): Promise<number> {
+  let caseFile: string | undefined;
   try {
     const { values, help } = parseFlags(FLAGS, argv);
+    caseFile = values.case;
     if (help) {
       process.stdout.write(renderHelp(FLAGS, { usage: "specconf run [flags]", summary: "Run a case in target-only and speculative mode and check the laws." }));
       return 0;
@@ -103,7 +105,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     return laws.some((law) => law.status === "fails") ? 1 : 0;
   } catch (error) {
     if (error instanceof UsageError || error instanceof InputError || error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError) {
-      process.stderr.write(`specconf run: ${error.message}\n`);
+      // A case file's consistency errors name the file, as its schema errors do.
+      const where = error instanceof ConfigError && caseFile ? `${caseFile}: ` : "";
+      process.stderr.write(`specconf run: ${where}${error.message}\n`);
       return 2;
     }
     throw error;

@@ -63,22 +63,22 @@ export class ConfigError extends Error {
 
 export function validateEngineConfig(config: EngineConfig): void {
   const { numSteps, topk, numDraftTokens } = config;
-  if (numSteps < 1) throw new ConfigError("numSteps", `must be >= 1, got ${numSteps}`);
-  if (topk < 1) throw new ConfigError("topk", `must be >= 1, got ${topk}`);
+  if (numSteps < 1) throw new ConfigError("/engine/numSteps", `must be >= 1, got ${numSteps}`);
+  if (topk < 1) throw new ConfigError("/engine/topk", `must be >= 1, got ${topk}`);
   if (topk === 1 && numDraftTokens !== numSteps + 1) {
-    throw new ConfigError("numDraftTokens", `with topk 1 must be numSteps + 1 = ${numSteps + 1}, got ${numDraftTokens}`);
+    throw new ConfigError("/engine/numDraftTokens", `with topk 1 must be numSteps + 1 = ${numSteps + 1}, got ${numDraftTokens}`);
   }
   if (topk > 1) {
     const max = 1 + topk + (numSteps - 1) * topk * topk;
     if (numDraftTokens < 2 || numDraftTokens > max) {
-      throw new ConfigError("numDraftTokens", `with topk ${topk} and numSteps ${numSteps} must be in [2, ${max}], got ${numDraftTokens}`);
+      throw new ConfigError("/engine/numDraftTokens", `with topk ${topk} and numSteps ${numSteps} must be in [2, ${max}], got ${numDraftTokens}`);
     }
-    throw new ConfigError("topk", "tree drafting (topk > 1) is not built yet (issue 3)");
+    throw new ConfigError("/engine/topk", "tree drafting (topk > 1) is not built yet (issue 3)");
   }
-  if (config.chunkSize !== null && config.chunkSize < 1) throw new ConfigError("chunkSize", `must be >= 1, got ${config.chunkSize}`);
-  if (config.pageSize < 1) throw new ConfigError("pageSize", `must be >= 1, got ${config.pageSize}`);
-  if (config.tokenBudget < 1) throw new ConfigError("tokenBudget", `must be >= 1, got ${config.tokenBudget}`);
+  if (config.chunkSize !== null && config.chunkSize < 1) throw new ConfigError("/engine/chunkSize", `must be >= 1, got ${config.chunkSize}`);
+  if (config.pageSize < 1) throw new ConfigError("/engine/pageSize", `must be >= 1, got ${config.pageSize}`);
+  if (config.tokenBudget < 1) throw new ConfigError("/engine/tokenBudget", `must be >= 1, got ${config.tokenBudget}`);
   if (config.poolSlots % config.pageSize !== 0) {
-    throw new ConfigError("poolSlots", `must be a multiple of pageSize ${config.pageSize}, got ${config.poolSlots}`);
+    throw new ConfigError("/engine/poolSlots", `must be a multiple of pageSize ${config.pageSize}, got ${config.poolSlots}`);
   }
 }

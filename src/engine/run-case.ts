@@ -62,25 +62,25 @@ export function sessionFor(bytes: Uint8Array, digest: string, spec: ModelSpec, r
 /** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
 export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   validateEngineConfig(testCase.engine);
-  if (testCase.engine.mode === "speculative" && !testCase.draft) throw new ConfigError("draft", "speculative mode needs a draft model");
+  if (testCase.engine.mode === "speculative" && !testCase.draft) throw new ConfigError("/draft", "speculative mode needs a draft model");
   const ids = new Set<number>();
   testCase.workload.requests.forEach((request, i) => {
-    if (ids.has(request.id)) throw new ConfigError(`workload.requests.${i}.id`, `duplicate request id ${request.id}`);
+    if (ids.has(request.id)) throw new ConfigError(`/workload/requests/${i}/id`, `duplicate request id ${request.id}`);
     ids.add(request.id);
     request.prompt.forEach((token, t) => {
-      if (token >= spec.vocab) throw new ConfigError(`workload.requests.${i}.prompt.${t}`, `token ${token} is outside the vocabulary (${spec.vocab})`);
+      if (token >= spec.vocab) throw new ConfigError(`/workload/requests/${i}/prompt/${t}`, `token ${token} is outside the vocabulary (${spec.vocab})`);
     });
     const mirror = testCase.draft && testCase.draft.kind !== "eagle";
     if (mirror && testCase.engine.mode === "speculative" && request.prompt[0] !== spec.bosId) {
-      throw new ConfigError(`workload.requests.${i}.prompt.0`, `mirror drafts need prompts starting with BOS (${spec.bosId})`);
+      throw new ConfigError(`/workload/requests/${i}/prompt/0`, `mirror drafts need prompts starting with BOS (${spec.bosId})`);
     }
     const longest = request.prompt.length + request.maxNewTokens + testCase.engine.numDraftTokens + 1;
     if (longest > spec.maxPositions) {
-      throw new ConfigError(`workload.requests.${i}`, `prompt + maxNewTokens + draft tokens (${longest}) exceed the model's maxPositions ${spec.maxPositions}`);
+      throw new ConfigError(`/workload/requests/${i}`, `prompt + maxNewTokens + draft tokens (${longest}) exceed the model's maxPositions ${spec.maxPositions}`);
     }
   });
   testCase.workload.aborts.forEach((abort, i) => {
-    if (!ids.has(abort.request)) throw new ConfigError(`workload.aborts.${i}.request`, `no request with id ${abort.request}`);
+    if (!ids.has(abort.request)) throw new ConfigError(`/workload/aborts/${i}/request`, `no request with id ${abort.request}`);
   });
 }
 
