@@ -11,7 +11,7 @@ import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { buildDraft, buildTarget, digestOf, type DraftModel, type TargetModel } from "../../src/model/build.ts";
 import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "../../src/model/graphs.ts";
 import { getPreset } from "../../src/model/presets.ts";
-import { referenceEagle, referenceMirror, referenceTarget } from "../../src/model/reference-forward.ts";
+import { referenceEagle, referenceMirror, referenceTarget, runLayers } from "../../src/model/reference-forward.ts";
 import { defaultDraftSpec, kvDim, MIRROR_LOGIT_SCALE, type DraftKind, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
 import { Gaussian, generateEagleWeights, generateTargetWeights } from "../../src/model/weights.ts";
 import { DEFAULT_RUNTIME, ModelSession, type FloatArray, type ForwardResult } from "../../src/runtime/ort.ts";
@@ -544,6 +544,23 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
     const eagleLogitScale = Math.max(logitScale(spec), rms(reference.logits));
     expectClose(spec, "eagle logits", out.logits, reference.logits, eagleLogitScale);
     expectClose(spec, "eagle hidden", out.hidden, reference.hidden, tensorScale(reference.hidden));
+    // RoPE is relative, so logits alone cannot see a uniform position error: check the K/V rows
+    // (RoPE applied) against runLayers over the same fc fusion as referenceEagle.
+    const fused = new Float64Array(draftTokens.length * spec.hidden);
+    draftTokens.forEach((token, r) => {
+      for (let c = 0; c < spec.hidden; c++) {
+        let sum = model.eagle!.fcBias[c];
+        for (let i = 0; i < spec.hidden; i++) {
+          sum += target.weights.embed[token * spec.hidden + i] * model.eagle!.fc[i * spec.hidden + c];
+          sum += hiddenIn[r * spec.hidden + i] * model.eagle!.fc[(spec.hidden + i) * spec.hidden + c];
+        }
+        fused[r * spec.hidden + c] = sum;
+      }
+    });
+    const layer = runLayers(spec, [model.eagle!.layer], fused, positions);
+    expectClose(spec, "eagle hidden (runLayers)", out.hidden, layer.residual, tensorScale(layer.residual));
+    expectClose(spec, "eagle k_new", out.kNew, layer.keys[0], tensorScale(layer.keys[0]));
+    expectClose(spec, "eagle v_new", out.vNew, layer.values[0], tensorScale(layer.values[0]));
     // Both inputs matter: another hidden_in, or other positions, give other logits.
     const otherHidden = await runGraph(spec, graph, { tokens: draftTokens, positions, hiddenIn: randomHidden(spec, 92, draftTokens.length) });
     expect(maxAbsDiff(otherHidden.logits, out.logits)).toBeGreaterThan(100 * tolerance(spec) * eagleLogitScale);
