@@ -73,7 +73,6 @@ export function validateEngineConfig(config: EngineConfig): void {
     if (numDraftTokens < 2 || numDraftTokens > max) {
       throw new ConfigError("/engine/numDraftTokens", `with topk ${topk} and numSteps ${numSteps} must be in [2, ${max}], got ${numDraftTokens}`);
     }
-    throw new ConfigError("/engine/topk", "tree drafting (topk > 1) is not built yet (issue 3)");
   }
   if (config.chunkSize !== null && config.chunkSize < 1) throw new ConfigError("/engine/chunkSize", `must be >= 1, got ${config.chunkSize}`);
   if (config.pageSize < 1) throw new ConfigError("/engine/pageSize", `must be >= 1, got ${config.pageSize}`);

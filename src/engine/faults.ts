@@ -11,6 +11,8 @@ export const FAULT_NAMES = [
   "leaked-rejected-slots",
   /** A packed batch's mask lets a row attend one slot of the next request's context. */
   "cross-request-mask-leak",
+  /** sglang PRs 15360/26866: the bonus is read from accept_tokens with stride N instead of S + 1. */
+  "bonus-stride",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

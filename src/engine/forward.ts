@@ -25,6 +25,8 @@ export interface RowPlan {
   attendTemporary: readonly number[];
   /** Rows of this forward this row attends; always includes itself. */
   attendBatchRows: readonly number[];
+  /** Verify rows: the parent node's index within the request's block (-1 for the root). */
+  treeParent?: number;
 }
 
 export interface ForwardPlan {
@@ -127,6 +129,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       position: Number(positions[r]),
       slot: writeSlots[r],
       temporary: row.temporary,
+      ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
       hidden: plan.hidden?.provenance[r],
       predict: predict[r],
       margin: margins[r],

@@ -33,13 +33,16 @@ export class DraftDecodeInput {
 
   constructor(
     readonly requests: readonly Request[],
-    /** d_j per request. */
+    /** Rows per request: topk in a tree/chain step, k for multi-layer step k. */
+    readonly rowsPerRequest: number,
+    /** One token per row, request-major. */
     readonly tokens: readonly number[],
-    /** [bs, H]: the previous draft step's hidden output per request. */
+    /** [bs * rowsPerRequest, H]: the hidden state each row continues from. */
     readonly hidden: HiddenRows,
   ) {
-    if (hidden.count !== requests.length || tokens.length !== requests.length) {
-      throw new Error(`draft decode: ${hidden.count} hidden rows and ${tokens.length} tokens for ${requests.length} requests`);
+    const rows = requests.length * rowsPerRequest;
+    if (hidden.count !== rows || tokens.length !== rows) {
+      throw new Error(`draft decode: ${hidden.count} hidden rows and ${tokens.length} tokens for ${requests.length} requests x ${rowsPerRequest}`);
     }
   }
 }

@@ -1,6 +1,7 @@
 // One request's state, with explicit counters (no derived guesses): how much of the prompt has target
 // KV, how long the verified sequence is, and the pending draft token with its hidden state.
 import type { HiddenRows } from "./hidden-rows.ts";
+import type { TopK } from "./topk.ts";
 
 export type RequestStatus = "waiting" | "prefilling" | "decoding" | "finished";
 export type FinishReason = "length" | "eos" | "abort";
@@ -28,8 +29,8 @@ export class Request {
   targetKvLength = 0;
   /** Persisted draft KV rows (anchors 0..draftKvLength-1). */
   draftKvLength = 0;
-  /** d_1 for the next round, and the draft hidden state produced with it. */
-  nextDraftToken: number | undefined;
+  /** The draft's top-K after x_L (d_1 is tokens[0]) for the next round, and the draft hidden state produced with it. */
+  draftRoot: TopK | undefined;
   draftHidden: HiddenRows | undefined;
   /** accept_len of every verify round (including the root). */
   readonly acceptLens: number[] = [];
@@ -79,7 +80,7 @@ export class Request {
   finish(reason: FinishReason): void {
     this.status = "finished";
     this.finishReason = reason;
-    this.nextDraftToken = undefined;
+    this.draftRoot = undefined;
     this.draftHidden = undefined;
   }
 }

@@ -1,5 +1,6 @@
 // Law "acceptance correctness": accept_len - 1 equals the depth of the deepest draft node whose path
 // tokens each equal the reference target argmax at their parent. Catches under- and over-acceptance.
+// Works on trees: verify rows carry their parent (absent: a chain, each row's parent is the previous).
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -13,45 +14,41 @@ export async function checkAcceptanceCorrectness(trace: Trace, oracle: Reference
   const tally = new LawTally(ACCEPTANCE_CORRECTNESS);
   for (const round of rounds) {
     const sequence = sequenceOf(trace, round.request);
-    if (!sequence || round.verifyRows.length === 0) continue;
+    const rows = round.verifyRows;
+    if (!sequence || rows.length === 0) continue;
     const reference = await oracle.targetOver(sequence);
-    const rootPosition = round.verifyRows[0].position;
-    const drafts = round.verifyRows.slice(1).map((row) => row.token);
-    // Walk the chain with the reference: node m + 1 is acceptable iff it equals the argmax after node m.
-    let depth = 0;
-    let tie = false;
-    let exhausted = false;
-    while (depth < drafts.length) {
-      const parentPosition = rootPosition + depth;
-      if (parentPosition >= reference.predictions.length) {
-        exhausted = true; // the request was cut: nothing verified beyond here
-        break;
-      }
-      const prediction = reference.predictions[parentPosition];
-      const matches = drafts[depth] === prediction.argmax;
-      const engineAccepted = depth < round.result.acceptLen - 1;
-      if (matches !== engineAccepted && prediction.margin < oracle.epsilon) {
-        tie = true;
-        break;
-      }
-      if (!matches) break;
-      depth++;
-    }
+    const rootPosition = rows[0].position;
+    const parentOf = (node: number) => rows[node].parent ?? node - 1;
+    const blockStart = round.result.acceptIndex[0]; // the root's flattened index, r * N
+    const enginePath = round.result.acceptIndex.slice(0, round.result.acceptLen).map((index) => index - blockStart);
     tally.checked += 1;
-    if (tie) {
-      tally.ties += 1;
-      continue;
-    }
-    const engineDepth = round.result.acceptLen - 1;
-    if (exhausted ? depth > engineDepth : depth !== engineDepth) {
-      const kind = engineDepth > depth ? "over-accepted" : "under-accepted";
+    // Walk both paths together from the root; the reference takes the child carrying its argmax.
+    let node = 0;
+    for (let depth = 0; ; depth++) {
+      const position = rootPosition + depth;
+      if (position >= reference.predictions.length) break; // the request was cut: nothing verified beyond
+      const prediction = reference.predictions[position];
+      const referenceNext = rows.findIndex((row, index) => index > 0 && parentOf(index) === node && row.token === prediction.argmax);
+      const engineNext = depth + 1 < enginePath.length ? enginePath[depth + 1] : -1;
+      if (referenceNext === engineNext) {
+        if (engineNext < 0) break;
+        node = engineNext;
+        continue;
+      }
+      if (prediction.margin < oracle.epsilon) {
+        tally.ties += 1;
+        break;
+      }
+      const kind = engineNext >= 0 && referenceNext < 0 ? "over-accepted" : engineNext < 0 ? "under-accepted" : "accepted the wrong child";
       tally.fail({
-        message: `request ${round.request}, verify event ${round.event}: ${kind}: accept_len ${round.result.acceptLen}, reference accepts ${depth} drafts`,
+        message: `request ${round.request}, verify event ${round.event}: ${kind} at depth ${depth + 1}: accept_len ${round.result.acceptLen}, the reference target's argmax after node ${node} is ${prediction.argmax} (margin ${prediction.margin})`,
         request: round.request,
         event: round.event,
-        expected: depth + 1,
-        got: round.result.acceptLen,
+        expected: referenceNext,
+        got: engineNext,
+        margin: prediction.margin,
       });
+      break;
     }
   }
   return tally.result();

@@ -3,6 +3,7 @@ import type { Case } from "../case/case.ts";
 import type { RunResult } from "../engine/run-case.ts";
 import { loadModels } from "../engine/run-case.ts";
 import { checkAcceptanceCorrectness } from "./acceptance-correctness.ts";
+import { checkBonusStride } from "./bonus-stride.ts";
 import { checkDraftReference } from "./draft-reference.ts";
 import { checkKvConservation } from "./kv-conservation.ts";
 import type { LawResult } from "./law.ts";
@@ -29,8 +30,9 @@ export async function checkRun(testCase: Case, result: RunResult, targetOnly?: R
     laws.push(await checkAcceptanceCorrectness(trace, oracle));
     laws.push(await checkDraftReference(trace, oracle));
     laws.push(checkPhaseContracts(trace));
+    laws.push(checkBonusStride(trace));
     const kind = testCase.draft?.kind;
-    if (kind === "mirror" || kind === "tapped-mirror") laws.push(await checkMirrorAcceptance(trace, testCase.engine.numSteps, oracle));
+    if (kind === "mirror" || kind === "tapped-mirror") laws.push(await checkMirrorAcceptance(trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle));
   }
   return laws;
 }

@@ -1,10 +1,13 @@
-// Law "draft reference": each round's draft tokens, and their logits within tolerance, equal a
+// Law "draft reference": every draft row's output (its predict, and its logit within tolerance) equals a
 // cache-free recomputation of the draft over the verified sequence (target hidden states recomputed
-// too). With the EAGLE head and the tapped mirror this catches hidden-state plumbing bugs.
-import type { Trace } from "../trace/schema.ts";
+// too) followed by the row's draft path. Checked rows: the last row of each request in a draft-extend
+// event (it yields the root's candidates) and every draft-decode row (chain or tree node), whose path is
+// read back through hidden-state provenance. With the EAGLE head and the tapped mirror this catches
+// hidden-state plumbing bugs; with every draft it catches wrong tokens and positions fed to the draft.
+import type { Trace, TraceEvent, TraceRow } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
-import { readRounds, sequenceOf } from "./rounds.ts";
+import { sequenceOf } from "./rounds.ts";
 
 export const DRAFT_REFERENCE = "draft reference";
 
@@ -13,49 +16,77 @@ function relativeTolerance(oracle: ReferenceOracle): number {
   return oracle.spec.dtype === "float32" ? 1e-5 : 1e-12;
 }
 
+interface CheckedRow {
+  event: TraceEvent;
+  rowIndex: number;
+  row: TraceRow;
+  rootPosition: number;
+  pathTokens: number[];
+}
+
+/** The rows to check, each with its root position and draft path (through hidden provenance). */
+function rowsToCheck(trace: Trace): CheckedRow[] | string {
+  const byIndex = new Map(trace.events.map((event) => [event.index, event]));
+  const checked: CheckedRow[] = [];
+  for (const event of trace.events) {
+    if (event.phase === "draft-extend") {
+      const last = new Map<number, number>();
+      event.rows.forEach((row, rowIndex) => last.set(row.request, rowIndex));
+      for (const rowIndex of last.values()) {
+        const row = event.rows[rowIndex];
+        checked.push({ event, rowIndex, row, rootPosition: row.position + 1, pathTokens: [] });
+      }
+    } else if (event.phase === "draft-decode" && event.module === undefined) {
+      for (const [rowIndex, row] of event.rows.entries()) {
+        const path = [row.token];
+        let provenance = row.hidden;
+        let rootPosition: number | undefined;
+        while (provenance) {
+          const source = byIndex.get(provenance.event)?.rows[provenance.row];
+          const sourceEvent = byIndex.get(provenance.event);
+          if (!source || !sourceEvent) break;
+          if (sourceEvent.phase === "draft-extend") {
+            rootPosition = source.position + 1;
+            break;
+          }
+          path.unshift(source.token);
+          provenance = source.hidden;
+        }
+        if (rootPosition === undefined) return `draft-decode event ${event.index} row ${rowIndex} has no hidden-state provenance back to a draft extend`;
+        checked.push({ event, rowIndex, row, rootPosition, pathTokens: path });
+      }
+    }
+  }
+  return checked;
+}
+
 export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle): Promise<LawResult> {
   if (!oracle.hasDraft) return notCheckable(DRAFT_REFERENCE, "no draft model");
-  const rounds = readRounds(trace).filter((round) => round.draftRows.length > 0);
-  if (rounds.length === 0) return notCheckable(DRAFT_REFERENCE, "the trace has no verify rounds with draft events");
+  const rows = rowsToCheck(trace);
+  if (typeof rows === "string") return notCheckable(DRAFT_REFERENCE, rows);
+  if (rows.length === 0) return notCheckable(DRAFT_REFERENCE, "the trace has no draft rows");
+  if (rows.some(({ row }) => row.predict === undefined)) return notCheckable(DRAFT_REFERENCE, "draft rows carry no predict");
   const tally = new LawTally(DRAFT_REFERENCE);
-  for (const round of rounds) {
-    const sequence = sequenceOf(trace, round.request);
-    if (!sequence) continue;
-    const rootPosition = round.verifyRows[0].position;
-    const drafts = round.verifyRows.slice(1).map((row) => row.token);
-    const recomputed = await oracle.draftChain(sequence, rootPosition, drafts);
+  for (const { event, rowIndex, row, rootPosition, pathTokens } of rows) {
+    const sequence = sequenceOf(trace, row.request);
+    // The root must be verified: a request aborted or retracted mid-round has no sequence beyond it.
+    if (!sequence || rootPosition >= sequence.length) continue;
+    const expected = (await oracle.draftRow(sequence, rootPosition, pathTokens)).prediction;
     tally.checked += 1;
-    for (let step = 0; step < drafts.length; step++) {
-      const expected = recomputed[step];
-      const source = round.draftRows[step];
-      if (drafts[step] !== expected.argmax) {
-        if (expected.margin < oracle.draftEpsilon) {
-          tally.ties += 1;
-          break;
-        }
-        tally.fail({
-          message: `request ${round.request}, round at verify event ${round.event}: draft ${step + 1} is ${drafts[step]}, the cache-free draft gives ${expected.argmax} (draft margin ${expected.margin})`,
-          request: round.request,
-          event: source?.event ?? round.event,
-          index: step,
-          expected: expected.argmax,
-          got: drafts[step],
-          margin: expected.margin,
-        });
-        break;
+    const where = { request: row.request, event: event.index, index: rowIndex };
+    const label = `${event.phase} event ${event.index} row ${rowIndex} (request ${row.request}, position ${row.position}${pathTokens.length ? `, draft path ${pathTokens.join(" ")}` : ""})`;
+    if (row.predict !== expected.argmax) {
+      if (expected.margin < oracle.draftEpsilon) {
+        tally.ties += 1;
+        continue;
       }
-      const logit = source?.data.topLogit;
-      if (logit === undefined) continue;
-      const tolerance = oracle.draftEpsilon + relativeTolerance(oracle) * Math.abs(expected.topLogit);
-      if (Math.abs(logit - expected.topLogit) > tolerance) {
-        tally.fail({
-          message: `request ${round.request}, draft ${step + 1} (event ${source.event} row ${source.row}): logit ${logit} differs from the cache-free draft's ${expected.topLogit} by more than ${tolerance}`,
-          request: round.request,
-          event: source.event,
-          index: step,
-        });
-        break;
-      }
+      tally.fail({ ...where, message: `${label}: the draft predicts ${row.predict}, the cache-free draft ${expected.argmax} (draft margin ${expected.margin})`, expected: expected.argmax, got: row.predict, margin: expected.margin });
+      continue;
+    }
+    if (row.topLogit === undefined) continue;
+    const tolerance = oracle.draftEpsilon + relativeTolerance(oracle) * Math.abs(expected.topLogit);
+    if (Math.abs(row.topLogit - expected.topLogit) > tolerance) {
+      tally.fail({ ...where, message: `${label}: logit ${row.topLogit} differs from the cache-free draft's ${expected.topLogit} by more than ${tolerance.toPrecision(3)}` });
     }
   }
   return tally.result();

@@ -1,5 +1,6 @@
 // Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts, except
 // rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
+// With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S).
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -33,7 +34,8 @@ export function acceptanceStats(trace: Trace, numSteps: number): AcceptanceStats
   return { rounds: rounds.length, uncutRounds, fullAcceptRounds, histogram, meanAcceptLen: rounds.length ? total / rounds.length : 0 };
 }
 
-export async function checkMirrorAcceptance(trace: Trace, numSteps: number, oracle: ReferenceOracle): Promise<LawResult> {
+export async function checkMirrorAcceptance(trace: Trace, numSteps: number, numDraftTokens: number, oracle: ReferenceOracle): Promise<LawResult> {
+  if (numDraftTokens - 1 < numSteps) return notCheckable(MIRROR_ACCEPTANCE, `a tree of ${numDraftTokens - 1} drafts cannot hold the greedy chain of ${numSteps}`);
   const rounds = readRounds(trace);
   if (rounds.length === 0) return notCheckable(MIRROR_ACCEPTANCE, "the trace has no verify events with results");
   const tally = new LawTally(MIRROR_ACCEPTANCE);

@@ -4,11 +4,12 @@ import type { LoadedModels } from "../engine/run-case.ts";
 import { sessionFor } from "../engine/run-case.ts";
 import { draftLogitScale, type ModelSpec } from "../model/spec.ts";
 import type { ModelSession, RuntimeOptions } from "../runtime/ort.ts";
-import { recomputeDraftChain, teacherForcedTarget, type RowPrediction, type TeacherForcedTarget } from "../reference/cache-free.ts";
+import { recomputeDraftRow, teacherForcedTarget, type DraftRowReference, type TeacherForcedTarget } from "../reference/cache-free.ts";
 import { epsilonFor } from "./law.ts";
 
 export class ReferenceOracle {
   private readonly targetMemo = new Map<string, Promise<TeacherForcedTarget>>();
+  private readonly draftMemo = new Map<string, Promise<DraftRowReference>>();
   readonly epsilon: number;
   /** Draft ties and logit tolerances scale with the draft's logit scale (the mirror's 2^16). */
   readonly draftEpsilon: number;
@@ -48,11 +49,25 @@ export class ReferenceOracle {
     return memo;
   }
 
-  /** The draft chain recomputed without a cache for a round rooted at position L of `sequence`. */
-  async draftChain(sequence: readonly number[], rootPosition: number, engineDrafts: readonly number[]): Promise<RowPrediction[]> {
+  /**
+   * A draft row recomputed without a cache: rooted at position L of `sequence` (x_L the bonus), at the
+   * end of the draft path `pathTokens` ([] is the draft-extend row at anchor L - 1, which yields the
+   * root's candidates). Memoized per path, so a tree costs one forward per node.
+   */
+  draftRow(sequence: readonly number[], rootPosition: number, pathTokens: readonly number[]): Promise<DraftRowReference> {
     if (!this.draft) throw new Error("no draft model");
-    // By causality the whole sequence's forward holds every prefix's hidden states: one forward per request.
-    const target = await this.targetOver(sequence);
-    return recomputeDraftChain(this.draft, this.spec, this.draftLayers, target, rootPosition, engineDrafts);
+    const key = `${sequence.join(",")}|${rootPosition}|${pathTokens.join(",")}`;
+    let memo = this.draftMemo.get(key);
+    if (!memo) {
+      memo = (async () => {
+        // By causality the whole sequence's forward holds every prefix's hidden states: one forward per request.
+        const target = await this.targetOver(sequence);
+        const pathHidden = [];
+        for (let depth = 0; depth < pathTokens.length; depth++) pathHidden.push((await this.draftRow(sequence, rootPosition, pathTokens.slice(0, depth))).hidden);
+        return recomputeDraftRow(this.draft!, this.spec, this.draftLayers, target, rootPosition, pathTokens, pathHidden);
+      })();
+      this.draftMemo.set(key, memo);
+    }
+    return memo;
   }
 }

@@ -1,6 +1,7 @@
 // Law "phase contracts": every hidden-state input row carries its provenance. Draft-extend rows come
 // from the target forward (prefill or verify) of the same request and position; draft-decode rows from
-// the previous draft step of the same request. Draft decode runs one row per request (topk 1).
+// the previous draft step of the same request. Draft decode runs topk rows per request (from the
+// trace's config when present).
 import type { Trace, TraceEvent } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 
@@ -35,8 +36,9 @@ export function checkPhaseContracts(trace: Trace): LawResult {
         });
       }
     });
-    if (event.phase === "draft-decode") {
-      for (const [request, rows] of perRequest) if (rows !== 1) tally.fail({ request, event: event.index, message: `draft decode event ${event.index} has ${rows} rows for request ${request}, expected 1 (topk 1)` });
+    const topk = trace.config?.topk;
+    if (event.phase === "draft-decode" && typeof topk === "number") {
+      for (const [request, rows] of perRequest) if (rows !== topk) tally.fail({ request, event: event.index, message: `draft decode event ${event.index} has ${rows} rows for request ${request}, expected topk = ${topk}` });
     }
   }
   return tally.result();

@@ -52,38 +52,34 @@ export async function teacherForcedTarget(session: ModelSession, spec: ModelSpec
   return { tokens, predictions, hidden };
 }
 
+export interface DraftRowReference {
+  prediction: RowPrediction;
+  /** The draft's hidden output at that row: the input of the next row on the path. */
+  hidden: FloatArray;
+}
+
 /**
- * Recomputes a round's draft chain without any cache: the draft extend rows over anchors 0..L-1
- * (target hidden h_i with x_{i+1}, x_L the bonus) give d_1; each later step appends a row with the
- * engine's d_j (teacher-forced) and the previous row's draft hidden. Returns S predictions.
+ * One draft row recomputed without any cache: the draft over anchors 0..L-1 (target hidden h_i with
+ * x_{i+1}, x_L the bonus) followed by the draft-path rows (tokens d_1..d_j, each fed the previous row's
+ * draft hidden, teacher-forced on the engine's path). Returns the last row's prediction and hidden.
+ * pathHidden[j] is the hidden feeding path row j (from the recomputation of its parent).
  */
-export async function recomputeDraftChain(
+export async function recomputeDraftRow(
   session: ModelSession,
   spec: ModelSpec,
   draftLayers: number,
   target: TeacherForcedTarget,
   rootPosition: number,
-  engineDrafts: readonly number[],
-): Promise<RowPrediction[]> {
+  pathTokens: readonly number[],
+  pathHidden: readonly FloatArray[],
+): Promise<DraftRowReference> {
   const width = spec.hidden;
   const L = rootPosition;
-  const tokens = target.tokens.slice(1, L + 1);
-  const rowsHidden: FloatArray[] = [target.hidden.slice(0, L * width)];
-  const predictions: RowPrediction[] = [];
-  let lastHidden: FloatArray | undefined;
-  for (let step = 0; step < engineDrafts.length; step++) {
-    if (step > 0) {
-      tokens.push(engineDrafts[step - 1]);
-      rowsHidden.push(lastHidden!);
-    }
-    const hiddenIn = concatRows(rowsHidden, spec.dtype);
-    const positions = tokens.map((_, i) => i);
-    const out = await runCacheFree(session, spec, draftLayers, tokens, positions, hiddenIn);
-    const last = tokens.length - 1;
-    predictions.push(out.predictions[last]);
-    lastHidden = out.hidden.slice(last * width, (last + 1) * width);
-  }
-  return predictions;
+  const tokens = [...target.tokens.slice(1, L + 1), ...pathTokens];
+  const hiddenIn = concatRows([target.hidden.slice(0, L * width), ...pathHidden], spec.dtype);
+  const out = await runCacheFree(session, spec, draftLayers, tokens, tokens.map((_, i) => i), hiddenIn);
+  const last = tokens.length - 1;
+  return { prediction: out.predictions[last], hidden: out.hidden.slice(last * width, (last + 1) * width) };
 }
 
 function concatRows(parts: readonly FloatArray[], dtype: ModelSpec["dtype"]): FloatArray {

@@ -33,6 +33,8 @@ export const TraceRowSchema = Type.Object(
     position: Type.Integer(),
     slot: Type.Optional(Type.Integer({ minimum: 0 })),
     temporary: Type.Optional(Type.Boolean()),
+    /** Verify rows: the tree parent's index within the request's verify rows (-1 for the root). */
+    parent: Type.Optional(Type.Integer({ minimum: -1 })),
     hidden: Type.Optional(HiddenProvenance),
     /** argmax of this row's logits (ties to the lower id) and its top-1 margin in the model's logit units. */
     predict: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -73,6 +75,8 @@ export const TraceEventSchema = Type.Object(
     pool: Type.Optional(Type.String()),
     /** Draft decode: step j (1-based) of the round. */
     draftStep: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Multi-layer drafting: the draft module (its step k) this forward ran. */
+    module: Type.Optional(Type.Integer({ minimum: 0 })),
     rows: Type.Array(TraceRowSchema),
     verify: Type.Optional(Type.Array(VerifyResultSchema)),
   },

@@ -6,18 +6,21 @@ import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../../src/laws/check-run.ts";
 import type { DraftKind } from "../../src/model/spec.ts";
+import type { EngineConfig } from "../../src/engine/config.ts";
 
 /** Where each fault shows: the draft that exposes it and the laws expected to catch it. */
-const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[] }> = {
+const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[]; engine?: Partial<EngineConfig> }> = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference"] },
   "draft-position-early-increment": { draft: "mirror", laws: ["positions", "draft reference"] },
   "phase-confusion": { draft: "eagle", laws: ["phase contracts", "draft reference"] },
   "leaked-rejected-slots": { draft: "noisy-mirror", laws: ["KV conservation"] },
   "cross-request-mask-leak": { draft: "mirror", laws: ["positions", "reference decode"] },
+  // Invisible with topk 1 (N = S + 1): a tree with N > S + 1 makes the stride matter.
+  "bonus-stride": { draft: "mirror", laws: ["bonus stride", "lossless"], engine: { topk: 2, numDraftTokens: 6 } },
 };
 
-function faultCase(draft: DraftKind, faults: FaultName[]): Case {
-  const base = defaultCase({ preset: "tiny", draft, seed: 5, numRequests: 3, maxNewTokens: 12, engine: { numSteps: 3, numDraftTokens: 4, chunkSize: 3, pageSize: 2, faults } });
+function faultCase(draft: DraftKind, faults: FaultName[], engine: Partial<EngineConfig> = {}): Case {
+  const base = defaultCase({ preset: "tiny", draft, seed: 5, numRequests: 3, maxNewTokens: 12, engine: { numSteps: 3, numDraftTokens: 4, chunkSize: 3, pageSize: 2, faults, ...engine } });
   // Arrive together so batches pack several requests (the mask leak needs a neighbour).
   return { ...base, workload: { ...base.workload, requests: base.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })) } };
 }
@@ -35,10 +38,10 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws } = EXPOSURE[fault];
-      const failing = await failingLaws(faultCase(draft, [fault]));
+      const { draft, laws, engine } = EXPOSURE[fault];
+      const failing = await failingLaws(faultCase(draft, [fault], engine));
       for (const law of laws) expect(failing).toContain(law);
-      expect(await failingLaws(faultCase(draft, []))).toEqual([]);
+      expect(await failingLaws(faultCase(draft, [], engine))).toEqual([]);
     });
   }
 });

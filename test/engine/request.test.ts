@@ -10,7 +10,7 @@ const PROMPT = [1, 5, 9];
 function decoding(maxNewTokens: number): Request {
   const r = new Request({ id: 0, prompt: PROMPT, maxNewTokens, arrivalStep: 0 });
   r.status = "decoding";
-  r.nextDraftToken = 7;
+  r.draftRoot = { tokens: [7], logprobs: [0] };
   return r;
 }
 
@@ -22,7 +22,7 @@ describe("Request.emit", () => {
     expect(r.tokens).toEqual([...PROMPT, 4, 6, 8]);
     expect(r.status).toBe("decoding");
     expect(r.finishReason).toBeUndefined();
-    expect(r.nextDraftToken).toBe(7);
+    expect(r.draftRoot?.tokens[0]).toBe(7);
   });
 
   it("cuts at EOS, keeps the EOS, and finishes with reason eos", () => {
@@ -32,7 +32,7 @@ describe("Request.emit", () => {
     expect(r.tokens).toEqual([...PROMPT, 4, EOS]);
     expect(r.status).toBe("finished");
     expect(r.finishReason).toBe("eos");
-    expect(r.nextDraftToken).toBeUndefined();
+    expect(r.draftRoot).toBeUndefined();
     expect(r.draftHidden).toBeUndefined();
   });
 

@@ -5,9 +5,9 @@ import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
-import { runChainDraft } from "./chain-draft.ts";
 import { runDraftExtend } from "./draft-extend.ts";
-import { chainTree, runVerify, type DraftTree } from "./verify.ts";
+import { runTreeDraft } from "./tree-draft.ts";
+import { runVerify } from "./verify.ts";
 
 export async function runTargetDecode(context: EngineContext, decoding: readonly Request[]): Promise<void> {
   const active = context.checkpoint(decoding);
@@ -27,18 +27,18 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
 }
 
 export async function runSpeculativeRound(context: EngineContext, decoding: readonly Request[]): Promise<void> {
-  const { drafts, draftPhaseHidden } = await runChainDraft(context, decoding);
+  const { trees, draftPhaseHidden } = await runTreeDraft(context, decoding);
   const active = context.checkpoint(decoding);
   // Draft decode KV is temporary: freed once the round's drafts exist (verify reads target KV only).
   for (const request of decoding) if (request.active) context.draftPool().freeTemporary(request.id);
   if (active.length === 0) return;
-  const trees = new Map<number, DraftTree>(active.map((request) => [request.id, chainTree(request.bonusToken, drafts.get(request.id)!)]));
   const rounds = await runVerify(context, active, trees);
 
   const continuing: typeof rounds = [];
   for (const round of rounds) {
     const { request, result } = round;
-    const emittedCandidates = result.acceptTokens!.slice(0, result.acceptLen);
+    // The accepted drafts, then the bonus read from accept_tokens.
+    const emittedCandidates = [...result.acceptTokens!.slice(0, result.acceptLen - 1), result.bonus];
     const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId);
     request.acceptLens.push(result.acceptLen);
     result.emitted = emitted;

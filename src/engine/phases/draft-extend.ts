@@ -5,6 +5,7 @@ import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import type { DraftExtendInput } from "../phase-inputs.ts";
+import { topKLogSoftmax } from "../topk.ts";
 
 export async function runDraftExtend(context: EngineContext, input: DraftExtendInput): Promise<void> {
   const pool = context.draftPool();
@@ -34,7 +35,7 @@ export async function runDraftExtend(context: EngineContext, input: DraftExtendI
     const segment = input.segments[segmentIndex];
     segment.request.draftKvLength = segment.firstAnchor + segment.tokens.length;
     if (segment.yieldsDraft) {
-      segment.request.nextDraftToken = output.predict[row];
+      segment.request.draftRoot = topKLogSoftmax(output.result.logits, row * context.spec.vocab, context.spec.vocab, context.config.topk);
       segment.request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [row]);
     }
   }

@@ -16,14 +16,6 @@ export interface DraftTree {
   depths: number[];
 }
 
-export function chainTree(bonus: number, drafts: readonly number[]): DraftTree {
-  return {
-    tokens: [bonus, ...drafts],
-    parents: [-1, ...drafts.map((_, i) => i)],
-    depths: [0, ...drafts.map((_, i) => i + 1)],
-  };
-}
-
 export interface AcceptedRound {
   request: Request;
   /** Node indices of the accepted path, root first. */
@@ -71,26 +63,29 @@ export async function runVerify(context: EngineContext, requests: readonly Reque
         attendPersisted: request.targetKvLength,
         attendTemporary: [],
         attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
+        treeParent: tree.parents[node],
       });
     });
   });
   const output = await context.forward({ phase: "verify", model: "target", pool, session: context.sessions.target, rows });
 
-  const rounds: AcceptedRound[] = [];
-  const acceptTokens: number[] = [];
-  requests.forEach((request, r) => {
-    const tree = trees.get(request.id)!;
-    const base = r * numNodes;
-    const predict = output.predict.slice(base, base + numNodes);
-    const path = acceptPath(tree, predict);
-    const acceptIndex = [...path.map((node) => base + node), ...Array(numSteps + 1 - path.length).fill(-1)];
-    const tokens = acceptIndex.map((index) => (index < 0 ? -1 : output.predict[index]));
-    acceptTokens.push(...tokens);
+  // accept_index and accept_tokens for the whole batch first (a real engine builds these buffers on the
+  // device), then every request's bonus is read from accept_tokens.
+  const paths = requests.map((request, r) => acceptPath(trees.get(request.id)!, output.predict.slice(r * numNodes, (r + 1) * numNodes)));
+  const acceptIndex = paths.flatMap((path, r) => [...path.map((node) => r * numNodes + node), ...Array(numSteps + 1 - path.length).fill(-1)]);
+  const acceptTokens = acceptIndex.map((index) => (index < 0 ? -1 : output.predict[index]));
+  // accept_tokens rows are S + 1 wide, not N (sglang PRs 15360/26866): the bonus-stride fault uses N.
+  const bonusStride = context.faults.has("bonus-stride") ? numNodes : numSteps + 1;
+  const rounds: AcceptedRound[] = requests.map((request, r) => {
+    const path = paths[r];
     const acceptLen = path.length;
-    // The bonus is read from accept_tokens, whose row width is S + 1 (not N: sglang PRs 15360/26866).
-    const bonus = acceptTokens[r * (numSteps + 1) + acceptLen - 1];
-    const pathHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, path.map((node) => base + node));
-    rounds.push({ request, path, pathHidden, result: { request: request.id, acceptIndex, acceptLen, acceptTokens: tokens, bonus } });
+    const read = acceptTokens[r * bonusStride + acceptLen - 1];
+    // A wrong stride reads another request's row, padding or past the end; a real engine gets whatever
+    // is there. Padding and out-of-range reads become token 0 so the fault corrupts instead of crashing.
+    const bonus = read === undefined || read < 0 ? 0 : read;
+    const row = acceptIndex.slice(r * (numSteps + 1), (r + 1) * (numSteps + 1));
+    const pathHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, path.map((node) => r * numNodes + node));
+    return { request, path, pathHidden, result: { request: request.id, acceptIndex: row, acceptLen, acceptTokens: row.map((index) => (index < 0 ? -1 : output.predict[index])), bonus } };
   });
 
   // Compaction: copy the path's K/V into the request's persisted positions, then free the verify slots.

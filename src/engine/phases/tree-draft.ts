@@ -1,0 +1,118 @@
+// Draft decode for chain (topk 1) and tree (topk K > 1) drafting, DESIGN section 3. Candidates are
+// numbered in creation order: step 1 takes the root's K best tokens (from the last draft extend);
+// each later step runs one row per frontier node (token, the hidden of the row that produced it, anchor
+// L - 1 + depth, attending to the persisted draft KV and its ancestors' temporary rows) and expands it
+// into its K best children; the new frontier is the K best of those by cumulative log-softmax. The tree
+// is the root plus the N - 1 best candidates (ties to the lower number). With K = 1 this is the chain.
+import type { EngineContext } from "../context.ts";
+import type { RowPlan } from "../forward.ts";
+import { HiddenRows } from "../hidden-rows.ts";
+import { DraftDecodeInput } from "../phase-inputs.ts";
+import type { Request } from "../request.ts";
+import { topKLogSoftmax } from "../topk.ts";
+import type { DraftTree } from "./verify.ts";
+
+interface Candidate {
+  /** 1-based creation order. */
+  number: number;
+  token: number;
+  /** Parent candidate number; 0 is the root. */
+  parent: number;
+  depth: number;
+  /** Cumulative log-softmax along the path. */
+  score: number;
+  /** The hidden output of the row that produced this candidate: the input when it is expanded. */
+  producedBy: HiddenRows;
+  /** Temporary draft slot of this candidate's own row, once it has run. */
+  slot?: number;
+}
+
+export interface TreeDraftResult {
+  trees: Map<number, DraftTree>;
+  /** The first draft-decode step's hidden buffer ([bs * K, H]); the phase-confusion fault reuses it. */
+  draftPhaseHidden: HiddenRows | undefined;
+}
+
+/** Best first: higher score, then lower number. */
+function byScore(a: Candidate, b: Candidate): number {
+  return b.score - a.score || a.number - b.number;
+}
+
+export async function runTreeDraft(context: EngineContext, decoding: readonly Request[]): Promise<TreeDraftResult> {
+  const pool = context.draftPool();
+  const topk = context.config.topk;
+  const width = context.spec.hidden;
+  const candidates = new Map<number, Candidate[]>();
+  const frontiers = new Map<number, Candidate[]>();
+  for (const request of decoding) {
+    const root = request.draftRoot!;
+    const first = root.tokens.map((token, i): Candidate => ({ number: i + 1, token, parent: 0, depth: 1, score: root.logprobs[i], producedBy: request.draftHidden! }));
+    candidates.set(request.id, first);
+    frontiers.set(request.id, [...first].sort(byScore));
+  }
+  let draftPhaseHidden: HiddenRows | undefined = decoding.length > 0
+    ? HiddenRows.concat(width, decoding.map((request) => request.draftHidden!), decoding[0].draftHidden!.values)
+    : undefined;
+  const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
+
+  for (let step = 1; step < context.numSteps; step++) {
+    const active = context.checkpoint(decoding);
+    if (active.length === 0) break;
+    const nodes = active.flatMap((request) => frontiers.get(request.id)!.map((node) => ({ request, node })));
+    const input = new DraftDecodeInput(active, topk, nodes.map(({ node }) => node.token), HiddenRows.concat(width, nodes.map(({ node }) => node.producedBy), draftPhaseHidden!.values));
+    if (step === 1) draftPhaseHidden = input.hidden;
+    const rows: RowPlan[] = nodes.map(({ request, node }, r) => {
+      const [slot] = pool.allocateTemporary(request.id, 1);
+      node.slot = slot;
+      return {
+        request: request.id,
+        token: input.tokens[r],
+        position: request.targetKvLength - 1 + node.depth + earlyIncrement,
+        writeSlot: slot,
+        temporary: true,
+        attendPersisted: request.draftKvLength,
+        attendTemporary: ancestorSlots(candidates.get(request.id)!, node),
+        attendBatchRows: [r],
+      };
+    });
+    const output = await context.forward({ phase: "draft-decode", model: "draft", pool, session: context.draftSession(), rows, hidden: input.hidden, draftStep: step });
+    for (const request of active) {
+      const list = candidates.get(request.id)!;
+      const children: Candidate[] = [];
+      nodes.forEach(({ request: owner, node }, r) => {
+        if (owner !== request) return;
+        const expansion = topKLogSoftmax(output.result.logits, r * context.spec.vocab, context.spec.vocab, topk);
+        const producedBy = HiddenRows.fromForward(width, output.result.hidden, output.event, [r]);
+        expansion.tokens.forEach((token, i) => {
+          children.push({ number: list.length + children.length + 1, token, parent: node.number, depth: node.depth + 1, score: node.score + expansion.logprobs[i], producedBy });
+        });
+      });
+      list.push(...children);
+      frontiers.set(request.id, children.sort(byScore).slice(0, topk));
+    }
+  }
+  const trees = new Map<number, DraftTree>();
+  for (const request of decoding) {
+    if (!request.active) continue;
+    trees.set(request.id, selectTree(request.bonusToken, candidates.get(request.id)!, context.numDraftTokens));
+  }
+  return { trees, draftPhaseHidden };
+}
+
+function ancestorSlots(list: readonly Candidate[], node: Candidate): number[] {
+  const slots: number[] = [];
+  for (let parent = node.parent; parent > 0; parent = list[parent - 1].parent) slots.unshift(list[parent - 1].slot!);
+  return slots;
+}
+
+/** Root plus the N - 1 best candidates, in ascending number (ancestor-closed: parents score higher and are numbered first). */
+export function selectTree(bonus: number, list: readonly Candidate[], numDraftTokens: number): DraftTree {
+  const chosen = [...list].sort(byScore).slice(0, numDraftTokens - 1).sort((a, b) => a.number - b.number);
+  const rowOf = new Map<number, number>([[0, 0]]);
+  chosen.forEach((candidate, i) => rowOf.set(candidate.number, i + 1));
+  return {
+    tokens: [bonus, ...chosen.map((candidate) => candidate.token)],
+    parents: [-1, ...chosen.map((candidate) => rowOf.get(candidate.parent)!)],
+    depths: [0, ...chosen.map((candidate) => candidate.depth)],
+  };
+}

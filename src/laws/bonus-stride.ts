@@ -1,0 +1,35 @@
+// Law "bonus stride": every accept_index entry lies in its own request's block [r * N, (r + 1) * N)
+// of the verify rows (r: the request's index in that verify event), and each bonus equals predict at
+// the request's last accepted node (sglang PRs 15360/26866/26981: a stride of N instead of S + 1
+// reads another request's row or past the end; invisible with topk 1, where N = S + 1).
+import type { Trace } from "../trace/schema.ts";
+import { LawTally, notCheckable, type LawResult } from "./law.ts";
+
+export const BONUS_STRIDE = "bonus stride";
+
+export function checkBonusStride(trace: Trace): LawResult {
+  const verifyEvents = trace.events.filter((event) => event.phase === "verify" && event.verify);
+  if (verifyEvents.length === 0) return notCheckable(BONUS_STRIDE, "the trace has no verify events with results");
+  const tally = new LawTally(BONUS_STRIDE);
+  for (const event of verifyEvents) {
+    const order = [...new Set(event.rows.map((row) => row.request))];
+    const numNodes = order.length > 0 ? event.rows.length / order.length : 0;
+    for (const result of event.verify!) {
+      tally.checked += 1;
+      const r = order.indexOf(result.request);
+      const where = { request: result.request, event: event.index };
+      const entries = result.acceptIndex.slice(0, result.acceptLen);
+      const outside = entries.find((index) => index < r * numNodes || index >= (r + 1) * numNodes);
+      if (outside !== undefined) {
+        tally.fail({ ...where, message: `verify event ${event.index}: request ${result.request}'s accept_index entry ${outside} lies outside its rows [${r * numNodes}, ${(r + 1) * numNodes})`, got: outside });
+        continue;
+      }
+      const lastNode = entries[entries.length - 1];
+      const predict = event.rows[lastNode]?.predict;
+      if (predict !== undefined && predict !== result.bonus) {
+        tally.fail({ ...where, message: `verify event ${event.index}: request ${result.request}'s bonus is ${result.bonus}, predict at its last accepted node (row ${lastNode}) is ${predict}`, expected: predict, got: result.bonus });
+      }
+    }
+  }
+  return tally.result();
+}
