@@ -42,7 +42,7 @@ export interface DraftSpec {
 export const MIRROR_LOGIT_SCALE = 65536;
 
 export function defaultDraftSpec(kind: DraftKind, seed = 1): DraftSpec {
-  return { kind, noiseAlpha: 0.2, tapDelta: 1e-2, truncatedLayers: 1, seed };
+  return { kind, noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed };
 }
 
 /** The factor the draft's logits carry relative to target logit units (tie thresholds scale with it). */
