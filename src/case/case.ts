@@ -74,6 +74,8 @@ export const CaseSchema = Type.Object(
       {
         requests: Type.Array(CaseRequestSchema, { minItems: 1 }),
         aborts: Type.Array(AbortSchema),
+        /** Retracts (same timing fields as aborts): the request resumes by re-prefilling. */
+        retracts: Type.Optional(Type.Array(AbortSchema)),
       },
       { additionalProperties: false },
     ),

@@ -25,6 +25,7 @@ export class EngineContext {
   step = 0;
   /** Forwards run so far in the current step (abort points are numbered by it). */
   forwardInStep = 0;
+  private lastGap = "";
 
   constructor(
     readonly config: EngineConfig,
@@ -55,10 +56,23 @@ export class EngineContext {
     return this.pools.draft;
   }
 
-  /** Gives the workload its chance to abort, then keeps the requests still active. */
-  checkpoint(requests: readonly Request[]): Request[] {
-    this.betweenForwards(this.step, this.forwardInStep);
-    return requests.filter((request) => request.active);
+  /** Snapshot of how often each request was retracted, taken when a phase starts. */
+  epochs(requests: readonly Request[]): ReadonlyMap<Request, number> {
+    return new Map(requests.map((request) => [request, request.retracts]));
+  }
+
+  /**
+   * Gives the workload its chance to abort or retract, then keeps the requests still active and not
+   * retracted since `epochs` was taken (a retracted request re-prefills; it leaves the phase it was in).
+   */
+  checkpoint(requests: readonly Request[], epochs: ReadonlyMap<Request, number>): Request[] {
+    // One abort point per gap between forwards, however many phases look at it.
+    const gap = `${this.step}:${this.forwardInStep}`;
+    if (gap !== this.lastGap) {
+      this.lastGap = gap;
+      this.betweenForwards(this.step, this.forwardInStep);
+    }
+    return requests.filter((request) => request.active && epochs.get(request) === request.retracts);
   }
 
   async forward(plan: ForwardPlan): Promise<ForwardOutput> {

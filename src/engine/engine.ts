@@ -8,7 +8,6 @@ import { KvPool, type IntegrityViolation } from "./kv-pool.ts";
 import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
 import { runPrefill } from "./phases/prefill.ts";
 import { Request, type RequestInit } from "./request.ts";
-import { planPrefillChunks } from "./scheduler.ts";
 import { TraceRecorder } from "./trace-recorder.ts";
 
 export interface PoolCheck {
@@ -59,8 +58,30 @@ export class Engine {
     if (!request || request.status === "finished") return;
     const waitingIndex = this.waiting.indexOf(request);
     if (waitingIndex >= 0) this.waiting.splice(waitingIndex, 1);
+    if (request.active) this.context.recorder.note({ kind: "abort", request: id, step: this.context.step });
     request.finish("abort");
     this.context.releaseRequest(request);
+  }
+
+  /**
+   * Mutates: retracts an active request (as on memory pressure): frees its slots in every pool; it
+   * resumes by re-prefilling every verified token, keeping the pending bonus.
+   */
+  retract(id: number): void {
+    const request = this.requests.get(id);
+    if (!request?.active) return;
+    this.context.recorder.note({ kind: "retract", request: id, step: this.context.step });
+    // The fault matters once a draft state exists (a request retracted mid-prefill has none to keep).
+    const stale = this.context.faults.has("stale-draft-kv-after-retract") && request.draftRoot !== undefined;
+    if (stale) {
+      // The bug keeps the draft pools' persisted KV; the round's temporary rows are gone either way.
+      this.context.pools.target.freeRequest(id);
+      this.context.pools.draft?.freeTemporary(id);
+    } else {
+      this.context.releaseRequest(request);
+    }
+    request.resetForResume(stale);
+    request.skipDraftOnResume = stale;
   }
 
   hasWork(): boolean {
@@ -82,11 +103,11 @@ export class Engine {
       if (context.config.mode === "target-only") await runTargetDecode(context, decoding);
       else await runSpeculativeRound(context, decoding);
     }
-    const prefilling = active.filter((request) => request.status === "prefilling" && request.active);
-    const chunks = planPrefillChunks(prefilling, context.config.chunkSize, context.config.tokenBudget);
-    if (chunks.length > 0) await runPrefill(context, chunks);
-    // Aborts scheduled after the step's last forward.
-    context.checkpoint([]);
+    // Arrival order (ids break ties), including requests a retract just sent back to prefill.
+    const prefilling = [...this.requests.values()].filter((request) => request.status === "prefilling");
+    if (prefilling.length > 0) await runPrefill(context, prefilling);
+    // Aborts and retracts scheduled after the step's last forward.
+    context.checkpoint([], new Map());
     this.checkPools();
     context.step += 1;
   }

@@ -36,6 +36,9 @@ export class Request {
   readonly acceptLens: number[] = [];
   /** Rounds cut short by EOS or max new tokens (they cannot accept everything). */
   cutRounds = 0;
+  retracts = 0;
+  /** The stale-draft-KV fault: resume skipped the draft pools, so the next prefill must not extend them. */
+  skipDraftOnResume = false;
 
   constructor(init: RequestInit) {
     this.id = init.id;
@@ -43,6 +46,31 @@ export class Request {
     this.maxNewTokens = init.maxNewTokens;
     this.arrivalStep = init.arrivalStep;
     this.tokens = [...init.prompt];
+  }
+
+  /**
+   * Tokens to prefill: the prompt, or after a retract every verified token but the pending bonus
+   * (resume keeps x_L and does not resample it).
+   */
+  get prefillLength(): number {
+    return this.hasPendingBonus ? this.tokens.length - 1 : this.prompt.length;
+  }
+
+  /** A generated token is waiting as x_L (its KV not computed): true once the first token was sampled. */
+  get hasPendingBonus(): boolean {
+    return this.output.length > 0;
+  }
+
+  /** Retracts: frees nothing itself (the engine frees the pools); resets the KV counters for resume. Mutates. */
+  resetForResume(keepDraftState: boolean): void {
+    this.status = "prefilling";
+    this.prefilledLength = 0;
+    this.targetKvLength = 0;
+    this.retracts += 1;
+    if (keepDraftState) return;
+    this.draftKvLength = 0;
+    this.draftRoot = undefined;
+    this.draftHidden = undefined;
   }
 
   get active(): boolean {

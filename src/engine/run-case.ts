@@ -82,6 +82,9 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   testCase.workload.aborts.forEach((abort, i) => {
     if (!ids.has(abort.request)) throw new ConfigError(`/workload/aborts/${i}/request`, `no request with id ${abort.request}`);
   });
+  (testCase.workload.retracts ?? []).forEach((retract, i) => {
+    if (!ids.has(retract.request)) throw new ConfigError(`/workload/retracts/${i}/request`, `no request with id ${retract.request}`);
+  });
 }
 
 export interface RunOptions {
@@ -104,10 +107,13 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
       for (const abort of testCase.workload.aborts) {
         if (abort.step === step && abort.beforeForward === forwardInStep) self.abort(abort.request);
       }
+      for (const retract of testCase.workload.retracts ?? []) {
+        if (retract.step === step && retract.beforeForward === forwardInStep) self.retract(retract.request);
+      }
     },
   });
   for (const request of testCase.workload.requests) engine.addRequest(request);
-  const lastAbortStep = Math.max(0, ...testCase.workload.aborts.map((abort) => abort.step));
+  const lastAbortStep = Math.max(0, ...[...testCase.workload.aborts, ...(testCase.workload.retracts ?? [])].map((event) => event.step));
   const maxSteps = options.maxSteps ?? 100_000;
   while (engine.hasWork() || engine.step <= lastAbortStep) {
     if (engine.step >= maxSteps) throw new Error(`run did not finish within ${maxSteps} steps`);
@@ -133,6 +139,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
       finishReason: output.finishReason,
     })),
     events: engine.context.recorder.events,
+    ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),
   };
   if (!draftGraph) delete trace.models!.draft;
   return { outputs, trace, poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step };

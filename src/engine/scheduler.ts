@@ -3,10 +3,10 @@ import type { Request } from "./request.ts";
 
 export interface PrefillChunk {
   request: Request;
-  /** The chunk covers prompt positions [start, end). */
+  /** The chunk covers positions [start, end) of the tokens being prefilled (the prompt, or after a retract the verified tokens). */
   start: number;
   end: number;
-  /** end === prompt length: this chunk samples the first new token. */
+  /** end === prefill length: the last chunk (it samples the first new token unless a bonus is pending). */
   final: boolean;
 }
 
@@ -20,11 +20,11 @@ export function planPrefillChunks(prefilling: readonly Request[], chunkSize: num
   let budgetLeft = tokenBudget;
   for (const request of prefilling) {
     if (budgetLeft <= 0) break;
-    const remaining = request.prompt.length - request.prefilledLength;
+    const remaining = request.prefillLength - request.prefilledLength;
     const length = Math.min(remaining, chunkSize ?? remaining, budgetLeft);
     if (length <= 0) continue;
     const start = request.prefilledLength;
-    chunks.push({ request, start, end: start + length, final: start + length === request.prompt.length });
+    chunks.push({ request, start, end: start + length, final: start + length === request.prefillLength });
     budgetLeft -= length;
   }
   return chunks;

@@ -1,9 +1,10 @@
 // Collects one trace event per forward. Events are numbered even when tracing is off, so hidden-state
 // provenance stays meaningful; building the rows (a scan of every mask row) is skipped then.
-import type { TraceEvent, VerifyResult } from "../trace/schema.ts";
+import type { LifecycleEvent, TraceEvent, VerifyResult } from "../trace/schema.ts";
 
 export class TraceRecorder {
   readonly events: TraceEvent[] = [];
+  readonly lifecycle: LifecycleEvent[] = [];
   private nextIndex = 0;
 
   constructor(readonly enabled: boolean) {}
@@ -13,6 +14,11 @@ export class TraceRecorder {
     const index = this.nextIndex++;
     if (this.enabled) this.events.push({ index, ...build() });
     return index;
+  }
+
+  /** Mutates: records an abort or retract, placed before the next forward event. */
+  note(event: Omit<LifecycleEvent, "beforeEvent">): void {
+    if (this.enabled) this.lifecycle.push({ ...event, beforeEvent: this.nextIndex });
   }
 
   /** Mutates: attaches verify results to an already recorded event. */

@@ -8,12 +8,20 @@ export const LOSSLESS = "lossless";
 
 export interface OutputPair {
   request: TraceRequest;
-  /** The same request's target-only output. */
+  /** The same request's output in the baseline run (target-only, for lossless). */
   targetOnly: readonly number[];
 }
 
 export async function checkLossless(pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
-  const tally = new LawTally(LOSSLESS);
+  return checkOutputsAgree(LOSSLESS, pairs, oracle);
+}
+
+/**
+ * Two runs of the same requests must emit the same tokens, tie-aware (lossless: speculative vs
+ * target-only; retract/resume invariance: with vs without retracts; and the other invariances).
+ */
+export async function checkOutputsAgree(law: string, pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
+  const tally = new LawTally(law);
   for (const { request, targetOnly } of pairs) {
     const speculative = request.output;
     // An abort lands at a step, and steps emit different token counts per mode: compare the common part.
@@ -24,7 +32,7 @@ export async function checkLossless(pairs: readonly OutputPair[], oracle: Refere
     tally.checked += index;
     if (index === common) {
       if (speculative.length !== targetOnly.length && !aborted) {
-        tally.fail({ message: `request ${request.id}: speculative output has ${speculative.length} tokens, target-only ${targetOnly.length}`, request: request.id, index });
+        tally.fail({ message: `request ${request.id}: ${speculative.length} tokens, the baseline (${law === LOSSLESS ? "target-only" : "reference run"}) has ${targetOnly.length}`, request: request.id, index });
       }
       continue;
     }
@@ -35,7 +43,7 @@ export async function checkLossless(pairs: readonly OutputPair[], oracle: Refere
       continue;
     }
     tally.fail({
-      message: `request ${request.id} token ${index}: speculative ${speculative[index]}, target-only ${targetOnly[index]} (reference margin ${margin})`,
+      message: `request ${request.id} token ${index}: ${speculative[index]}, the baseline (${law === LOSSLESS ? "target-only" : "reference run"}) has ${targetOnly[index]} (reference margin ${margin})`,
       request: request.id,
       index,
       expected: targetOnly[index],

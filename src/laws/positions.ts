@@ -12,7 +12,15 @@ export function checkPositions(trace: Trace): LawResult {
   if (!hasAttention) return notCheckable(POSITIONS, "trace rows carry no attended positions");
   const tally = new LawTally(POSITIONS);
   const persistedLength = new Map<string, number>();
+  // A retract frees the request's KV in every pool; resume rewrites it from position 0.
+  const retractsBefore = new Map<number, number[]>();
+  for (const entry of trace.lifecycle ?? []) {
+    if (entry.kind === "retract") retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
+  }
   for (const event of trace.events) {
+    for (const request of retractsBefore.get(event.index) ?? []) {
+      for (const key of [...persistedLength.keys()]) if (key.endsWith(`:${request}`)) persistedLength.delete(key);
+    }
     const pool = event.pool ?? event.model ?? (event.phase.startsWith("draft") ? "draft" : "target");
     event.rows.forEach((row, rowIndex) => {
       tally.checked += 1;
@@ -20,8 +28,10 @@ export function checkPositions(trace: Trace): LawResult {
       if (row.temporary === false) {
         const key = `${pool}:${row.request}`;
         const expected = persistedLength.get(key) ?? 0;
-        // A persisted write may rewrite from an earlier position only after a truncation; it may never skip ahead.
-        if (row.position > expected) tally.fail({ ...where, message: `${pool} KV of request ${row.request} jumps to position ${row.position}, next expected ${expected}`, expected, got: row.position });
+        if (row.position !== expected) {
+          const what = row.position > expected ? "skips to" : "rewrites";
+          tally.fail({ ...where, message: `${pool} KV of request ${row.request} ${what} position ${row.position}, next expected ${expected}`, expected, got: row.position });
+        }
         persistedLength.set(key, Math.max(expected, row.position + 1));
       }
       const attended = row.attended;

@@ -93,6 +93,17 @@ export const TraceRequestSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const LifecycleEventSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal("abort"), Type.Literal("retract")]),
+    request: Type.Integer({ minimum: 0 }),
+    step: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Index of the first forward event after it. */
+    beforeEvent: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
 export const TraceSchema = Type.Object(
   {
     formatVersion: Type.Literal(TRACE_FORMAT_VERSION),
@@ -112,6 +123,8 @@ export const TraceSchema = Type.Object(
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     requests: Type.Optional(Type.Array(TraceRequestSchema)),
     events: Type.Array(TraceEventSchema),
+    /** Aborts and retracts of active requests (retract resets a request's KV in every pool). */
+    lifecycle: Type.Optional(Type.Array(LifecycleEventSchema)),
   },
   { additionalProperties: false },
 );
@@ -121,3 +134,4 @@ export type TraceEvent = Static<typeof TraceEventSchema>;
 export type TraceRow = Static<typeof TraceRowSchema>;
 export type VerifyResult = Static<typeof VerifyResultSchema>;
 export type TraceRequest = Static<typeof TraceRequestSchema>;
+export type LifecycleEvent = Static<typeof LifecycleEventSchema>;

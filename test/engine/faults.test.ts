@@ -1,6 +1,6 @@
 // Each fault, switched on, makes a law fail without crashing the engine; off, the same case passes.
 import { describe, expect, it } from "vitest";
-import type { Case } from "../../src/case/case.ts";
+import type { AbortEvent, Case } from "../../src/case/case.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
@@ -9,7 +9,7 @@ import type { DraftKind } from "../../src/model/spec.ts";
 import type { EngineConfig } from "../../src/engine/config.ts";
 
 /** Where each fault shows: the draft that exposes it and the laws expected to catch it. */
-const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[]; engine?: Partial<EngineConfig> }> = {
+const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[]; engine?: Partial<EngineConfig>; retracts?: AbortEvent[] }> = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference"] },
   "draft-position-early-increment": { draft: "mirror", laws: ["positions", "draft reference"] },
   "phase-confusion": { draft: "eagle", laws: ["phase contracts", "draft reference"] },
@@ -17,16 +17,18 @@ const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[]; engine?: P
   "cross-request-mask-leak": { draft: "mirror", laws: ["positions", "reference decode"] },
   // Invisible with topk 1 (N = S + 1): a tree with N > S + 1 makes the stride matter.
   "bonus-stride": { draft: "mirror", laws: ["bonus stride", "lossless"], engine: { topk: 2, numDraftTokens: 6 } },
+  // Needs a retract of a decoding request.
+  "stale-draft-kv-after-retract": { draft: "mirror", laws: ["positions"], retracts: [{ request: 0, step: 3, beforeForward: 0 }, { request: 1, step: 4, beforeForward: 1 }, { request: 2, step: 5, beforeForward: 2 }] },
 };
 
-function faultCase(draft: DraftKind, faults: FaultName[], engine: Partial<EngineConfig> = {}): Case {
+function faultCase(draft: DraftKind, faults: FaultName[], engine: Partial<EngineConfig> = {}, retracts: AbortEvent[] = []): Case {
   const base = defaultCase({ preset: "tiny", draft, seed: 5, numRequests: 3, maxNewTokens: 12, engine: { numSteps: 3, numDraftTokens: 4, chunkSize: 3, pageSize: 2, faults, ...engine } });
   // Arrive together so batches pack several requests (the mask leak needs a neighbour).
-  return { ...base, workload: { ...base.workload, requests: base.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })) } };
+  return { ...base, workload: { ...base.workload, retracts, requests: base.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })) } };
 }
 
 async function failingLaws(testCase: Case): Promise<string[]> {
-  const targetOnly = await runCase({ ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] } });
+  const targetOnly = await runCase({ ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] }, workload: { ...testCase.workload, retracts: [] } });
   const speculative = await runCase(testCase);
   const laws = await checkRun(testCase, speculative, targetOnly);
   return laws.filter((law) => law.status === "fails").map((law) => law.law);
@@ -38,10 +40,10 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws, engine } = EXPOSURE[fault];
-      const failing = await failingLaws(faultCase(draft, [fault], engine));
+      const { draft, laws, engine, retracts } = EXPOSURE[fault];
+      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts));
       for (const law of laws) expect(failing).toContain(law);
-      expect(await failingLaws(faultCase(draft, [], engine))).toEqual([]);
+      expect(await failingLaws(faultCase(draft, [], engine, retracts))).toEqual([]);
     });
   }
 });

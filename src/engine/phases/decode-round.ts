@@ -10,7 +10,7 @@ import { runTreeDraft } from "./tree-draft.ts";
 import { runVerify } from "./verify.ts";
 
 export async function runTargetDecode(context: EngineContext, decoding: readonly Request[]): Promise<void> {
-  const active = context.checkpoint(decoding);
+  const active = context.checkpoint(decoding, context.epochs(decoding));
   if (active.length === 0) return;
   const pool = context.pools.target;
   const rows: RowPlan[] = active.map((request, r) => {
@@ -27,10 +27,11 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
 }
 
 export async function runSpeculativeRound(context: EngineContext, decoding: readonly Request[]): Promise<void> {
-  const { trees, draftPhaseHidden } = await runTreeDraft(context, decoding);
-  const active = context.checkpoint(decoding);
+  const epochs = context.epochs(decoding);
+  const { trees, draftPhaseHidden } = await runTreeDraft(context, decoding, epochs);
+  const active = context.checkpoint(decoding, epochs);
   // Draft decode KV is temporary: freed once the round's drafts exist (verify reads target KV only).
-  for (const request of decoding) if (request.active) context.draftPool().freeTemporary(request.id);
+  for (const request of active) context.draftPool().freeTemporary(request.id);
   if (active.length === 0) return;
   const rounds = await runVerify(context, active, trees);
 
@@ -51,7 +52,7 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     continuing.push(round);
   }
 
-  const extendActive = new Set(context.checkpoint(continuing.map((round) => round.request)));
+  const extendActive = new Set(context.checkpoint(continuing.map((round) => round.request), epochs));
   const kept = continuing.filter((round) => extendActive.has(round.request));
   if (kept.length === 0) return;
   const segments = kept.map(({ request, path }) => {

@@ -1,17 +1,20 @@
 // Chunked prefill: one packed target forward for the step's chunks, then (speculative mode) one packed
 // draft extend. Only a final chunk samples x_n. A non-final chunk's last draft row pairs h_{b-1} with
 // the next prompt token x_b (sglang PR 26800), not the token sampled from the chunk's last logits.
+// After a retract the same path re-prefills the verified tokens; the pending bonus x_L is kept.
 import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
-import type { PrefillChunk } from "../scheduler.ts";
+import type { Request } from "../request.ts";
+import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 
-export async function runPrefill(context: EngineContext, planned: readonly PrefillChunk[]): Promise<void> {
+export async function runPrefill(context: EngineContext, prefilling: readonly Request[]): Promise<void> {
   const pool = context.pools.target;
-  const stillActive = new Set(context.checkpoint(planned.map((chunk) => chunk.request)));
-  const chunks = planned.filter((chunk) => stillActive.has(chunk.request));
+  const epochs = context.epochs(prefilling);
+  // Chunks are planned after the checkpoint: an abort or retract there changes what is left to prefill.
+  const chunks: PrefillChunk[] = planPrefillChunks(context.checkpoint(prefilling, epochs), context.config.chunkSize, context.config.tokenBudget);
   if (chunks.length === 0) return;
 
   const rows: RowPlan[] = [];
@@ -25,7 +28,7 @@ export async function runPrefill(context: EngineContext, planned: readonly Prefi
       const i = position - start;
       rows.push({
         request: request.id,
-        token: request.prompt[position],
+        token: request.tokens[position],
         position,
         writeSlot: slots[i],
         temporary: false,
@@ -45,24 +48,31 @@ export async function runPrefill(context: EngineContext, planned: readonly Prefi
     request.targetKvLength = end;
     const lastRow = firstRow + (end - start) - 1;
     const sampledAtChunkEnd = output.predict[lastRow];
-    if (final) {
+    const resumingWithBonus = request.hasPendingBonus;
+    if (final && !resumingWithBonus) {
       request.emit([sampledAtChunkEnd], context.spec.eosId);
       if (request.status === "finished") {
         context.releaseRequest(request);
         continue;
       }
-      if (context.config.mode === "target-only") request.status = "decoding";
     }
-    if (context.config.mode !== "speculative") continue;
-    // Draft row i pairs h_i with x_{i+1}; for the chunk's last row x_b is the next prompt token unless final.
-    const tailToken = final || context.faults.has("chunked-tail-token") ? sampledAtChunkEnd : request.prompt[end];
-    const tokens = [...request.prompt.slice(start + 1, end), tailToken];
+    // The stale-draft-KV fault: a resumed request keeps its old draft state and never re-extends.
+    const skipDraft = request.skipDraftOnResume;
+    if (final && (context.config.mode === "target-only" || skipDraft)) {
+      request.status = "decoding";
+      request.skipDraftOnResume = false;
+    }
+    if (context.config.mode !== "speculative" || skipDraft) continue;
+    // Draft row i pairs h_i with x_{i+1}; the chunk's last row takes x_b: the next known token (a prompt
+    // token, or the pending bonus on resume), and only for a final chunk without one the sampled token.
+    const tailToken = (final && !resumingWithBonus) || context.faults.has("chunked-tail-token") ? sampledAtChunkEnd : request.tokens[end];
+    const tokens = [...request.tokens.slice(start + 1, end), tailToken];
     segments.push({ request, firstAnchor: start, tokens, yieldsDraft: final });
     hiddenParts.push(HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)));
   }
   if (segments.length === 0) return;
 
-  const extendActive = new Set(context.checkpoint(segments.map((segment) => segment.request)));
+  const extendActive = new Set(context.checkpoint(segments.map((segment) => segment.request), epochs));
   const kept = segments.map((segment, i) => ({ segment, hidden: hiddenParts[i] })).filter(({ segment }) => extendActive.has(segment.request));
   if (kept.length > 0) {
     const hidden = HiddenRows.concat(context.spec.hidden, kept.map((k) => k.hidden), output.result.hidden);

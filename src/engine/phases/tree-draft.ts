@@ -38,7 +38,7 @@ function byScore(a: Candidate, b: Candidate): number {
   return b.score - a.score || a.number - b.number;
 }
 
-export async function runTreeDraft(context: EngineContext, decoding: readonly Request[]): Promise<TreeDraftResult> {
+export async function runTreeDraft(context: EngineContext, decoding: readonly Request[], epochs: ReadonlyMap<Request, number>): Promise<TreeDraftResult> {
   const pool = context.draftPool();
   const topk = context.config.topk;
   const width = context.spec.hidden;
@@ -56,7 +56,7 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
 
   for (let step = 1; step < context.numSteps; step++) {
-    const active = context.checkpoint(decoding);
+    const active = context.checkpoint(decoding, epochs);
     if (active.length === 0) break;
     const nodes = active.flatMap((request) => frontiers.get(request.id)!.map((node) => ({ request, node })));
     const input = new DraftDecodeInput(active, topk, nodes.map(({ node }) => node.token), HiddenRows.concat(width, nodes.map(({ node }) => node.producedBy), draftPhaseHidden!.values));
@@ -93,7 +93,7 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
   }
   const trees = new Map<number, DraftTree>();
   for (const request of decoding) {
-    if (!request.active) continue;
+    if (!request.active || epochs.get(request) !== request.retracts) continue;
     trees.set(request.id, selectTree(request.bonusToken, candidates.get(request.id)!, context.numDraftTokens));
   }
   return { trees, draftPhaseHidden };

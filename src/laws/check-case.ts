@@ -1,0 +1,116 @@
+// The shared runner: one generated case in, every law that applies checked. It runs the case, its
+// fault-free target-only baseline, and the twins the selected multi-run laws need, then applies each
+// law with its own timing. Property suites, `specconf check`, `specconf mutants` and `specconf replay`
+// all go through here, so every generated run is checked by every law that applies to it.
+import type { Case } from "../case/case.ts";
+import { ConfigError } from "../engine/config.ts";
+import { loadModels, runCase, type RunResult } from "../engine/run-case.ts";
+import { unchunkedTwin } from "./chunk-invariance.ts";
+import { coverageLabels, type CoverageLabel } from "./coverage.ts";
+import type { LawResult } from "./law.ts";
+import { ReferenceOracle } from "./oracle.ts";
+import { unpagedTwin } from "./page-size-invariance.ts";
+import { reorderedTwin } from "./batch-invariance.ts";
+import { LAWS, type LawDefinition, type TwinKind } from "./registry.ts";
+
+/** Reported when the engine throws: a crash is a failure, never a pass, but it proves no law. */
+export const RUNS_TO_COMPLETION = "runs to completion";
+
+export interface CaseCheckOptions {
+  /** Laws to check (default: all); twins run only for selected laws that apply. */
+  laws?: ReadonlySet<string>;
+}
+
+export interface CaseCheck {
+  testCase: Case;
+  /** One result per law that applied (and was selected), plus RUNS_TO_COMPLETION when a run crashed. */
+  results: LawResult[];
+  /** Seconds spent per law (its twin runs included); "runs" holds the case and baseline runs. */
+  seconds: Record<string, number>;
+  labels: CoverageLabel[];
+  run?: RunResult;
+  targetOnly?: RunResult;
+  twins: Partial<Record<TwinKind, { testCase: Case; result: RunResult }>>;
+  crash?: string;
+}
+
+export function twinCase(kind: TwinKind, testCase: Case): Case {
+  if (kind === "unchunked") return unchunkedTwin(testCase);
+  if (kind === "unpaged") return unpagedTwin(testCase);
+  return reorderedTwin(testCase);
+}
+
+/** The baseline for lossless: the same workload, target-only, no faults. */
+export function targetOnlyCase(testCase: Case): Case {
+  return { ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] } };
+}
+
+export function applicableLaws(testCase: Case, selected?: ReadonlySet<string>): LawDefinition[] {
+  return LAWS.filter((law) => (!selected || selected.has(law.name)) && law.applies(testCase));
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function crashed(law: string, error: unknown): LawResult {
+  return { law, status: "fails", checked: 0, ties: 0, violation: { message: `the engine crashed: ${message(error)}` } };
+}
+
+export async function checkCase(testCase: Case, options: CaseCheckOptions = {}): Promise<CaseCheck> {
+  const seconds: Record<string, number> = {};
+  const check: CaseCheck = { testCase, results: [], seconds, labels: [], twins: {} };
+  const timed = async <T>(key: string, work: () => Promise<T>): Promise<T> => {
+    const start = performance.now();
+    try {
+      return await work();
+    } finally {
+      seconds[key] = (seconds[key] ?? 0) + (performance.now() - start) / 1000;
+    }
+  };
+  let run: RunResult;
+  let targetOnly: RunResult;
+  try {
+    run = await timed("runs", () => runCase(testCase));
+    targetOnly = await timed("runs", () => runCase(targetOnlyCase(testCase)));
+  } catch (error) {
+    if (error instanceof ConfigError) throw error; // the generator made an impossible case: a harness bug
+    check.crash = message(error);
+    check.results.push(crashed(RUNS_TO_COMPLETION, error));
+    return check;
+  }
+  check.run = run;
+  check.targetOnly = targetOnly;
+  check.labels = coverageLabels(testCase, run.trace);
+  const oracle = await ReferenceOracle.create(loadModels(testCase), testCase.engine.runtime);
+  const twinRuns = new Map<TwinKind, Promise<RunResult>>();
+  const twin = (kind: TwinKind): Promise<RunResult> => {
+    let pending = twinRuns.get(kind);
+    if (!pending) {
+      const twinTestCase = twinCase(kind, testCase);
+      pending = runCase(twinTestCase).then((result) => {
+        check.twins[kind] = { testCase: twinTestCase, result };
+        return result;
+      });
+      twinRuns.set(kind, pending);
+    }
+    return pending;
+  };
+  const context = { testCase, run, targetOnly, oracle, twin };
+  for (const law of applicableLaws(testCase, options.laws)) {
+    const result = await timed(law.name, async () => {
+      try {
+        return await law.check(context);
+      } catch (error) {
+        if (error instanceof ConfigError) throw error;
+        return crashed(law.name, error);
+      }
+    });
+    check.results.push(result);
+  }
+  return check;
+}
+
+export function failures(check: CaseCheck): LawResult[] {
+  return check.results.filter((result) => result.status === "fails");
+}

@@ -1,0 +1,93 @@
+// Coverage labels (DESIGN section 4): the corners where the bugs live, read from a case and its run.
+// The property suites count them over their runs and fail when one falls below 2%.
+import type { Case } from "../case/case.ts";
+import type { Trace } from "../trace/schema.ts";
+
+export const COVERAGE_LABELS = [
+  /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
+  "chunk ends within S of prompt end",
+  /** A verify round cut by EOS or max new tokens (fewer tokens emitted than accepted). */
+  "request finishes mid-round",
+  /** A verify forward packing two or more requests. */
+  "batch of 2+ requests",
+  /** An abort landed on an active request, between two forwards. */
+  "abort between forwards",
+  /** Pages above 1 and a request's verify rows spanning a page boundary. */
+  "page boundary inside a verify",
+] as const;
+
+export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
+
+/** Below this share of runs a label fails the suite. */
+export const MIN_COVERAGE = 0.02;
+
+export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
+  const labels: CoverageLabel[] = [];
+  const S = testCase.engine.numSteps;
+  const N = testCase.engine.numDraftTokens;
+  const P = testCase.engine.pageSize;
+  const promptLength = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt.length]));
+  let chunkTail = false;
+  let midRound = false;
+  let batch = false;
+  let pageInVerify = false;
+  for (const event of trace.events) {
+    if (event.phase === "prefill") {
+      const ends = new Map<number, number>();
+      for (const row of event.rows) ends.set(row.request, Math.max(ends.get(row.request) ?? 0, row.position + 1));
+      for (const [request, end] of ends) {
+        const n = promptLength.get(request) ?? 0;
+        if (end < n && n - end <= S) chunkTail = true;
+      }
+    }
+    if (event.phase === "verify") {
+      if ((event.verify?.length ?? 0) >= 2 || new Set(event.rows.map((row) => row.request)).size >= 2) batch = true;
+      for (const result of event.verify ?? []) if (result.finished && (result.emitted?.length ?? result.acceptLen) < result.acceptLen) midRound = true;
+      if (P > 1) {
+        const roots = new Map<number, number>();
+        for (const row of event.rows) if (!roots.has(row.request)) roots.set(row.request, row.position);
+        for (const root of roots.values()) if (Math.floor(root / P) !== Math.floor((root + N - 1) / P)) pageInVerify = true;
+      }
+    }
+  }
+  const active = new Set(trace.events.flatMap((event) => event.rows.map((row) => row.request)));
+  const abortLanded = (trace.requests ?? []).some((request) => request.finishReason === "abort" && active.has(request.id));
+  if (chunkTail) labels.push("chunk ends within S of prompt end");
+  if (midRound) labels.push("request finishes mid-round");
+  if (batch) labels.push("batch of 2+ requests");
+  if (abortLanded) labels.push("abort between forwards");
+  if (pageInVerify) labels.push("page boundary inside a verify");
+  return labels;
+}
+
+export interface CoverageReport {
+  runs: number;
+  counts: Record<CoverageLabel, number>;
+  /** Labels below MIN_COVERAGE of runs. */
+  below: CoverageLabel[];
+}
+
+export class CoverageCounter {
+  runs = 0;
+  readonly counts = Object.fromEntries(COVERAGE_LABELS.map((label) => [label, 0])) as Record<CoverageLabel, number>;
+
+  add(labels: readonly CoverageLabel[]): void {
+    this.runs += 1;
+    for (const label of labels) this.counts[label] += 1;
+  }
+
+  merge(other: CoverageCounter): void {
+    this.runs += other.runs;
+    for (const label of COVERAGE_LABELS) this.counts[label] += other.counts[label];
+  }
+
+  report(): CoverageReport {
+    const below = COVERAGE_LABELS.filter((label) => this.runs === 0 || this.counts[label] / this.runs < MIN_COVERAGE);
+    return { runs: this.runs, counts: { ...this.counts }, below };
+  }
+
+  /** fc.statistics-style lines: label, share, count. */
+  lines(): string[] {
+    return COVERAGE_LABELS.map((label) => `${label.padEnd(36)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`);
+  }
+}

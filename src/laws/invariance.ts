@@ -1,0 +1,185 @@
+// Comparing two runs of the same requests, tie-aware: the core of chunk, page-size and batch
+// invariance. Trace-only (no model): it runs unchanged on third-party traces.
+//
+// Per request, each pool's projected rows (request-view.ts) are compared in order: phase, draft step,
+// position, token, temporary flag, attended positions, and the row's top logit within tolerance. Then
+// the outputs and each round's accept length and bonus. Floating point moves with batch shape and
+// chunking, so a prediction may legitimately flip where the top-1 margin is below epsilon (a near-tie);
+// everything after it can then differ. A difference is therefore excused, counted as a tie, when one of
+// the two runs recorded a near-tie prediction difference at the same or an earlier segment; otherwise it
+// fails, at the first offending event of the run under test. A request aborted in either run is
+// compared on the common prefix only (an abort lands at a step, and steps differ between the runs).
+import { epsilonFor, LawTally, notCheckable, type LawResult } from "./law.ts";
+import { MIRROR_LOGIT_SCALE } from "../model/spec.ts";
+import type { Trace } from "../trace/schema.ts";
+import { requestViews, segmentOfOutput, type RequestView, type ViewRow } from "./request-view.ts";
+
+export interface Tolerance {
+  /** Target logit units: a target prediction with margin below it is a near-tie. */
+  epsilon: number;
+  /** Draft logit units (the mirror's logits carry 2^16). */
+  draftEpsilon: number;
+  /** Relative logit tolerance on top of the absolute epsilon. */
+  relative: number;
+}
+
+/** Tolerances from what the trace records: dtype, EP and the draft kind (its logit scale). */
+export function toleranceOf(trace: Trace): Tolerance {
+  const dtype = trace.engine.dtype === "float64" ? "float64" : "float32";
+  const epsilon = epsilonFor(dtype, trace.engine.ep ?? "cpu");
+  const draft = (trace.config?.draft ?? undefined) as { kind?: string } | undefined;
+  const scale = draft?.kind && draft.kind !== "eagle" ? MIRROR_LOGIT_SCALE : 1;
+  return { epsilon, draftEpsilon: epsilon * scale, relative: dtype === "float32" ? 1e-5 : 1e-12 };
+}
+
+export interface InvarianceOptions {
+  law: string;
+  /** Names the two runs in messages, e.g. "chunk 3" and "unchunked". */
+  subject: string;
+  baseline: string;
+  tolerance?: Tolerance;
+  /** Compare per-pool rows (positions, tokens, attention) as well as outputs and rounds (default true). */
+  rows?: boolean;
+}
+
+interface Difference {
+  segment: number;
+  message: string;
+  event?: number;
+  index?: number;
+  expected?: number;
+  got?: number;
+}
+
+function isTargetPool(row: ViewRow): boolean {
+  return row.phase === "prefill" || row.phase === "decode" || row.phase === "verify";
+}
+
+function describe(row: ViewRow): string {
+  return `${row.phase}${row.draftStep ? ` step ${row.draftStep}` : ""} row at position ${row.position}`;
+}
+
+/** Compares two projected rows; returns a content difference, or marks a near-tie prediction flip. */
+function compareRows(a: ViewRow, b: ViewRow, tolerance: Tolerance, names: [string, string], nearTies: number[]): Difference | undefined {
+  const where = { segment: Math.min(a.segment, b.segment), event: a.event, index: a.row };
+  const label = `${a.pool} pool, ${describe(a)} (event ${a.event} row ${a.row}; ${names[1]}: event ${b.event} row ${b.row})`;
+  const fields: [string, unknown, unknown][] = [
+    ["phase", a.phase, b.phase],
+    ["draft step", a.draftStep, b.draftStep],
+    ["position", a.position, b.position],
+    ["token", a.token, b.token],
+    ["temporary flag", a.temporary, b.temporary],
+  ];
+  for (const [name, x, y] of fields) {
+    if (x !== y) return { ...where, message: `${label}: ${name} ${String(x)} in ${names[0]}, ${String(y)} in ${names[1]}`, ...(typeof x === "number" && typeof y === "number" ? { got: x, expected: y } : {}) };
+  }
+  if (a.attended !== undefined && b.attended !== undefined && a.attended !== b.attended) {
+    return { ...where, message: `${label}: attends [${a.attended}] in ${names[0]}, [${b.attended}] in ${names[1]}` };
+  }
+  const epsilon = isTargetPool(a) ? tolerance.epsilon : tolerance.draftEpsilon;
+  if (a.predict !== undefined && b.predict !== undefined && a.predict !== b.predict) {
+    const margin = Math.min(a.margin ?? Infinity, b.margin ?? Infinity);
+    if (margin < epsilon) {
+      nearTies.push(where.segment);
+      return undefined;
+    }
+    return { ...where, message: `${label}: predicts ${a.predict} in ${names[0]}, ${b.predict} in ${names[1]} (margin ${margin})`, got: a.predict, expected: b.predict };
+  }
+  if (a.topLogit !== undefined && b.topLogit !== undefined) {
+    const allowed = epsilon + tolerance.relative * Math.abs(b.topLogit);
+    if (Math.abs(a.topLogit - b.topLogit) > allowed) {
+      return { ...where, message: `${label}: top logit ${a.topLogit} in ${names[0]}, ${b.topLogit} in ${names[1]} (differ by more than ${allowed})` };
+    }
+  }
+  return undefined;
+}
+
+function compareRequest(a: RequestView, b: RequestView, options: Required<Omit<InvarianceOptions, "tolerance">> & { tolerance: Tolerance }): { compared: number; nearTies: number[]; differences: Difference[] } {
+  const names: [string, string] = [options.subject, options.baseline];
+  const prefixOnly = a.finishReason === "abort" || b.finishReason === "abort" || a.finishReason === "unfinished" || b.finishReason === "unfinished";
+  const nearTies: number[] = [];
+  const differences: Difference[] = [];
+  let compared = 0;
+
+  if (options.rows) {
+    const pools = new Set([...a.pools.keys(), ...b.pools.keys()]);
+    for (const pool of pools) {
+      const rowsA = a.pools.get(pool) ?? [];
+      const rowsB = b.pools.get(pool) ?? [];
+      const common = Math.min(rowsA.length, rowsB.length);
+      let i = 0;
+      for (; i < common; i++) {
+        compared += 1;
+        const difference = compareRows(rowsA[i], rowsB[i], options.tolerance, names, nearTies);
+        if (difference) {
+          differences.push(difference);
+          break;
+        }
+      }
+      if (i === common && rowsA.length !== rowsB.length && !prefixOnly) {
+        const extra = rowsA[common] ?? rowsB[common];
+        differences.push({
+          segment: extra.segment,
+          event: rowsA[common]?.event,
+          message: `request ${a.id}, ${pool} pool: ${rowsA.length} rows in ${names[0]}, ${rowsB.length} in ${names[1]} (first unmatched: ${describe(extra)})`,
+        });
+      }
+    }
+  }
+
+  const common = Math.min(a.output.length, b.output.length);
+  let index = 0;
+  while (index < common && a.output[index] === b.output[index]) index++;
+  compared += index;
+  if (index < common || (a.output.length !== b.output.length && !prefixOnly)) {
+    differences.push({
+      segment: segmentOfOutput(a, index),
+      message: index < common
+        ? `request ${a.id} output token ${index}: ${a.output[index]} in ${names[0]}, ${b.output[index]} in ${names[1]}`
+        : `request ${a.id}: ${a.output.length} output tokens in ${names[0]}, ${b.output.length} in ${names[1]}`,
+      index,
+      got: a.output[index],
+      expected: b.output[index],
+    });
+  }
+
+  const rounds = Math.min(a.rounds.length, b.rounds.length);
+  for (let k = 0; k < rounds; k++) {
+    const x = a.rounds[k];
+    const y = b.rounds[k];
+    compared += 1;
+    if (x.result.acceptLen !== y.result.acceptLen || x.result.bonus !== y.result.bonus) {
+      const what = x.result.acceptLen !== y.result.acceptLen ? `accept_len ${x.result.acceptLen} vs ${y.result.acceptLen}` : `bonus ${x.result.bonus} vs ${y.result.bonus}`;
+      differences.push({ segment: Math.min(x.segment, y.segment), event: x.event, message: `request ${a.id} round ${k + 1} (verify event ${x.event}; ${names[1]}: event ${y.event}): ${what} (${names[0]} vs ${names[1]})`, got: x.result.acceptLen, expected: y.result.acceptLen });
+      break;
+    }
+  }
+  return { compared, nearTies, differences };
+}
+
+/**
+ * Compares `subject` with `baseline` request by request (requests present in both). Holds when every
+ * compared item agrees; each request whose first difference is excused by a near-tie counts one tie.
+ */
+export function checkInvariance(subject: Trace, baseline: Trace, options: InvarianceOptions): LawResult {
+  if (!subject.requests || !baseline.requests) return notCheckable(options.law, "a trace has no requests with outputs");
+  const viewsA = requestViews(subject);
+  const viewsB = requestViews(baseline);
+  const ids = subject.requests.map((request) => request.id).filter((id) => viewsB.has(id));
+  if (ids.length === 0) return notCheckable(options.law, "the two runs share no request");
+  const tolerance = options.tolerance ?? toleranceOf(subject);
+  const full = { law: options.law, subject: options.subject, baseline: options.baseline, rows: options.rows ?? true, tolerance };
+  const tally = new LawTally(options.law);
+  for (const id of ids) {
+    const { compared, nearTies, differences } = compareRequest(viewsA.get(id)!, viewsB.get(id)!, full);
+    tally.checked += compared;
+    if (differences.length === 0) continue;
+    const first = differences.reduce((best, difference) => (difference.segment < best.segment ? difference : best));
+    if (nearTies.some((segment) => segment <= first.segment)) {
+      tally.ties += 1;
+      continue;
+    }
+    tally.fail({ request: id, message: `${options.law}: ${first.message}`, event: first.event, index: first.index, expected: first.expected, got: first.got });
+  }
+  return tally.result();
+}

@@ -1,0 +1,165 @@
+// Per-request views of a trace, for the laws that compare two runs of the same requests (chunk,
+// page-size and batch invariance). A request's rows are projected per pool, in event order, onto what
+// must not depend on chunking, paging or batch composition: phase, draft step, position, token,
+// temporary flag and the set of positions attended (slot ids, event numbers and row indices dropped).
+// Each row carries its segment: how many verify/decode forwards of the request came before it (0 for
+// prefill and its draft extend, k - 1 for round k's draft and verify rows), the clock used to decide
+// whether a difference can be the echo of an earlier near-tie. Rows a retracted request re-runs to
+// rebuild KV it already had are skipped: resume must continue exactly where the request left off.
+import type { Trace, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
+
+export interface ViewRow {
+  phase: TraceEvent["phase"];
+  pool: string;
+  draftStep?: number;
+  position: number;
+  token: number;
+  temporary?: boolean;
+  /** Attended positions (persisted ranges, temporary, same-forward rows) as one canonical string. */
+  attended?: string;
+  predict?: number;
+  margin?: number;
+  topLogit?: number;
+  /** Where the row is in its trace. */
+  event: number;
+  row: number;
+  segment: number;
+}
+
+export interface RoundView {
+  event: number;
+  segment: number;
+  result: VerifyResult;
+}
+
+export interface RequestView {
+  id: number;
+  prompt: readonly number[];
+  output: readonly number[];
+  finishReason?: string;
+  /** Rows per pool, in event order. */
+  pools: Map<string, ViewRow[]>;
+  rounds: RoundView[];
+  /** Output tokens emitted per verify/decode forward, in order (prefill emits output[0]). */
+  emissions: number[];
+  retracted: boolean;
+}
+
+export function poolOf(event: TraceEvent): string {
+  return event.pool ?? event.model ?? (event.phase.startsWith("draft") ? "draft" : "target");
+}
+
+/** Canonical attended set: own positions seen (persisted, temporary, same-forward rows) and foreign reads. */
+export function attendedKey(event: TraceEvent, rowIndex: number, row: TraceRow): string | undefined {
+  const attended = row.attended;
+  if (!attended) return undefined;
+  const seen: number[] = [];
+  for (const [lo, hi] of attended.positions) for (let p = lo; p <= hi; p++) seen.push(p);
+  const temporary = [...(attended.temporary ?? [])];
+  let self = false;
+  for (const batchRow of attended.batchRows ?? []) {
+    if (batchRow === rowIndex) self = true;
+    else {
+      const other = event.rows[batchRow];
+      if (other?.temporary) temporary.push(other.position);
+      else if (other) seen.push(other.position);
+    }
+  }
+  seen.sort((a, b) => a - b);
+  temporary.sort((a, b) => a - b);
+  const foreign = (attended.foreign ?? []).map((f) => `${f.request}@${f.position}`).sort();
+  return `${compressRanges(seen)}|t:${temporary.join(",")}|${self ? "self" : "noself"}${foreign.length ? `|foreign:${foreign.join(",")}` : ""}`;
+}
+
+export function compressRanges(positions: readonly number[]): string {
+  const parts: string[] = [];
+  let start = 0;
+  for (let i = 1; i <= positions.length; i++) {
+    if (i === positions.length || positions[i] !== positions[i - 1] + 1) {
+      if (positions.length > 0) parts.push(start === i - 1 ? `${positions[start]}` : `${positions[start]}..${positions[i - 1]}`);
+      start = i;
+    }
+  }
+  return parts.join(",");
+}
+
+export function requestViews(trace: Trace): Map<number, RequestView> {
+  const views = new Map<number, RequestView>();
+  const viewOf = (id: number): RequestView => {
+    let view = views.get(id);
+    if (!view) {
+      const entry = trace.requests?.find((request) => request.id === id);
+      view = { id, prompt: entry?.prompt ?? [], output: entry?.output ?? [], finishReason: entry?.finishReason, pools: new Map(), rounds: [], emissions: [], retracted: false };
+      views.set(id, view);
+    }
+    return view;
+  };
+  for (const request of trace.requests ?? []) viewOf(request.id);
+
+  const retractsBefore = new Map<number, number[]>();
+  for (const entry of trace.lifecycle ?? []) {
+    if (entry.kind === "retract") retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
+  }
+  const segments = new Map<number, number>();
+  /** Persisted positions already written per request and pool, and whether the request is rebuilding after a retract. */
+  const written = new Map<string, number>();
+  const rebuilding = new Set<number>();
+
+  for (const event of trace.events) {
+    for (const request of retractsBefore.get(event.index) ?? []) {
+      rebuilding.add(request);
+      viewOf(request).retracted = true;
+    }
+    const pool = poolOf(event);
+    const seenRequests = new Set<number>();
+    event.rows.forEach((row, rowIndex) => {
+      seenRequests.add(row.request);
+      const view = viewOf(row.request);
+      const key = `${pool}:${row.request}`;
+      const high = written.get(key) ?? 0;
+      if (row.temporary !== true && rebuilding.has(row.request) && row.position < high) return; // resume rebuilding old KV
+      if (row.temporary !== true) written.set(key, Math.max(high, row.position + 1));
+      const rows = view.pools.get(pool) ?? [];
+      rows.push({
+        phase: event.phase,
+        pool,
+        draftStep: event.draftStep,
+        position: row.position,
+        token: row.token,
+        temporary: row.temporary,
+        attended: attendedKey(event, rowIndex, row),
+        predict: row.predict,
+        margin: row.margin,
+        topLogit: row.topLogit,
+        event: event.index,
+        row: rowIndex,
+        segment: segments.get(row.request) ?? 0,
+      });
+      view.pools.set(pool, rows);
+    });
+    for (const result of event.verify ?? []) {
+      const view = viewOf(result.request);
+      view.rounds.push({ event: event.index, segment: segments.get(result.request) ?? 0, result });
+      view.emissions.push(result.emitted?.length ?? result.acceptLen);
+    }
+    if (event.phase === "verify" || event.phase === "decode") {
+      for (const request of seenRequests) {
+        if (event.phase === "decode") viewOf(request).emissions.push(1);
+        segments.set(request, (segments.get(request) ?? 0) + 1);
+        rebuilding.delete(request);
+      }
+    }
+  }
+  return views;
+}
+
+/** The segment of the forward that emitted output token `index` (prefill emits token 0). */
+export function segmentOfOutput(view: RequestView, index: number): number {
+  let emitted = 1;
+  if (index < emitted) return 0;
+  for (let k = 0; k < view.emissions.length; k++) {
+    emitted += view.emissions[k];
+    if (index < emitted) return k;
+  }
+  return view.emissions.length;
+}
