@@ -28,6 +28,10 @@ export const EngineConfigSchema = Type.Object(
     /** Slots per pool (a multiple of pageSize). */
     poolSlots: Type.Integer({ minimum: 1 }),
     faults: Type.Array(Type.Union(FAULT_NAMES.map((name) => Type.Literal(name)))),
+    /** Draft decode through captured static buffers replayed per batch shape (as CUDA graphs). */
+    graphReplay: Type.Optional(Type.Boolean()),
+    /** Multi-layer (MTP-style) drafting: S draft modules, module k with its own weights and pool at step k. */
+    multiLayer: Type.Optional(Type.Boolean()),
     runtime: RuntimeSchema,
   },
   { additionalProperties: false },

@@ -1,6 +1,7 @@
 // What every phase needs: config, models, pools, the recorder and the between-forwards hook.
 import type { ModelSpec } from "../model/spec.ts";
-import type { ModelSession } from "../runtime/ort.ts";
+import type { ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import { GraphReplay } from "./graph-replay.ts";
 import type { EngineConfig } from "./config.ts";
 import type { Faults } from "./faults.ts";
 import { runForward, type ForwardOutput, type ForwardPlan } from "./forward.ts";
@@ -26,6 +27,7 @@ export class EngineContext {
   /** Forwards run so far in the current step (abort points are numbered by it). */
   forwardInStep = 0;
   private lastGap = "";
+  graphReplay: GraphReplay | undefined;
 
   constructor(
     readonly config: EngineConfig,
@@ -49,6 +51,14 @@ export class EngineContext {
   draftSession(): ModelSession {
     if (!this.sessions.draft) throw new Error("speculative phase without a draft model");
     return this.sessions.draft;
+  }
+
+  /** Graph replay mode: draft decode runs through captured buffers (created with the first such forward). */
+  draftDecodeRunner(): ((feeds: ForwardFeeds) => Promise<ForwardResult>) | undefined {
+    if (!this.config.graphReplay) return undefined;
+    this.graphReplay ??= new GraphReplay(this.draftSession(), this.faults, this.spec.hidden);
+    const replay = this.graphReplay;
+    return (feeds) => replay.run(feeds);
   }
 
   draftPool(): KvPool {

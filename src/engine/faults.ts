@@ -13,6 +13,8 @@ export const FAULT_NAMES = [
   "cross-request-mask-leak",
   /** sglang PRs 15360/26866: the bonus is read from accept_tokens with stride N instead of S + 1. */
   "bonus-stride",
+  /** Graph capture advances the real batch's positions in place and never restores them. */
+  "positions-not-restored-after-capture",
   /** Resume after a retract skips the draft pools: the draft KV and pending draft are stale. */
   "stale-draft-kv-after-retract",
 ] as const;

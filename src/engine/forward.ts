@@ -1,7 +1,7 @@
 // Builds the tensors of one packed ragged forward, runs it, writes the new K/V rows into the pool and
 // records the trace event. Trace rows are read back from the exact tensors passed to the runtime and
 // the slots actually written, never from scheduler intent, so a plumbing bug shows in the trace.
-import type { FloatArray, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
 import { topMargin } from "../trace/compare.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
@@ -37,6 +37,8 @@ export interface ForwardPlan {
   rows: RowPlan[];
   /** Draft graphs: one hidden row per plan row. */
   hidden?: HiddenRows;
+  /** Runs the forward instead of session.run (graph replay). */
+  runner?: (feeds: ForwardFeeds) => Promise<ForwardResult>;
   draftStep?: number;
 }
 
@@ -93,7 +95,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   const tokens = BigInt64Array.from(rows, (row) => BigInt(row.token));
   const positions = BigInt64Array.from(rows, (row) => BigInt(row.position));
   const ctxSlotTensor = BigInt64Array.from(ctxSlots, BigInt);
-  const result = await plan.session.run({
+  const feeds: ForwardFeeds = {
     tokens,
     positions,
     hiddenIn: plan.hidden?.values,
@@ -102,7 +104,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     cacheDims: [pool.layers, pool.numSlots, pool.kvDim],
     ctxSlots: ctxSlotTensor,
     mask,
-  });
+  };
+  const result = await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds));
   const writeSlots = rows.map((row) => row.writeSlot);
   pool.writeRows(writeSlots, result.kNew, result.vNew, numRows);
   rows.forEach((row) => {

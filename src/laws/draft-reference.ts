@@ -12,7 +12,7 @@ import { sequenceOf } from "./rounds.ts";
 export const DRAFT_REFERENCE = "draft reference";
 
 /** Relative logit tolerance on top of the absolute epsilon: float32 accumulates rounding with depth. */
-function relativeTolerance(oracle: ReferenceOracle): number {
+export function relativeTolerance(oracle: ReferenceOracle): number {
   return oracle.spec.dtype === "float32" ? 1e-5 : 1e-12;
 }
 

@@ -94,6 +94,19 @@ function compareRows(a: ViewRow, b: ViewRow, tolerance: Tolerance, names: [strin
   return undefined;
 }
 
+/**
+ * A request that finishes in its final prefill chunk skips draft extend, but a chunked (or
+ * budget-split) prefill already extended its non-final chunks: extra draft-extend rows in the segment
+ * where the request finished are legitimate.
+ */
+function finishedExtendsOnly(a: RequestView, b: RequestView, rowsA: readonly ViewRow[], rowsB: readonly ViewRow[], common: number): boolean {
+  const finished = (view: RequestView) => view.finishReason === "eos" || view.finishReason === "length";
+  if (!finished(a) || !finished(b)) return false;
+  const [longer, view] = rowsA.length > rowsB.length ? [rowsA, a] : [rowsB, b];
+  const finalSegment = segmentOfOutput(view, view.output.length - 1);
+  return longer.slice(common).every((row) => row.phase === "draft-extend" && row.segment >= finalSegment);
+}
+
 function compareRequest(a: RequestView, b: RequestView, options: Required<Omit<InvarianceOptions, "tolerance">> & { tolerance: Tolerance }): { compared: number; nearTies: number[]; differences: Difference[] } {
   const names: [string, string] = [options.subject, options.baseline];
   const prefixOnly = a.finishReason === "abort" || b.finishReason === "abort" || a.finishReason === "unfinished" || b.finishReason === "unfinished";
@@ -116,7 +129,7 @@ function compareRequest(a: RequestView, b: RequestView, options: Required<Omit<I
           break;
         }
       }
-      if (i === common && rowsA.length !== rowsB.length && !prefixOnly) {
+      if (i === common && rowsA.length !== rowsB.length && !prefixOnly && !finishedExtendsOnly(a, b, rowsA, rowsB, common)) {
         const extra = rowsA[common] ?? rowsB[common];
         differences.push({
           segment: extra.segment,

@@ -75,7 +75,7 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
         attendBatchRows: [r],
       };
     });
-    const output = await context.forward({ phase: "draft-decode", model: "draft", pool, session: context.draftSession(), rows, hidden: input.hidden, draftStep: step });
+    const output = await context.forward({ phase: "draft-decode", model: "draft", pool, session: context.draftSession(), rows, hidden: input.hidden, draftStep: step, runner: context.draftDecodeRunner() });
     for (const request of active) {
       const list = candidates.get(request.id)!;
       const children: Candidate[] = [];

@@ -1,0 +1,56 @@
+// Law "graph-replay equivalence": a run with draft decode on captured, replayed graphs equals the eager
+// run event for event: same phases, rows (request, token, position, slot) and predictions. Padding the
+// context to a captured shape moves logits in the last bits, so predictions are tie-aware and logits
+// compared within tolerance.
+import type { Trace } from "../trace/schema.ts";
+import { LawTally, type LawResult } from "./law.ts";
+
+export const REPLAY_EQUIVALENCE = "graph-replay equivalence";
+
+export interface ReplayTolerance {
+  /** Tie threshold in the draft's logit units. */
+  epsilon: number;
+  absolute: number;
+  relative: number;
+}
+
+export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: ReplayTolerance): LawResult {
+  const tally = new LawTally(REPLAY_EQUIVALENCE);
+  const count = Math.min(eager.events.length, replay.events.length);
+  for (let e = 0; e < count; e++) {
+    const expected = eager.events[e];
+    const got = replay.events[e];
+    tally.checked += 1;
+    const where = { event: got.index };
+    if (expected.phase !== got.phase || expected.rows.length !== got.rows.length) {
+      tally.fail({ ...where, message: `event ${got.index}: replay ran ${got.phase} with ${got.rows.length} rows, eager ${expected.phase} with ${expected.rows.length}` });
+      return tally.result();
+    }
+    for (let r = 0; r < got.rows.length; r++) {
+      const a = expected.rows[r];
+      const b = got.rows[r];
+      const rowWhere = { ...where, index: r, request: b.request };
+      for (const field of ["request", "token", "position", "slot", "temporary"] as const) {
+        if (a[field] !== b[field]) {
+          tally.fail({ ...rowWhere, message: `event ${got.index} row ${r}: replay ${field} ${String(b[field])}, eager ${String(a[field])}` });
+          return tally.result();
+        }
+      }
+      if (a.predict !== b.predict) {
+        // A near-tie may flip; everything after it legitimately differs, so the comparison stops here.
+        if ((a.margin ?? Infinity) < tolerance.epsilon) {
+          tally.ties += 1;
+          return tally.result();
+        }
+        tally.fail({ ...rowWhere, message: `event ${got.index} row ${r}: replay predicts ${b.predict}, eager ${a.predict} (margin ${a.margin})`, expected: a.predict, got: b.predict });
+        return tally.result();
+      }
+      if (a.topLogit !== undefined && b.topLogit !== undefined && Math.abs(a.topLogit - b.topLogit) > tolerance.absolute + tolerance.relative * Math.abs(a.topLogit)) {
+        tally.fail({ ...rowWhere, message: `event ${got.index} row ${r}: replay logit ${b.topLogit}, eager ${a.topLogit}` });
+        return tally.result();
+      }
+    }
+  }
+  if (eager.events.length !== replay.events.length) tally.fail({ message: `replay ran ${replay.events.length} forwards, eager ${eager.events.length}` });
+  return tally.result();
+}
