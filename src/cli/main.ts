@@ -6,6 +6,8 @@
  */
 
 import { runCommand } from "./run.ts";
+import { goldenCommand } from "./golden.ts";
+import { validateCommand } from "./validate.ts";
 
 export interface Command {
   /** One-line description shown by `specconf help`. */
@@ -15,6 +17,8 @@ export interface Command {
 
 export const COMMANDS: Record<string, Command> = {
   run: { summary: "run a case (default: generated prompts on a preset) in target-only and speculative mode, and check the laws", run: runCommand },
+  golden: { summary: "golden suites: update (regenerate, explicit only), verify (reference engine against them), dump (reference outputs and traces)", run: goldenCommand },
+  validate: { summary: "check another engine's outputs (JSON Lines) and traces against a golden file", run: validateCommand },
 };
 
 export function usage(): string {

@@ -1,0 +1,33 @@
+// The outputs format another engine produces for `specconf validate`: JSON Lines, one request per line.
+// Only case, id and tokens are required; every other field adds a check when present.
+import { Type, type Static } from "@sinclair/typebox";
+
+export const OUTPUTS_FORMAT_VERSION = 1;
+
+/** One request's results, as an engine reports them (also the adapter protocol's output object). */
+export const RequestOutputFields = {
+  /** The request id of the case's workload. */
+  id: Type.Integer({ minimum: 0 }),
+  /** Generated tokens (greedy), without the prompt, cut at EOS (EOS included) or max new tokens. */
+  tokens: Type.Array(Type.Integer({ minimum: 0 })),
+  finishReason: Type.Optional(Type.Union([Type.Literal("length"), Type.Literal("eos"), Type.Literal("abort"), Type.Literal("unfinished")])),
+  /** accept_len of every verify round, root included (SGLang v2 accept_lens; profile sglang-v1 reads v1's drafts-only accept_length). */
+  acceptLens: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
+  /** The first round's chain drafts d_1..d_S. */
+  firstRoundDrafts: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
+};
+
+export const RequestOutputSchema = Type.Object(RequestOutputFields, { additionalProperties: false });
+
+export const OutputLineSchema = Type.Object(
+  {
+    formatVersion: Type.Literal(OUTPUTS_FORMAT_VERSION),
+    /** The golden case this request belongs to (its name in the golden file). */
+    case: Type.String({ minLength: 1 }),
+    ...RequestOutputFields,
+  },
+  { additionalProperties: false, description: "one line of an outputs .jsonl file" },
+);
+
+export type RequestOutput = Static<typeof RequestOutputSchema>;
+export type OutputLine = Static<typeof OutputLineSchema>;
