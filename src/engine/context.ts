@@ -15,11 +15,15 @@ export interface EngineSessions {
   draft?: ModelSession;
   /** Layers of the draft graph (sizes the draft KV pool). */
   draftLayers?: number;
+  /** Multi-layer drafting: module k's session at index k. */
+  draftModules?: ModelSession[];
 }
 
 export interface EnginePools {
   target: KvPool;
   draft?: KvPool;
+  /** Multi-layer drafting: module k's own pool (and req_to_token table) at index k. */
+  draftModules?: KvPool[];
 }
 
 export class EngineContext {
@@ -90,9 +94,26 @@ export class EngineContext {
     return runForward({ step: this.step, faults: this.faults, recorder: this.recorder, vocab: this.spec.vocab }, plan);
   }
 
+  /** Every draft-side pool: the chain/tree draft pool or the multi-layer modules' pools. */
+  draftPools(): KvPool[] {
+    return [...(this.pools.draft ? [this.pools.draft] : []), ...(this.pools.draftModules ?? [])];
+  }
+
+  modulePool(module: number): KvPool {
+    const pool = this.pools.draftModules?.[module];
+    if (!pool) throw new Error(`no pool for draft module ${module}`);
+    return pool;
+  }
+
+  moduleSession(module: number): ModelSession {
+    const session = this.sessions.draftModules?.[module];
+    if (!session) throw new Error(`no session for draft module ${module}`);
+    return session;
+  }
+
   /** Frees everything a request holds in every pool. Mutates the pools. */
   releaseRequest(request: Request): void {
     this.pools.target.freeRequest(request.id);
-    this.pools.draft?.freeRequest(request.id);
+    for (const pool of this.draftPools()) pool.freeRequest(request.id);
   }
 }

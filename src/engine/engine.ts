@@ -33,7 +33,12 @@ export class Engine {
     const poolOf = (name: string, layers: number) =>
       new KvPool({ name, numSlots: config.poolSlots, pageSize: config.pageSize, layers, kvDim: spec.kvHeads * spec.headDim, dtype: spec.dtype });
     const speculative = config.mode === "speculative";
-    const pools = { target: poolOf("target", spec.layers), draft: speculative ? poolOf("draft", sessions.draftLayers ?? 1) : undefined };
+    const multiLayer = speculative && config.multiLayer === true;
+    const pools = {
+      target: poolOf("target", spec.layers),
+      draft: speculative && !multiLayer ? poolOf("draft", sessions.draftLayers ?? 1) : undefined,
+      draftModules: multiLayer ? Array.from({ length: config.numSteps }, (_, k) => poolOf(`draft-${k}`, sessions.draftLayers ?? 1)) : undefined,
+    };
     this.context = new EngineContext(config, spec, sessions, pools, new Faults(config.faults), new TraceRecorder(options.trace), (step, forwardInStep) =>
       options.betweenForwards?.(this, step, forwardInStep),
     );
@@ -76,7 +81,7 @@ export class Engine {
     if (stale) {
       // The bug keeps the draft pools' persisted KV; the round's temporary rows are gone either way.
       this.context.pools.target.freeRequest(id);
-      this.context.pools.draft?.freeTemporary(id);
+      for (const pool of this.context.draftPools()) pool.freeTemporary(id);
     } else {
       this.context.releaseRequest(request);
     }
@@ -114,8 +119,7 @@ export class Engine {
 
   /** KV conservation: integrity, and between steps no slot beyond the active requests' persisted KV. */
   private checkPools(): void {
-    const { target, draft } = this.context.pools;
-    for (const pool of draft ? [target, draft] : [target]) {
+    for (const pool of [this.context.pools.target, ...this.context.draftPools()]) {
       const violations = [...pool.checkIntegrity()];
       for (const id of pool.requests()) {
         const request = this.requests.get(id);

@@ -11,6 +11,8 @@ export const FAULT_NAMES = [
   "leaked-rejected-slots",
   /** A packed batch's mask lets a row attend one slot of the next request's context. */
   "cross-request-mask-leak",
+  /** sglang PR 22954: in multi-layer drafting, steps after the first keep module 0's pool on the forward. */
+  "shared-draft-pool",
   /** sglang PRs 15360/26866: the bonus is read from accept_tokens with stride N instead of S + 1. */
   "bonus-stride",
   /** Graph capture advances the real batch's positions in place and never restores them. */

@@ -40,6 +40,8 @@ export interface ForwardPlan {
   /** Runs the forward instead of session.run (graph replay). */
   runner?: (feeds: ForwardFeeds) => Promise<ForwardResult>;
   draftStep?: number;
+  /** Multi-layer drafting: the module this forward runs. */
+  module?: number;
 }
 
 export interface ForwardOutput {
@@ -126,6 +128,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     model: plan.model,
     pool: pool.name,
     draftStep: plan.draftStep,
+    ...(plan.module !== undefined ? { module: plan.module } : {}),
     rows: rows.map((row, r): TraceRow => ({
       request: row.request,
       token: Number(tokens[r]),

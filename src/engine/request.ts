@@ -32,6 +32,10 @@ export class Request {
   /** The draft's top-K after x_L (d_1 is tokens[0]) for the next round, and the draft hidden state produced with it. */
   draftRoot: TopK | undefined;
   draftHidden: HiddenRows | undefined;
+  /** Multi-layer: persisted rows of module k's KV (anchors 0..moduleKvLength[k]-1). */
+  readonly moduleKvLength: number[] = [];
+  /** Multi-layer: target hidden h_i kept until every module has persisted anchor i. */
+  readonly targetHidden = new Map<number, HiddenRows>();
   /** accept_len of every verify round (including the root). */
   readonly acceptLens: number[] = [];
   /** Rounds cut short by EOS or max new tokens (they cannot accept everything). */
@@ -71,6 +75,8 @@ export class Request {
     this.draftKvLength = 0;
     this.draftRoot = undefined;
     this.draftHidden = undefined;
+    this.moduleKvLength.fill(0);
+    this.targetHidden.clear();
   }
 
   get active(): boolean {
@@ -110,5 +116,6 @@ export class Request {
     this.finishReason = reason;
     this.draftRoot = undefined;
     this.draftHidden = undefined;
+    this.targetHidden.clear();
   }
 }

@@ -41,7 +41,8 @@ export function resolveModelSpec(modelRef: Case["model"]): ModelSpec {
 export function loadModels(testCase: Case): LoadedModels {
   const spec = resolveModelSpec(testCase.model);
   const target = buildTarget(spec);
-  const draft = testCase.draft ? buildDraft(target, testCase.draft) : undefined;
+  const numModules = testCase.engine.mode === "speculative" && testCase.engine.multiLayer ? testCase.engine.numSteps : 1;
+  const draft = testCase.draft ? buildDraft(target, testCase.draft, numModules) : undefined;
   return { spec, target, draft };
 }
 
@@ -64,12 +65,25 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   validateEngineConfig(testCase.engine);
   if (testCase.engine.mode === "speculative" && !testCase.draft) throw new ConfigError("/draft", "speculative mode needs a draft model");
   const ids = new Set<number>();
+  const multiLayer = testCase.engine.mode === "speculative" && testCase.engine.multiLayer === true;
+  if (multiLayer) {
+    if (testCase.engine.topk !== 1) throw new ConfigError("/engine/topk", "multi-layer drafting needs topk 1");
+    if (testCase.draft?.kind === "eagle") throw new ConfigError("/draft/kind", "multi-layer drafting needs a mirror-family draft (modules), not the EAGLE head");
+    if (spec.preamble.length < testCase.engine.numSteps) {
+      throw new ConfigError("/engine/numSteps", `multi-layer drafting with ${testCase.engine.numSteps} modules needs a preamble of ${testCase.engine.numSteps} tokens; the model's has ${spec.preamble.length}`);
+    }
+  }
   testCase.workload.requests.forEach((request, i) => {
     if (ids.has(request.id)) throw new ConfigError(`/workload/requests/${i}/id`, `duplicate request id ${request.id}`);
     ids.add(request.id);
     request.prompt.forEach((token, t) => {
       if (token >= spec.vocab) throw new ConfigError(`/workload/requests/${i}/prompt/${t}`, `token ${token} is outside the vocabulary (${spec.vocab})`);
     });
+    if (multiLayer) {
+      const preamble = spec.preamble.slice(0, testCase.engine.numSteps);
+      const at = preamble.findIndex((token, t) => request.prompt[t] !== token);
+      if (at >= 0) throw new ConfigError(`/workload/requests/${i}/prompt/${at}`, `multi-layer mirror modules need prompts starting with the preamble [${preamble.join(", ")}]`);
+    }
     const mirror = testCase.draft && testCase.draft.kind !== "eagle";
     if (mirror && testCase.engine.mode === "speculative" && request.prompt[0] !== spec.bosId) {
       throw new ConfigError(`/workload/requests/${i}/prompt/0`, `mirror drafts need prompts starting with BOS (${spec.bosId})`);
@@ -95,13 +109,17 @@ export interface RunOptions {
 }
 
 export async function runCase(testCase: Case, options: RunOptions = {}): Promise<RunResult> {
+  // Consistency first: a bad case gets its JSON path, not an error from deep inside model building.
+  checkCaseConsistency(testCase, resolveModelSpec(testCase.model));
   const models = loadModels(testCase);
-  checkCaseConsistency(testCase, models.spec);
   const runtime = testCase.engine.runtime;
   const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
-  const draftGraph = testCase.engine.mode === "speculative" ? models.draft?.graphs[0] : undefined;
-  const draft = draftGraph && (await sessionFor(draftGraph.bytes, draftGraph.digest, models.spec, runtime));
-  const engine = new Engine(testCase.engine, models.spec, { target, draft, draftLayers: draftGraph?.layers }, {
+  const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
+  const draftGraph = draftGraphs[0];
+  const draftSessions = await Promise.all(draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
+  const multiLayer = testCase.engine.multiLayer === true;
+  const sessions = { target, draft: multiLayer ? undefined : draftSessions[0], draftModules: multiLayer ? draftSessions : undefined, draftLayers: draftGraph?.layers };
+  const engine = new Engine(testCase.engine, models.spec, sessions, {
     trace: options.trace ?? true,
     betweenForwards: (self, step, forwardInStep) => {
       for (const abort of testCase.workload.aborts) {
@@ -130,7 +148,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   const trace: Trace = {
     formatVersion: TRACE_FORMAT_VERSION,
     engine: { name: "specconf-reference", version: "0.1.0", ...info, dtype: models.spec.dtype },
-    models: { target: models.target.graph.digest, draft: draftGraph ? [draftGraph.digest] : undefined },
+    models: { target: models.target.graph.digest, draft: draftGraphs.length > 0 ? draftGraphs.map((graph) => graph.digest) : undefined },
     config: { ...testCase.engine, draft: testCase.draft },
     requests: outputs.map((output): TraceRequest => ({
       id: output.id,

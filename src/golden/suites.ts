@@ -32,6 +32,7 @@ export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
     cases: [
       { name: "unchunked", description: "4 requests arriving over 3 steps, S = 3, whole-prompt prefill", seed: 101, requests: 4, maxNewTokens: 16, engine: { numSteps: 3 } },
       { name: "chunked-paged", description: "chunk 3, page 4, token budget 8: chunk tails near the prompt end, verify across page boundaries", seed: 102, requests: 4, maxNewTokens: 16, engine: { numSteps: 3, chunkSize: 3, pageSize: 4, tokenBudget: 8 } },
+      { name: "tree", description: "tree drafting: topk 2, 6 verify rows per request (N > S + 1, so the bonus stride matters), S = 3", seed: 107, requests: 3, maxNewTokens: 12, engine: { numSteps: 3, topk: 2, numDraftTokens: 6 } },
     ],
   },
   {

@@ -25,7 +25,7 @@ export interface CaseCheck {
   testCase: Case;
   /** One result per law that applied (and was selected), plus RUNS_TO_COMPLETION when a run crashed. */
   results: LawResult[];
-  /** Seconds spent per law (its twin runs included); "runs" holds the case and baseline runs. */
+  /** Seconds per law (its twin runs included); "runs": the case's run and the target-only baseline. */
   seconds: Record<string, number>;
   labels: CoverageLabel[];
   run?: RunResult;
@@ -69,10 +69,8 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
     }
   };
   let run: RunResult;
-  let targetOnly: RunResult;
   try {
     run = await timed("runs", () => runCase(testCase));
-    targetOnly = await timed("runs", () => runCase(targetOnlyCase(testCase)));
   } catch (error) {
     if (error instanceof ConfigError) throw error; // the generator made an impossible case: a harness bug
     check.crash = message(error);
@@ -80,9 +78,23 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
     return check;
   }
   check.run = run;
-  check.targetOnly = targetOnly;
   check.labels = coverageLabels(testCase, run.trace);
   const oracle = await ReferenceOracle.create(loadModels(testCase), testCase.engine.runtime);
+  const laws = applicableLaws(testCase, options.laws);
+  let baseline: Promise<RunResult> | undefined;
+  const targetOnly = (): Promise<RunResult> => {
+    baseline ??= runCase(targetOnlyCase(testCase)).then((result) => (check.targetOnly = result));
+    return baseline;
+  };
+  if (laws.some((law) => law.baseline)) {
+    try {
+      await timed("runs", targetOnly);
+    } catch (error) {
+      check.crash = `target-only run: ${message(error)}`;
+      check.results.push(crashed(RUNS_TO_COMPLETION, error));
+      return check;
+    }
+  }
   const twinRuns = new Map<TwinKind, Promise<RunResult>>();
   const twin = (kind: TwinKind): Promise<RunResult> => {
     let pending = twinRuns.get(kind);
@@ -97,7 +109,7 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
     return pending;
   };
   const context = { testCase, run, targetOnly, oracle, twin };
-  for (const law of applicableLaws(testCase, options.laws)) {
+  for (const law of laws) {
     const result = await timed(law.name, async () => {
       try {
         return await law.check(context);

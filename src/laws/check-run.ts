@@ -10,6 +10,7 @@ import type { LawResult } from "./law.ts";
 import { checkLossless } from "./lossless.ts";
 import { checkMirrorAcceptance } from "./mirror-acceptance.ts";
 import { ReferenceOracle } from "./oracle.ts";
+import { checkPerStepPools } from "./per-step-pools.ts";
 import { checkPhaseContracts } from "./phase-contracts.ts";
 import { checkPositions } from "./positions.ts";
 import { checkReferenceDecode } from "./reference-decode.ts";
@@ -31,6 +32,7 @@ export async function checkRun(testCase: Case, result: RunResult, targetOnly?: R
     laws.push(await checkDraftReference(trace, oracle));
     laws.push(checkPhaseContracts(trace));
     laws.push(checkBonusStride(trace));
+    if (testCase.engine.multiLayer) laws.push(checkPerStepPools(trace));
     const kind = testCase.draft?.kind;
     if (kind === "mirror" || kind === "tapped-mirror") laws.push(await checkMirrorAcceptance(trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle));
   }

@@ -21,6 +21,7 @@ interface CheckedRow {
   rowIndex: number;
   row: TraceRow;
   rootPosition: number;
+  /** Chain/tree: the draft path ending at this row. Multi-layer: the round's drafts d_1..d_k fed to module k. */
   pathTokens: number[];
 }
 
@@ -29,14 +30,16 @@ function rowsToCheck(trace: Trace): CheckedRow[] | string {
   const byIndex = new Map(trace.events.map((event) => [event.index, event]));
   const checked: CheckedRow[] = [];
   for (const event of trace.events) {
-    if (event.phase === "draft-extend") {
+    if (event.phase === "draft-extend" || (event.phase === "draft-decode" && event.module !== undefined)) {
+      // The last row of each request: it yields the root's candidates (module 0) or the next draft.
       const last = new Map<number, number>();
       event.rows.forEach((row, rowIndex) => last.set(row.request, rowIndex));
       for (const rowIndex of last.values()) {
         const row = event.rows[rowIndex];
-        checked.push({ event, rowIndex, row, rootPosition: row.position + 1, pathTokens: [] });
+        const drafts = event.phase === "draft-decode" ? event.rows.filter((other) => other.request === row.request).map((other) => other.token) : [];
+        checked.push({ event, rowIndex, row, rootPosition: row.position + 1, pathTokens: drafts });
       }
-    } else if (event.phase === "draft-decode" && event.module === undefined) {
+    } else if (event.phase === "draft-decode") {
       for (const [rowIndex, row] of event.rows.entries()) {
         const path = [row.token];
         let provenance = row.hidden;
@@ -71,7 +74,16 @@ export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle)
     const sequence = sequenceOf(trace, row.request);
     // The root must be verified: a request aborted or retracted mid-round has no sequence beyond it.
     if (!sequence || rootPosition >= sequence.length) continue;
-    const expected = (await oracle.draftRow(sequence, rootPosition, pathTokens)).prediction;
+    const module = event.module;
+    let expected;
+    if (module === undefined) {
+      expected = (await oracle.draftRow(sequence, rootPosition, pathTokens)).prediction;
+    } else {
+      // Module k's row at anchor i reads x_{i+k+1}: for a persisted extend row it must be verified.
+      const root = event.phase === "draft-decode" ? rootPosition : sequence.length - 1;
+      if (row.position + module + 1 > root + pathTokens.length) continue;
+      expected = await oracle.moduleRow(sequence, module, row.position, root, pathTokens);
+    }
     tally.checked += 1;
     const where = { request: row.request, event: event.index, index: rowIndex };
     const label = `${event.phase} event ${event.index} row ${rowIndex} (request ${row.request}, position ${row.position}${pathTokens.length ? `, draft path ${pathTokens.join(" ")}` : ""})`;

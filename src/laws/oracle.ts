@@ -4,7 +4,7 @@ import type { LoadedModels } from "../engine/run-case.ts";
 import { sessionFor } from "../engine/run-case.ts";
 import { draftLogitScale, type ModelSpec } from "../model/spec.ts";
 import type { ModelSession, RuntimeOptions } from "../runtime/ort.ts";
-import { recomputeDraftRow, teacherForcedTarget, type DraftRowReference, type TeacherForcedTarget } from "../reference/cache-free.ts";
+import { recomputeDraftRow, recomputeModuleRow, teacherForcedTarget, type DraftRowReference, type RowPrediction, type TeacherForcedTarget } from "../reference/cache-free.ts";
 import { epsilonFor } from "./law.ts";
 
 export class ReferenceOracle {
@@ -18,6 +18,7 @@ export class ReferenceOracle {
     readonly spec: ModelSpec,
     private readonly target: ModelSession,
     private readonly draft: ModelSession | undefined,
+    private readonly modules: readonly ModelSession[],
     readonly draftLayers: number,
     runtime: RuntimeOptions,
     scale: number,
@@ -28,10 +29,10 @@ export class ReferenceOracle {
 
   static async create(models: LoadedModels, runtime: RuntimeOptions): Promise<ReferenceOracle> {
     const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
-    const draftGraph = models.draft?.graphs[0];
-    const draft = draftGraph && (await sessionFor(draftGraph.bytes, draftGraph.digest, models.spec, runtime));
+    const graphs = models.draft?.graphs ?? [];
+    const sessions = await Promise.all(graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
     const scale = models.draft ? draftLogitScale(models.draft.spec) : 1;
-    return new ReferenceOracle(models.spec, target, draft, draftGraph?.layers ?? 0, runtime, scale);
+    return new ReferenceOracle(models.spec, target, sessions[0], sessions, graphs[0]?.layers ?? 0, runtime, scale);
   }
 
   get hasDraft(): boolean {
@@ -69,5 +70,16 @@ export class ReferenceOracle {
       this.draftMemo.set(key, memo);
     }
     return memo;
+  }
+
+  /**
+   * Multi-layer: module k's row at lastAnchor recomputed without a cache, over the verified tokens up to
+   * the round's root x_L followed by the round's drafts (none for a persisted extend row).
+   */
+  async moduleRow(sequence: readonly number[], module: number, lastAnchor: number, rootPosition: number, drafts: readonly number[]): Promise<RowPrediction> {
+    const session = this.modules[module];
+    if (!session) throw new Error(`no draft module ${module}`);
+    const target = await this.targetOver(sequence);
+    return recomputeModuleRow(session, this.spec, this.draftLayers, target, module, lastAnchor, [...sequence.slice(0, rootPosition + 1), ...drafts]);
   }
 }

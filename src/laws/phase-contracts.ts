@@ -1,7 +1,7 @@
 // Law "phase contracts": every hidden-state input row carries its provenance. Draft-extend rows come
 // from the target forward (prefill or verify) of the same request and position; draft-decode rows from
-// the previous draft step of the same request. Draft decode runs topk rows per request (from the
-// trace's config when present).
+// the previous draft step of the same request (multi-layer modules: the target at the row's anchor).
+// Draft decode runs topk rows per request (from the trace's config when present), k at module step k.
 import type { Trace, TraceEvent } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 
@@ -26,7 +26,8 @@ export function checkPhaseContracts(trace: Trace): LawResult {
         tally.fail({ ...where, message: `hidden input of event ${event.index} row ${rowIndex} points at missing event ${row.hidden.event} row ${row.hidden.row}` });
         return;
       }
-      const wantTarget = event.phase === "draft-extend";
+      // Multi-layer modules read the target's hidden state at their anchor in every draft phase.
+      const wantTarget = event.phase === "draft-extend" || event.module !== undefined;
       const sourceIsTarget = source.phase === "prefill" || source.phase === "verify" || source.phase === "decode";
       const expectedPosition = wantTarget ? row.position : row.position - 1;
       if (sourceIsTarget !== wantTarget || sourceRow.request !== row.request || sourceRow.position !== expectedPosition) {
@@ -36,9 +37,11 @@ export function checkPhaseContracts(trace: Trace): LawResult {
         });
       }
     });
-    const topk = trace.config?.topk;
-    if (event.phase === "draft-decode" && typeof topk === "number") {
-      for (const [request, rows] of perRequest) if (rows !== topk) tally.fail({ request, event: event.index, message: `draft decode event ${event.index} has ${rows} rows for request ${request}, expected topk = ${topk}` });
+    // Rows per request: topk in chain/tree drafting, k at multi-layer step k.
+    const expectedRows = event.module ?? trace.config?.topk;
+    if (event.phase === "draft-decode" && typeof expectedRows === "number") {
+      const what = event.module !== undefined ? `module ${event.module}'s step` : "topk";
+      for (const [request, rows] of perRequest) if (rows !== expectedRows) tally.fail({ request, event: event.index, message: `draft decode event ${event.index} has ${rows} rows for request ${request}, expected ${what} = ${expectedRows}` });
     }
   }
   return tally.result();

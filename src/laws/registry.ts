@@ -27,8 +27,8 @@ export interface LawContext {
   testCase: Case;
   /** The case's own run (speculative unless the case says target-only). */
   run: RunResult;
-  /** The fault-free target-only run of the same workload: lossless's baseline. */
-  targetOnly: RunResult;
+  /** Runs (once) and returns the fault-free target-only run of the same workload: lossless's baseline. */
+  targetOnly(): Promise<RunResult>;
   oracle: ReferenceOracle;
   /** Runs (once) and returns a twin; throws if the twin run crashes. */
   twin(kind: TwinKind): Promise<RunResult>;
@@ -42,6 +42,8 @@ export interface LawDefinition {
   applies(testCase: Case): boolean;
   /** The twin runs it needs. */
   twins?: readonly TwinKind[];
+  /** It reads the target-only baseline (run once per case, before the laws, when a law needs it). */
+  baseline?: boolean;
   check(context: LawContext): Promise<LawResult>;
 }
 
@@ -64,14 +66,16 @@ export const LAWS: readonly LawDefinition[] = [
     name: REFERENCE_DECODE,
     summary: "outputs (speculative and target-only) equal a cache-free teacher-forced target forward",
     applies: () => true,
-    check: async ({ run, targetOnly, oracle }) => combine(await checkReferenceDecode(run.trace.requests, oracle), await checkReferenceDecode(targetOnly.trace.requests, oracle)),
+    baseline: true,
+    check: async ({ run, targetOnly, oracle }) => combine(await checkReferenceDecode(run.trace.requests, oracle), await checkReferenceDecode((await targetOnly()).trace.requests, oracle)),
   },
   {
     name: LOSSLESS,
     summary: "speculative greedy output equals target-only greedy output",
     applies: speculative,
+    baseline: true,
     check: async ({ run, targetOnly, oracle }) => {
-      const baseline = new Map((targetOnly.trace.requests ?? []).map((request) => [request.id, request]));
+      const baseline = new Map(((await targetOnly()).trace.requests ?? []).map((request) => [request.id, request]));
       return checkLossless(
         (run.trace.requests ?? []).map((request) => {
           const other = baseline.get(request.id);
@@ -106,7 +110,8 @@ export const LAWS: readonly LawDefinition[] = [
     name: POSITIONS,
     summary: "persisted KV contiguous per request and pool; each row attends exactly its request's earlier positions",
     applies: () => true,
-    check: async ({ run, targetOnly }) => combine(checkPositions(run.trace), checkPositions(targetOnly.trace)),
+    baseline: true,
+    check: async ({ run, targetOnly }) => combine(checkPositions(run.trace), checkPositions((await targetOnly()).trace)),
   },
   {
     name: PHASE_CONTRACTS,
@@ -124,8 +129,11 @@ export const LAWS: readonly LawDefinition[] = [
     name: KV_CONSERVATION,
     summary: "pools pass checkIntegrity() after every step and are empty at the end",
     applies: () => true,
-    check: async ({ run, targetOnly }) =>
-      combine(checkKvConservation(run.poolChecks, run.steps, run.slotsInUseAtEnd), checkKvConservation(targetOnly.poolChecks, targetOnly.steps, targetOnly.slotsInUseAtEnd)),
+    baseline: true,
+    check: async ({ run, targetOnly }) => {
+      const baseline = await targetOnly();
+      return combine(checkKvConservation(run.poolChecks, run.steps, run.slotsInUseAtEnd), checkKvConservation(baseline.poolChecks, baseline.steps, baseline.slotsInUseAtEnd));
+    },
   },
   {
     name: CHUNK_INVARIANCE,

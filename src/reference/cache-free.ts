@@ -82,6 +82,26 @@ export async function recomputeDraftRow(
   return { prediction: out.predictions[last], hidden: out.hidden.slice(last * width, (last + 1) * width) };
 }
 
+/**
+ * Multi-layer module k recomputed without a cache: rows at anchors 0..lastAnchor pair the target hidden
+ * h_i with token x_{i+k+1} of `extended` (the verified sequence followed by the round's drafts), at
+ * anchor positions (the module graph adds k + 1 for RoPE). Returns the last row.
+ */
+export async function recomputeModuleRow(
+  session: ModelSession,
+  spec: ModelSpec,
+  draftLayers: number,
+  target: TeacherForcedTarget,
+  module: number,
+  lastAnchor: number,
+  extended: readonly number[],
+): Promise<RowPrediction> {
+  const rows = lastAnchor + 1;
+  const tokens = Array.from({ length: rows }, (_, anchor) => extended[anchor + module + 1]);
+  const out = await runCacheFree(session, spec, draftLayers, tokens, tokens.map((_, i) => i), target.hidden.slice(0, rows * spec.hidden));
+  return out.predictions[rows - 1];
+}
+
 function concatRows(parts: readonly FloatArray[], dtype: ModelSpec["dtype"]): FloatArray {
   const total = parts.reduce((sum, part) => sum + part.length, 0);
   const out = dtype === "float32" ? new Float32Array(total) : new Float64Array(total);

@@ -1,31 +1,35 @@
-// Every law that can run on a trace alone (plus the reference models): the laws validate runs on a
-// third party's trace and the external-engine check runs on an adapter's trace. The laws are the
-// plain functions of src/laws; a profile's relaxations transform the trace a law sees, or make a law
-// not checkable, and each application is logged for the report.
-import { ACCEPTANCE_CORRECTNESS, checkAcceptanceCorrectness } from "../laws/acceptance-correctness.ts";
-import { BONUS_STRIDE, checkBonusStride } from "../laws/bonus-stride.ts";
-import { checkDraftReference, DRAFT_REFERENCE } from "../laws/draft-reference.ts";
+// Every law of the registry (src/laws/registry.ts) that can be judged from traces alone, run on another
+// engine's trace: by validate (one trace per golden case, the golden tokens as the target-only baseline)
+// and by the external-engine check (whose twins and baseline come from the same external engine).
+// Laws that need the engine's internals (pool integrity checks) are "not checkable"; laws that compare
+// with twin runs are "not checkable" when no twin runs exist. A profile's relaxations transform the
+// trace a law sees, or make a law not checkable; each application is logged for the report.
+import type { Case } from "../case/case.ts";
+import type { RunResult } from "../engine/run-case.ts";
+import { DRAFT_REFERENCE } from "../laws/draft-reference.ts";
 import { KV_CONSERVATION } from "../laws/kv-conservation.ts";
 import { notCheckable, type LawResult } from "../laws/law.ts";
-import { checkLossless, LOSSLESS } from "../laws/lossless.ts";
-import { checkMirrorAcceptance, MIRROR_ACCEPTANCE } from "../laws/mirror-acceptance.ts";
 import type { ReferenceOracle } from "../laws/oracle.ts";
-import { checkPhaseContracts, PHASE_CONTRACTS } from "../laws/phase-contracts.ts";
-import { checkPositions, POSITIONS } from "../laws/positions.ts";
-import { checkReferenceDecode, REFERENCE_DECODE } from "../laws/reference-decode.ts";
-import type { DraftKind } from "../model/spec.ts";
+import { PHASE_CONTRACTS } from "../laws/phase-contracts.ts";
+import { POSITIONS } from "../laws/positions.ts";
+import { LAWS, type TwinKind } from "../laws/registry.ts";
 import type { Trace } from "../trace/schema.ts";
 import { hasRelaxation, RELAXATIONS, type Relaxation, type RelaxationLog } from "./profiles.ts";
 import { declareSharedPrefixes, dropPaddedExtendRows, isMultiLayer, stripDraftDecodeAttention, traceTopk, type Transformed } from "./relax.ts";
 
-export interface TraceLawContext {
+/** Laws that read what only the engine itself knows (pool integrity checks), never a trace. */
+export const ENGINE_INTERNAL_LAWS: ReadonlyMap<string, string> = new Map([[KV_CONSERVATION, "needs the engine's pool integrity checks, which a trace does not carry"]]);
+
+export interface TraceLawInputs {
+  /** The case as run (config and workload). */
+  testCase: Case;
+  /** The engine's run, read from its trace (and outputs). */
+  run: RunResult;
+  /** The target-only baseline (the golden tokens, or the engine's own target-only run). */
+  baseline?: RunResult;
+  /** The engine's twin runs (external check); absent in validate. */
+  twin?: (kind: TwinKind) => Promise<RunResult>;
   oracle: ReferenceOracle;
-  numSteps: number;
-  numDraftTokens: number;
-  /** null: no draft model (target-only). */
-  draftKind: DraftKind | null;
-  /** Target-only greedy outputs per request id (the golden tokens, or a target-only run): lossless compares with them. */
-  baseline?: ReadonlyMap<number, readonly number[]>;
   log: RelaxationLog;
 }
 
@@ -34,72 +38,92 @@ export interface TraceLawResult extends LawResult {
   relaxedBy?: string[];
 }
 
-/** The trace each law sees, after the profile's transforms; `used` lists the relaxations applied. */
+/** A RunResult made of what a trace holds: outputs from its requests and verify events, no pool checks. */
+export function runFromTrace(trace: Trace): RunResult {
+  const acceptLens = new Map<number, number[]>();
+  for (const event of trace.events) for (const result of event.verify ?? []) acceptLens.set(result.request, [...(acceptLens.get(result.request) ?? []), result.acceptLen]);
+  const outputs = (trace.requests ?? []).map((request) => ({
+    id: request.id,
+    tokens: request.output,
+    finishReason: request.finishReason,
+    acceptLens: acceptLens.get(request.id) ?? [],
+    cutRounds: 0,
+  }));
+  return { outputs, trace, poolChecks: [], slotsInUseAtEnd: 0, steps: 0 };
+}
+
 interface View {
   trace: Trace;
   used: string[];
 }
 
-function logged(view: View, context: TraceLawContext, relaxation: Relaxation, transform: (trace: Trace) => Transformed): View {
-  if (!hasRelaxation(context.log.profile, relaxation)) return view;
+function transformed(view: View, log: RelaxationLog, relaxation: Relaxation, transform: (trace: Trace) => Transformed): View {
+  if (!hasRelaxation(log.profile, relaxation)) return view;
   const result = transform(view.trace);
-  context.log.record(relaxation, result.applied, result.detail);
+  log.record(relaxation, result.applied, result.detail);
   return result.applied === 0 ? view : { trace: result.trace, used: [...view.used, relaxation.id] };
 }
 
-function withRelaxations(result: LawResult, used: string[]): TraceLawResult {
+function judged(result: LawResult, used: string[]): TraceLawResult {
   // A law that compared nothing says so instead of "holds".
-  const judged: LawResult = result.status === "holds" && result.checked === 0 ? { ...notCheckable(result.law, "nothing in the trace for this law to compare"), ties: result.ties } : result;
-  return used.length > 0 ? { ...judged, relaxedBy: used } : judged;
+  const out: LawResult = result.status === "holds" && result.checked === 0 ? { ...notCheckable(result.law, "nothing in the trace for this law to compare"), ties: result.ties } : result;
+  return used.length > 0 ? { ...out, relaxedBy: used } : out;
 }
 
-export const TRACE_LAW_NAMES = [REFERENCE_DECODE, LOSSLESS, ACCEPTANCE_CORRECTNESS, DRAFT_REFERENCE, MIRROR_ACCEPTANCE, POSITIONS, PHASE_CONTRACTS, BONUS_STRIDE, KV_CONSERVATION] as const;
-
-export async function checkTraceLaws(trace: Trace, context: TraceLawContext): Promise<TraceLawResult[]> {
-  const { oracle } = context;
+export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawResult[]> {
+  const { testCase, oracle, log } = inputs;
+  const trace = inputs.run.trace;
+  const profile = log.profile;
+  // The transforms each relaxation makes, computed (and logged) once per trace.
   const plain: View = { trace, used: [] };
-  // The extend-padding transform feeds three laws: log it once.
-  const unpadded = logged(plain, context, RELAXATIONS.extendPadding, dropPaddedExtendRows);
-  const results: TraceLawResult[] = [];
-
-  results.push(withRelaxations(await checkReferenceDecode(trace.requests, oracle), []));
-
-  if (!context.draftKind) results.push(notCheckable(LOSSLESS, "target-only run"));
-  else if (!context.baseline || !trace.requests) results.push(notCheckable(LOSSLESS, context.baseline ? "the trace has no requests with outputs" : "no target-only outputs to compare with"));
-  else {
-    const baseline = context.baseline;
-    const pairs = trace.requests.filter((request) => baseline.has(request.id)).map((request) => ({ request, targetOnly: baseline.get(request.id)! }));
-    results.push(withRelaxations(await checkLossless(pairs, oracle), []));
-  }
-
-  results.push(withRelaxations(await checkAcceptanceCorrectness(trace, oracle), []));
-
+  const unpadded = transformed(plain, log, RELAXATIONS.extendPadding, dropPaddedExtendRows);
   const topk = traceTopk(trace);
-  const profile = context.log.profile;
-  if (topk > 1 && hasRelaxation(profile, RELAXATIONS.treeDraftPerLane)) {
-    context.log.record(RELAXATIONS.treeDraftPerLane, 1, "draft reference not checked (topk > 1)");
-    results.push({ ...notCheckable(DRAFT_REFERENCE, `relaxed by profile ${profile.name}: ${RELAXATIONS.treeDraftPerLane.id}`), relaxedBy: [RELAXATIONS.treeDraftPerLane.id] });
-  } else if (isMultiLayer(trace) && hasRelaxation(profile, RELAXATIONS.multiLayerKeptKv)) {
-    context.log.record(RELAXATIONS.multiLayerKeptKv, 1, "draft reference not checked (multi-layer trace)");
-    results.push({ ...notCheckable(DRAFT_REFERENCE, `relaxed by profile ${profile.name}: ${RELAXATIONS.multiLayerKeptKv.id}`), relaxedBy: [RELAXATIONS.multiLayerKeptKv.id] });
-  } else {
-    results.push(withRelaxations(await checkDraftReference(unpadded.trace, oracle), unpadded.used));
+  let positionsView = topk > 1 ? transformed(unpadded, log, RELAXATIONS.treeDraftPerLane, stripDraftDecodeAttention) : unpadded;
+  positionsView = transformed(positionsView, log, RELAXATIONS.radixSharedPrefix, declareSharedPrefixes);
+  const draftRelaxation =
+    topk > 1 && hasRelaxation(profile, RELAXATIONS.treeDraftPerLane)
+      ? RELAXATIONS.treeDraftPerLane
+      : isMultiLayer(trace) && hasRelaxation(profile, RELAXATIONS.multiLayerKeptKv)
+        ? RELAXATIONS.multiLayerKeptKv
+        : undefined;
+  const viewFor = (law: string): View => (law === POSITIONS ? positionsView : law === PHASE_CONTRACTS || law === DRAFT_REFERENCE ? unpadded : plain);
+
+  const results: TraceLawResult[] = [];
+  for (const law of LAWS) {
+    if (!law.applies(testCase)) continue;
+    const internal = ENGINE_INTERNAL_LAWS.get(law.name);
+    if (internal) {
+      results.push(notCheckable(law.name, internal));
+      continue;
+    }
+    if (law.twins?.length && !inputs.twin) {
+      results.push(notCheckable(law.name, `compares with ${law.twins.join(" and ")} runs of the case, which a single trace does not have (specconf check --engine runs them)`));
+      continue;
+    }
+    if (law.name === DRAFT_REFERENCE && draftRelaxation) {
+      log.record(draftRelaxation, 1, `draft reference not checked (${draftRelaxation === RELAXATIONS.treeDraftPerLane ? "topk > 1" : "multi-layer trace"})`);
+      results.push({ ...notCheckable(law.name, `relaxed by profile ${profile.name}: ${draftRelaxation.id}`), relaxedBy: [draftRelaxation.id] });
+      continue;
+    }
+    if (law.baseline && !inputs.baseline && law.name !== POSITIONS) {
+      results.push(notCheckable(law.name, "no target-only baseline"));
+      continue;
+    }
+    const view = viewFor(law.name);
+    const run = view.trace === trace ? inputs.run : { ...inputs.run, trace: view.trace };
+    const baseline = inputs.baseline ?? { ...runFromTrace({ formatVersion: 1, engine: { name: "none" }, events: [] }) };
+    const context = {
+      testCase,
+      run,
+      targetOnly: async () => baseline,
+      oracle,
+      twin: inputs.twin ?? (async () => Promise.reject(new Error("no twin runs"))),
+    };
+    try {
+      results.push(judged(await law.check(context), view.used));
+    } catch (error) {
+      results.push(notCheckable(law.name, `the law could not read the trace: ${error instanceof Error ? error.message : String(error)}`));
+    }
   }
-
-  const mirror = context.draftKind === "mirror" || context.draftKind === "tapped-mirror";
-  results.push(
-    mirror
-      ? withRelaxations(await checkMirrorAcceptance(trace, context.numSteps, context.numDraftTokens, oracle), [])
-      : notCheckable(MIRROR_ACCEPTANCE, context.draftKind ? `the ${context.draftKind} draft is not a mirror` : "target-only run"),
-  );
-
-  let positions = unpadded;
-  if (topk > 1) positions = logged(positions, context, RELAXATIONS.treeDraftPerLane, stripDraftDecodeAttention);
-  positions = logged(positions, context, RELAXATIONS.radixSharedPrefix, declareSharedPrefixes);
-  results.push(withRelaxations(checkPositions(positions.trace), positions.used));
-
-  results.push(withRelaxations(checkPhaseContracts(unpadded.trace), unpadded.used));
-  results.push(withRelaxations(checkBonusStride(trace), []));
-  results.push(notCheckable(KV_CONSERVATION, "needs the engine's pool integrity checks, which a trace does not carry"));
   return results;
 }

@@ -3,7 +3,7 @@
 // written; otherwise the result is a report: per request and output check, and per trace and law,
 // holds / fails (first divergence) / not checkable, plus the profile's relaxations and how often each
 // was applied.
-import { loadModels } from "../engine/run-case.ts";
+import { loadModels, type RunResult } from "../engine/run-case.ts";
 import type { LawResult } from "../laws/law.ts";
 import { ReferenceOracle } from "../laws/oracle.ts";
 import { loadGoldenFile, readDocument } from "../golden/load.ts";
@@ -16,7 +16,7 @@ import { readJsonLines } from "./jsonl.ts";
 import { checkRequestOutput, missingOutput, type Epsilon } from "./output-checks.ts";
 import { OUTPUTS_FORMAT_VERSION, OutputLineSchema, type OutputLine } from "./outputs-schema.ts";
 import { RelaxationLog, type Profile } from "./profiles.ts";
-import { checkTraceLaws, type TraceLawResult } from "./trace-laws.ts";
+import { checkTraceLaws, runFromTrace, type TraceLawResult } from "./trace-laws.ts";
 
 export interface TraceInput {
   path: string;
@@ -121,10 +121,19 @@ export async function goldenOracle(goldenCase: GoldenCase, epsilon: Epsilon): Pr
   return oracle;
 }
 
+/** The golden tokens as a target-only run: lossless compares with them, reference decode checks them too. */
+export function goldenBaseline(goldenCase: GoldenCase): RunResult {
+  const prompts = new Map(goldenCase.case.workload.requests.map((request) => [request.id, request.prompt]));
+  return runFromTrace({
+    formatVersion: 1,
+    engine: { name: "golden" },
+    requests: goldenCase.expected.requests.map((request) => ({ id: request.id, prompt: prompts.get(request.id) ?? [], output: request.tokens, finishReason: request.finishReason })),
+    events: [],
+  });
+}
+
 export async function runTraceLaws(trace: Trace, goldenCase: GoldenCase, oracle: ReferenceOracle, log: RelaxationLog): Promise<TraceLawResult[]> {
-  const baseline = new Map(goldenCase.expected.requests.map((request) => [request.id, request.tokens]));
-  const engine = goldenCase.case.engine;
-  return checkTraceLaws(trace, { oracle, numSteps: engine.numSteps, numDraftTokens: engine.numDraftTokens, draftKind: goldenCase.case.draft?.kind ?? null, baseline, log });
+  return checkTraceLaws({ testCase: goldenCase.case, run: runFromTrace(trace), baseline: goldenBaseline(goldenCase), oracle, log });
 }
 
 export function summarize(results: readonly LawResult[]): ValidationReport["summary"] {

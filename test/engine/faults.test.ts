@@ -17,6 +17,8 @@ const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[]; engine?: P
   "cross-request-mask-leak": { draft: "mirror", laws: ["positions", "reference decode"] },
   // Invisible with topk 1 (N = S + 1): a tree with N > S + 1 makes the stride matter.
   "bonus-stride": { draft: "mirror", laws: ["bonus stride", "lossless"], engine: { topk: 2, numDraftTokens: 6 } },
+  // Multi-layer only: step k's forward on module 0's pool.
+  "shared-draft-pool": { draft: "mirror", laws: ["per-step pools", "draft reference"], engine: { multiLayer: true } },
   // Only graph replay captures: the capture's in-place position change leaks into the real forward.
   "positions-not-restored-after-capture": { draft: "mirror", laws: ["positions", "draft reference"], engine: { graphReplay: true } },
   // Needs a retract of a decoding request.

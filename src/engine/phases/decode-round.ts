@@ -6,6 +6,7 @@ import { HiddenRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { runDraftExtend } from "./draft-extend.ts";
+import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-layer.ts";
 import { runTreeDraft } from "./tree-draft.ts";
 import { runVerify } from "./verify.ts";
 
@@ -28,10 +29,13 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
 
 export async function runSpeculativeRound(context: EngineContext, decoding: readonly Request[]): Promise<void> {
   const epochs = context.epochs(decoding);
-  const { trees, draftPhaseHidden } = await runTreeDraft(context, decoding, epochs);
+  const multiLayer = context.pools.draftModules !== undefined;
+  const { trees, draftPhaseHidden } = multiLayer
+    ? { trees: await runMultiLayerDraft(context, decoding, epochs), draftPhaseHidden: undefined }
+    : await runTreeDraft(context, decoding, epochs);
   const active = context.checkpoint(decoding, epochs);
   // Draft decode KV is temporary: freed once the round's drafts exist (verify reads target KV only).
-  for (const request of active) context.draftPool().freeTemporary(request.id);
+  for (const request of active) for (const pool of context.draftPools()) pool.freeTemporary(request.id);
   if (active.length === 0) return;
   const rounds = await runVerify(context, active, trees);
 
@@ -55,6 +59,14 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   const extendActive = new Set(context.checkpoint(continuing.map((round) => round.request), epochs));
   const kept = continuing.filter((round) => extendActive.has(round.request));
   if (kept.length === 0) return;
+  if (multiLayer) {
+    for (const { request, path, pathHidden } of kept) {
+      keepTargetHidden(request, request.targetKvLength, pathHidden);
+      request.targetKvLength += path.length;
+    }
+    await runModuleExtends(context, kept.map((round) => round.request), new Set(kept.map((round) => round.request)));
+    return;
+  }
   const segments = kept.map(({ request, path }) => {
     const L = request.targetKvLength;
     request.targetKvLength = L + path.length;

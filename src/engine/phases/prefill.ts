@@ -9,6 +9,7 @@ import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
+import { keepTargetHidden, runModuleExtends } from "./multi-layer.ts";
 
 export async function runPrefill(context: EngineContext, prefilling: readonly Request[]): Promise<void> {
   const pool = context.pools.target;
@@ -42,6 +43,9 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
 
   const segments: DraftExtendSegment[] = [];
   const hiddenParts: HiddenRows[] = [];
+  const multiLayer = context.pools.draftModules !== undefined;
+  const moduleRequests: Request[] = [];
+  const finalRequests = new Set<Request>();
   for (const { chunk, firstRow } of rowRanges) {
     const { request, start, end, final } = chunk;
     request.prefilledLength = end;
@@ -63,12 +67,23 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
       request.skipDraftOnResume = false;
     }
     if (context.config.mode !== "speculative" || skipDraft) continue;
+    if (multiLayer) {
+      keepTargetHidden(request, start, HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)));
+      moduleRequests.push(request);
+      if (final) finalRequests.add(request);
+      continue;
+    }
     // Draft row i pairs h_i with x_{i+1}; the chunk's last row takes x_b: the next known token (a prompt
     // token, or the pending bonus on resume), and only for a final chunk without one the sampled token.
     const tailToken = (final && !resumingWithBonus) || context.faults.has("chunked-tail-token") ? sampledAtChunkEnd : request.tokens[end];
     const tokens = [...request.tokens.slice(start + 1, end), tailToken];
     segments.push({ request, firstAnchor: start, tokens, yieldsDraft: final });
     hiddenParts.push(HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)));
+  }
+  if (moduleRequests.length > 0) {
+    const kept = context.checkpoint(moduleRequests, epochs);
+    await runModuleExtends(context, kept, finalRequests);
+    for (const request of kept) if (finalRequests.has(request)) request.status = "decoding";
   }
   if (segments.length === 0) return;
 

@@ -1,0 +1,189 @@
+// `specconf check`: runs the laws' properties (each a generator focused on one law's corner, every run
+// checked by every selected law), with progress, a summary table per law, coverage labels, and for each
+// failure the shrunk case written under .specconf/failures with its one-line replay command.
+import { randomInt } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
+import { lawByName, LAW_NAMES } from "../laws/registry.ts";
+import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { addResult, describeFailure, emptyStats, runLawProperty, type LawStats, type PropertyRun } from "../../properties/law-property.ts";
+import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
+import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { createProgress } from "./progress.ts";
+
+const FLAGS = defineFlags({
+  law: { type: "string", multiple: true, valueName: "NAME", description: `check only this law (repeatable): ${LAW_NAMES.join(", ")}` },
+  runs: { type: "integer", min: 1, default: 30, description: "generated runs per law property" },
+  seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else a fresh one; always printed)" },
+  fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "switch a named fault on in every generated case" },
+  "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking a failure after this long" },
+  json: { type: "boolean", description: "print one JSON object" },
+  junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
+  "no-write": { type: "boolean", description: "do not write failures under .specconf/failures" },
+});
+
+export interface LawSummary {
+  name: string;
+  runs: number;
+  passed: number;
+  failed: number;
+  ties: number;
+  notCheckable: number;
+  seconds: number;
+  replay?: string;
+}
+
+export interface CheckSummary {
+  ok: boolean;
+  seed: number;
+  laws: LawSummary[];
+  coverage: { runs: number; labels: Record<string, number>; below: string[] };
+}
+
+export function seedFromEnvironment(flag: number | undefined): number {
+  if (flag !== undefined) return flag;
+  const raw = process.env.SPECCONF_SEED;
+  if (raw !== undefined && raw.trim() !== "") {
+    if (!/^[+-]?\d+$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`SPECCONF_SEED must be an integer, got '${raw}'`);
+    return Number(raw);
+  }
+  return randomInt(0, 2 ** 31 - 1);
+}
+
+export function resolveLaws(names: readonly string[]): string[] {
+  return names.map((name) => {
+    const law = lawByName(name);
+    if (!law) throw new UsageError(`--law: unknown law '${name}' (known: ${LAW_NAMES.join(", ")})`, "--law");
+    return law.name;
+  });
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+export function junitXml(summary: CheckSummary, messages: Map<string, string>): string {
+  const failures = summary.laws.filter((law) => law.failed > 0).length;
+  const time = summary.laws.reduce((sum, law) => sum + law.seconds, 0);
+  const cases = summary.laws.map((law) => {
+    const attributes = `classname="specconf.laws" name="${escapeXml(law.name)}" time="${law.seconds.toFixed(3)}"`;
+    const properties = `<system-out>${escapeXml(`runs ${law.runs}, passed ${law.passed}, failed ${law.failed}, ties ${law.ties}, not checkable ${law.notCheckable}, seed ${summary.seed}`)}</system-out>`;
+    if (law.failed === 0) return `    <testcase ${attributes}>${properties}</testcase>`;
+    const message = messages.get(law.name) ?? "the law failed";
+    return `    <testcase ${attributes}><failure message="${escapeXml(message.split("\n")[0])}">${escapeXml(message)}</failure>${properties}</testcase>`;
+  });
+  return [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites name="specconf check" tests="${summary.laws.length}" failures="${failures}" time="${time.toFixed(3)}">`,
+    `  <testsuite name="laws (seed ${summary.seed})" tests="${summary.laws.length}" failures="${failures}" time="${time.toFixed(3)}">`,
+    ...cases,
+    "  </testsuite>",
+    "</testsuites>",
+    "",
+  ].join("\n");
+}
+
+function renderTable(summary: CheckSummary, coverage: CoverageCounter, checkCoverage: boolean): string {
+  const header = ["law", "runs", "passed", "failed", "ties", "not checkable", "time"];
+  const rows = summary.laws.map((law) => [law.name, String(law.runs), String(law.passed), law.failed ? `${law.failed} FAIL` : "0", String(law.ties), String(law.notCheckable), `${law.seconds.toFixed(1)}s`]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ");
+  const lines = [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line), ""];
+  lines.push(`coverage over ${coverage.runs} runs (each label must reach ${MIN_COVERAGE * 100}%${checkCoverage ? "" : "; not enforced with --law"}):`);
+  for (const text of coverage.lines()) lines.push(`  ${text}`);
+  return lines.join("\n") + "\n";
+}
+
+export async function checkCommand(argv: string[]): Promise<number> {
+  try {
+    const { values, help } = parseFlags(FLAGS, argv);
+    if (help) {
+      process.stdout.write(renderHelp(FLAGS, { usage: "specconf check [flags]", summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input." }));
+      return 0;
+    }
+    const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
+    const selectedSet = new Set(selected);
+    const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
+    for (const name of selected) if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
+    const seed = seedFromEnvironment(values.seed);
+    const faults = values.fault as FaultName[];
+    const lawFilter = values.law.length > 0 ? selectedSet : undefined;
+    process.stderr.write(`specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s)${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`);
+
+    const total = values.runs * properties.length;
+    const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
+    const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
+    const coverage = new CoverageCounter();
+    const replays = new Map<string, string>();
+    const messages = new Map<string, string>();
+    const runs: PropertyRun[] = [];
+    let done = 0;
+    try {
+      for (const [index, property] of properties.entries()) {
+        progress.log(`law '${property.law}': ${property.focus}`);
+        const run = await runLawProperty(property, {
+          numRuns: values.runs,
+          seed,
+          faults,
+          laws: lawFilter,
+          shrinkSeconds: values["shrink-seconds"],
+          failureDir: values["no-write"] ? false : undefined,
+          onRun: () => progress.update(++done),
+          onShrink: (attempt) => {
+            if (attempt % 10 === 0) progress.log(`  shrinking '${property.law}': ${attempt} attempts`);
+          },
+        });
+        done = values.runs * (index + 1);
+        progress.update(done);
+        runs.push(run);
+        coverage.merge(run.coverage);
+        for (const [law, lawStats] of run.stats) {
+          const entry = stats.get(law) ?? emptyStats();
+          for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
+          stats.set(law, entry);
+        }
+        if (run.error) throw new Error(`property '${property.law}': ${run.error}`);
+        if (run.failure) {
+          const text = describeFailure(run);
+          progress.log(text);
+          for (const law of run.failure.laws) {
+            if (run.failure.replay && !replays.has(law)) replays.set(law, run.failure.replay);
+            if (!messages.has(law)) messages.set(law, text);
+          }
+        }
+      }
+    } finally {
+      progress.finish();
+    }
+
+    const checkCoverage = !lawFilter && coverage.runs >= 50;
+    const report = coverage.report();
+    const laws: LawSummary[] = [...stats.entries()]
+      .filter(([name, lawStats]) => selectedSet.has(name) || lawStats.failed > 0 || name === RUNS_TO_COMPLETION)
+      .map(([name, lawStats]) => ({ name, runs: lawStats.runs, passed: lawStats.passed, failed: lawStats.failed, ties: lawStats.ties, notCheckable: lawStats.notCheckable, seconds: lawStats.seconds, ...(replays.has(name) ? { replay: replays.get(name) } : {}) }));
+    const lawsOk = laws.every((law) => law.failed === 0);
+    const coverageOk = !checkCoverage || report.below.length === 0;
+    const summary: CheckSummary = {
+      ok: lawsOk && coverageOk,
+      seed,
+      laws,
+      coverage: { runs: report.runs, labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])), below: checkCoverage ? report.below : [] },
+    };
+    if (values.junit) writeFileSync(values.junit, junitXml(summary, messages));
+    if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else {
+      process.stdout.write(renderTable(summary, coverage, checkCoverage));
+      if (!coverageOk) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${report.below.join(", ")}\n`);
+      for (const law of laws) if (law.replay) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
+      process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
+    }
+    return summary.ok ? 0 : 1;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`specconf check: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
