@@ -8,6 +8,10 @@
 import { runCommand } from "./run.ts";
 import { goldenCommand } from "./golden.ts";
 import { validateCommand } from "./validate.ts";
+import { checkCommand } from "./check.ts";
+import { mutantsCommand } from "./mutants.ts";
+import { replayCommand } from "./replay.ts";
+import { adapterCommand } from "./adapter.ts";
 
 export interface Command {
   /** One-line description shown by `specconf help`. */
@@ -19,6 +23,10 @@ export const COMMANDS: Record<string, Command> = {
   run: { summary: "run a case (default: generated prompts on a preset) in target-only and speculative mode, and check the laws", run: runCommand },
   golden: { summary: "golden suites: update (regenerate, explicit only), verify (reference engine against them), dump (reference outputs and traces)", run: goldenCommand },
   validate: { summary: "check another engine's outputs (JSON Lines) and traces against a golden file", run: validateCommand },
+  check: { summary: "run the laws' property suites on generated cases (progress, per-law table, shrunk failures with a replay command)", run: checkCommand },
+  replay: { summary: "rerun a shrunk failure (or a case file) and print its step table with the first offending event marked", run: replayCommand },
+  mutants: { summary: "switch each named fault on and search until a law fails: kill matrix, shrunk sizes, time to detect", run: mutantsCommand },
+  adapter: { summary: "serve the reference engine over the external-engine protocol (JSON Lines on stdin/stdout)", run: adapterCommand },
 };
 
 export function usage(): string {

@@ -14,7 +14,7 @@ export const LAW_KEYS = { lossless: LOSSLESS, acceptanceCorrect: ACCEPTANCE_CORR
 export interface RunSummary {
   model: string;
   draft: string | null;
-  engine: { numSteps: number; chunkSize: number | null; pageSize: number; ep: string; dtype: string; ortVersion: string; threads: number };
+  engine: { numSteps: number; topk: number; numDraftTokens: number; multiLayer: boolean; graphReplay: boolean; retracts: number; chunkSize: number | null; pageSize: number; ep: string; dtype: string; ortVersion: string; threads: number };
   outputs: { id: number; promptLength: number; tokens: number[]; finishReason: string; acceptLens: number[] }[];
   targetOnlyOutputs: number[][];
   meanAcceptLen: number;
@@ -43,6 +43,11 @@ export function summarize(testCase: Case, speculative: RunResult, targetOnly: Ru
     draft: testCase.engine.mode === "speculative" ? (testCase.draft?.kind ?? null) : null,
     engine: {
       numSteps: testCase.engine.numSteps,
+      topk: testCase.engine.topk,
+      numDraftTokens: testCase.engine.numDraftTokens,
+      multiLayer: testCase.engine.multiLayer === true,
+      graphReplay: testCase.engine.graphReplay === true,
+      retracts: speculative.trace.lifecycle?.filter((entry) => entry.kind === "retract").length ?? 0,
       chunkSize: testCase.engine.chunkSize,
       pageSize: testCase.engine.pageSize,
       ep: testCase.engine.runtime.ep,

@@ -22,6 +22,11 @@ const FLAGS = defineFlags({
   preset: { type: "choice", choices: presetNames(), default: "tiny", description: "model preset" },
   draft: { type: "choice", choices: DRAFT_KINDS, default: "mirror", description: "draft model" },
   steps: { type: "integer", min: 1, default: 3, description: "draft steps per round (S)" },
+  topk: { type: "integer", min: 1, default: 1, description: "candidates per draft node (K); > 1 drafts a tree" },
+  "draft-tokens": { type: "integer", min: 2, description: "verify rows per request (N); default S + 1 for a chain, min(2(S + 1), 1 + K + (S - 1)K^2) for a tree" },
+  "multi-layer": { type: "boolean", description: "multi-layer (MTP-style) drafting: one mirror module and pool per draft step" },
+  replay: { type: "boolean", description: "run draft decode through captured graphs (graph replay mode)" },
+  "retract-every": { type: "integer", min: 2, description: "retract every request every N steps (each resumes by re-prefilling)" },
   chunk: { type: "string", default: "none", valueName: "N|none", description: "prefill chunk size" },
   page: { type: "integer", min: 1, default: 1, description: "KV page size" },
   budget: { type: "integer", min: 1, default: 256, description: "prefill token budget per step" },
@@ -54,7 +59,10 @@ function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]
     const loaded = loadCaseFile(values.case);
     return { ...loaded, engine: { ...loaded.engine, runtime: { ...loaded.engine.runtime, ep: values.ep } } };
   }
-  return defaultCase({
+  const numSteps = values.steps;
+  const topk = values.topk;
+  const numDraftTokens = values["draft-tokens"] ?? (topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), 1 + topk + (numSteps - 1) * topk * topk));
+  const testCase = defaultCase({
     preset: values.preset,
     draft: values.draft,
     seed: values.seed ?? seedFromEnvironment(),
@@ -62,8 +70,11 @@ function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]
     maxNewTokens: values["max-new-tokens"],
     engine: {
       mode: "speculative",
-      numSteps: values.steps,
-      numDraftTokens: values.steps + 1,
+      numSteps,
+      topk,
+      numDraftTokens,
+      multiLayer: values["multi-layer"],
+      graphReplay: values.replay,
       chunkSize: parseChunk(values.chunk),
       pageSize: values.page,
       tokenBudget: values.budget,
@@ -71,6 +82,22 @@ function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]
       runtime: { ep: values.ep, threads: values.threads, graphOptimizationLevel: "basic" },
     },
   });
+  const every = values["retract-every"];
+  if (every !== undefined) testCase.workload.retracts = retractSchedule(testCase, every);
+  return testCase;
+}
+
+/**
+ * Every request retracted at steps N, 2N, ... while it can still be running, at a forward that cycles
+ * through the step (so retracts land mid-prefill, between draft and verify, and before extend).
+ */
+function retractSchedule(testCase: Case, every: number): NonNullable<Case["workload"]["retracts"]> {
+  const longest = Math.max(...testCase.workload.requests.map((request) => request.arrivalStep + request.prompt.length + request.maxNewTokens));
+  const retracts: NonNullable<Case["workload"]["retracts"]> = [];
+  for (let step = every, round = 0; step <= longest; step += every, round++) {
+    for (const request of testCase.workload.requests) retracts.push({ request: request.id, step, beforeForward: (round + request.id) % (testCase.engine.numSteps + 2) });
+  }
+  return retracts;
 }
 
 async function runWithProgress(testCase: Case, label: string, json: boolean): Promise<RunResult> {
@@ -95,7 +122,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       return 0;
     }
     const testCase = buildCase(values);
-    const targetOnlyCase: Case = { ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] } };
+    // The baseline: target-only greedy, no faults and no retracts.
+    const targetOnlyCase: Case = { ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] }, workload: { ...testCase.workload, retracts: [] } };
     const targetOnly = await runWithProgress(targetOnlyCase, "target-only", values.json);
     const speculative = testCase.engine.mode === "speculative" ? await runWithProgress(testCase, "speculative", values.json) : targetOnly;
     const laws = await checkRun(testCase, speculative, targetOnly);
@@ -117,7 +145,9 @@ export async function runCommand(argv: string[]): Promise<number> {
 function renderSummary(summary: RunSummary, laws: readonly LawResult[], tracePath: string | undefined): string {
   const lines: string[] = [];
   const { engine } = summary;
-  lines.push(`model ${summary.model} (${engine.dtype}), draft ${summary.draft ?? "none"}, S=${engine.numSteps}, chunk ${engine.chunkSize ?? "none"}, page ${engine.pageSize}, EP ${engine.ep}, ORT ${engine.ortVersion}`);
+  const drafting = engine.multiLayer ? `multi-layer S=${engine.numSteps}` : `S=${engine.numSteps} K=${engine.topk} N=${engine.numDraftTokens}`;
+  const extras = [engine.graphReplay ? "graph replay" : "", engine.retracts ? `${engine.retracts} retracts` : ""].filter(Boolean).join(", ");
+  lines.push(`model ${summary.model} (${engine.dtype}), draft ${summary.draft ?? "none"}, ${drafting}, chunk ${engine.chunkSize ?? "none"}, page ${engine.pageSize}, EP ${engine.ep}, ORT ${engine.ortVersion}${extras ? `, ${extras}` : ""}`);
   lines.push("");
   lines.push("request  prompt  output tokens                                   accept lens");
   for (const output of summary.outputs) {

@@ -1,0 +1,142 @@
+// `specconf mutants`: proves the laws on the engine's own faults. For each fault (read from FAULT_NAMES,
+// so new faults join automatically) the mixed property runs with the fault on until a law fails, then
+// shrinks; reports the kill matrix (fault x law), the shrunk counterexample's size (requests, prompt
+// tokens, verify rounds) and the time to detect. A fault no law kills in --max-runs runs survives (exit 1).
+import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { LAW_NAMES } from "../laws/registry.ts";
+import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { KILLS_FILE, loadKills, writeKills, type Kill } from "../failures/kills.ts";
+import { existsSync } from "node:fs";
+import { runLawProperty, type PropertyRun } from "../../properties/law-property.ts";
+import { MIXED } from "../../properties/index.ts";
+import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { seedFromEnvironment } from "./check.ts";
+import { createProgress } from "./progress.ts";
+
+const FLAGS = defineFlags({
+  fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "only these faults (default: every fault)" },
+  "max-runs": { type: "integer", min: 1, default: 300, description: "generated runs per fault before it counts as surviving" },
+  seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else 1, so kills are reproducible)" },
+  "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking after this long" },
+  "update-kills": { type: "boolean", description: `write the kills to ${KILLS_FILE} (CI replays them)` },
+  json: { type: "boolean", description: "print one JSON object" },
+});
+
+export interface FaultReport {
+  name: string;
+  killed: boolean;
+  /** The first law failing on the shrunk counterexample. */
+  law: string | null;
+  laws: string[];
+  /** Laws failing on the first failing (unshrunk) case. */
+  firstLaws: string[];
+  requests: number | null;
+  promptTokens: number | null;
+  rounds: number | null;
+  /** Seconds to detect (first failure) plus shrinking. */
+  seconds: number;
+  detectSeconds: number;
+  shrinkSeconds: number;
+  runs: number;
+  seed: number;
+  path: string | null;
+  replay: string | null;
+  crashed: boolean;
+}
+
+export function sizeOf(run: PropertyRun): { requests: number; promptTokens: number; rounds: number } | undefined {
+  const failure = run.failure;
+  if (!failure) return undefined;
+  const requests = failure.testCase.workload.requests;
+  const events = failure.check.run?.trace.events ?? [];
+  const rounds = events.reduce((sum, event) => sum + (event.verify?.length ?? 0), 0);
+  return { requests: requests.length, promptTokens: requests.reduce((sum, request) => sum + request.prompt.length, 0), rounds };
+}
+
+export async function huntFault(fault: FaultName, options: { maxRuns: number; seed: number; shrinkSeconds: number; onRun?: () => void }): Promise<{ report: FaultReport; run: PropertyRun }> {
+  const run = await runLawProperty(MIXED, { numRuns: options.maxRuns, seed: options.seed, faults: [fault], shrinkSeconds: options.shrinkSeconds, onRun: options.onRun });
+  if (run.error) throw new Error(`fault ${fault}: ${run.error}`);
+  const failure = run.failure;
+  const size = sizeOf(run);
+  const realLaws = (failure?.laws ?? []).filter((law) => law !== RUNS_TO_COMPLETION);
+  const report: FaultReport = {
+    name: fault,
+    killed: realLaws.length > 0,
+    law: realLaws[0] ?? null,
+    laws: realLaws,
+    firstLaws: failure?.firstLaws ?? [],
+    requests: size?.requests ?? null,
+    promptTokens: size?.promptTokens ?? null,
+    rounds: size?.rounds ?? null,
+    seconds: failure ? failure.detectSeconds + failure.shrinkSeconds : run.seconds,
+    detectSeconds: failure?.detectSeconds ?? run.seconds,
+    shrinkSeconds: failure?.shrinkSeconds ?? 0,
+    runs: run.runs,
+    seed: run.seed,
+    path: failure?.path ?? null,
+    replay: failure?.replay ?? null,
+    crashed: (failure?.laws ?? []).includes(RUNS_TO_COMPLETION),
+  };
+  return { report, run };
+}
+
+function matrix(reports: readonly FaultReport[]): string {
+  const laws = LAW_NAMES.filter((law) => reports.some((report) => report.laws.includes(law) || report.firstLaws.includes(law)));
+  const faultWidth = Math.max(5, ...reports.map((report) => report.name.length));
+  const abbreviations = laws.map((_, i) => `L${i + 1}`);
+  const lines = [`${"fault".padEnd(faultWidth)}  ${abbreviations.map((a) => a.padStart(3)).join(" ")}  killed by         size (requests/prompt tokens/rounds)   detect  shrink`];
+  for (const report of reports) {
+    const cells = laws.map((law) => (report.laws.includes(law) ? "K" : report.firstLaws.includes(law) ? "k" : ".").padStart(3));
+    const size = report.killed ? `${report.requests}/${report.promptTokens}/${report.rounds}` : "-";
+    lines.push(`${report.name.padEnd(faultWidth)}  ${cells.join(" ")}  ${(report.law ?? (report.crashed ? "CRASH (no law)" : "SURVIVED")).padEnd(17)} ${size.padEnd(37)} ${report.detectSeconds.toFixed(1).padStart(5)}s ${report.shrinkSeconds.toFixed(1).padStart(6)}s`);
+  }
+  lines.push("", "K: fails on the shrunk counterexample; k: fails on the first failing case only", ...laws.map((law, i) => `${abbreviations[i]}: ${law}`));
+  return lines.join("\n") + "\n";
+}
+
+export async function mutantsCommand(argv: string[]): Promise<number> {
+  try {
+    const { values, help } = parseFlags(FLAGS, argv);
+    if (help) {
+      process.stdout.write(renderHelp(FLAGS, { usage: "specconf mutants [flags]", summary: "Switch each named fault on and search until a law fails; exit 0 when every fault is killed." }));
+      return 0;
+    }
+    const faults = (values.fault.length > 0 ? values.fault : [...FAULT_NAMES]) as FaultName[];
+    const seed = values.seed ?? (process.env.SPECCONF_SEED ? seedFromEnvironment(undefined) : 1);
+    process.stderr.write(`specconf mutants: seed ${seed}, up to ${values["max-runs"]} runs per fault, ${faults.length} fault(s)\n`);
+    const reports: FaultReport[] = [];
+    const kills: Kill[] = [];
+    for (const fault of faults) {
+      const progress = createProgress({ label: fault, total: values["max-runs"], enabled: !values.json, unit: "runs" });
+      let runs = 0;
+      let result: Awaited<ReturnType<typeof huntFault>>;
+      try {
+        result = await huntFault(fault, { maxRuns: values["max-runs"], seed, shrinkSeconds: values["shrink-seconds"], onRun: () => progress.update(++runs) });
+      } finally {
+        progress.finish();
+      }
+      const { report, run } = result;
+      reports.push(report);
+      if (!values.json) process.stderr.write(`${fault}: ${report.killed ? `killed by ${report.law} after ${report.runs} runs (${report.seconds.toFixed(1)}s), shrunk to ${report.requests} request(s), ${report.promptTokens} prompt tokens, ${report.rounds} rounds` : report.crashed ? "the engine crashed (a crash proves no law)" : `survived ${report.runs} runs`}\n`);
+      if (report.killed && run.failure) {
+        kills.push({ fault, property: MIXED.law, law: report.law!, laws: report.laws, seed: run.failure.seed, path: run.failure.path, requests: report.requests!, promptTokens: report.promptTokens!, rounds: report.rounds!, case: run.failure.testCase });
+      }
+    }
+    if (values["update-kills"]) {
+      const previous = existsSync(KILLS_FILE) ? loadKills().kills.filter((kill) => !faults.includes(kill.fault as FaultName)) : [];
+      const merged = [...previous, ...kills].sort((a, b) => FAULT_NAMES.indexOf(a.fault as FaultName) - FAULT_NAMES.indexOf(b.fault as FaultName));
+      writeKills({ formatVersion: 1, generatedBy: `specconf mutants --seed ${seed} --max-runs ${values["max-runs"]}`, kills: merged });
+      process.stderr.write(`wrote ${merged.length} kill(s) to ${KILLS_FILE}\n`);
+    }
+    const ok = reports.every((report) => report.killed);
+    if (values.json) process.stdout.write(`${JSON.stringify({ ok, seed, faults: reports })}\n`);
+    else process.stdout.write(matrix(reports));
+    return ok ? 0 : 1;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`specconf mutants: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
