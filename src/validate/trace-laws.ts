@@ -4,6 +4,7 @@
 // Laws that need the engine's internals (pool integrity checks) are "not checkable"; laws that compare
 // with twin runs are "not checkable" when no twin runs exist. A profile's relaxations transform the
 // trace a law sees, or make a law not checkable; each application is logged for the report.
+import { ExternalEngineError } from "../adapter/client.ts";
 import type { Case } from "../case/case.ts";
 import type { RunResult } from "../engine/run-case.ts";
 import { DRAFT_REFERENCE } from "../laws/draft-reference.ts";
@@ -122,6 +123,12 @@ export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawRe
     try {
       results.push(judged(await law.check(context), view.used));
     } catch (error) {
+      if (error instanceof ExternalEngineError) {
+        // A twin the engine cannot run makes the law not checkable; a crash or timeout is the engine's failure.
+        if (error.kind !== "unsupported") throw error;
+        results.push(notCheckable(law.name, error.message));
+        continue;
+      }
       results.push(notCheckable(law.name, `the law could not read the trace: ${error instanceof Error ? error.message : String(error)}`));
     }
   }

@@ -1,0 +1,53 @@
+// The reference engine behind the external-engine protocol: reads request lines from `input`, runs each
+// case with runCase and writes one response line to `output`. `specconf adapter` serves it on
+// stdin/stdout; it is both the protocol's worked example and what the adapter test drives end to end.
+import type { Readable, Writable } from "node:stream";
+import { createInterface } from "node:readline";
+import { ConfigError } from "../engine/config.ts";
+import type { FaultName } from "../engine/faults.ts";
+import { runCase } from "../engine/run-case.ts";
+import { requestOutputsOf } from "../golden/run-reference.ts";
+import { SpecError } from "../model/spec.ts";
+import { validateAgainst } from "../schema/validator.ts";
+import { AdapterRequestSchema, type AdapterRequest, type AdapterResponse } from "./protocol.ts";
+
+export interface ServeOptions {
+  /** Faults switched on in every case (to show what a broken engine looks like through the protocol). */
+  faults?: readonly FaultName[];
+  log?: (message: string) => void;
+}
+
+export async function respond(value: unknown, options: ServeOptions = {}): Promise<AdapterResponse> {
+  const requestId = typeof value === "object" && value !== null && Number.isInteger((value as { requestId?: unknown }).requestId) ? ((value as { requestId: number }).requestId) : 0;
+  const checked = validateAgainst<AdapterRequest>(AdapterRequestSchema, value, "adapter request");
+  if (!checked.ok) return { requestId, error: `invalid request: ${checked.errors[0].path || "/"} ${checked.errors[0].message}` };
+  const request = checked.value;
+  const faults = [...new Set([...request.case.engine.faults, ...(options.faults ?? [])])];
+  const testCase = { ...request.case, engine: { ...request.case.engine, faults } };
+  try {
+    const result = await runCase(testCase, { trace: request.wantTrace });
+    const outputs = requestOutputsOf(result, testCase.engine.topk === 1);
+    return request.wantTrace ? { requestId, outputs, trace: result.trace } : { requestId, outputs };
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof SpecError) return { requestId, error: error.message, unsupported: true };
+    return { requestId, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Serves until `input` ends. Requests are answered in order, one at a time. */
+export async function serve(input: Readable, output: Writable, options: ServeOptions = {}): Promise<void> {
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      options.log?.(`ignoring a line that is not JSON: ${(error as Error).message}`);
+      output.write(`${JSON.stringify({ requestId: 0, error: "request line is not JSON" })}\n`);
+      continue;
+    }
+    const response = await respond(value, options);
+    await new Promise<void>((resolve, reject) => output.write(`${JSON.stringify(response)}\n`, (error) => (error ? reject(error) : resolve())));
+  }
+}
