@@ -11,6 +11,7 @@ import type { LawResult } from "./law.ts";
 import { ReferenceOracle } from "./oracle.ts";
 import { unpagedTwin } from "./page-size-invariance.ts";
 import { reorderedTwin } from "./batch-invariance.ts";
+import { unretractedTwin } from "./retract-invariance.ts";
 import { LAWS, type LawDefinition, type TwinKind } from "./registry.ts";
 
 /** Reported when the engine throws: a crash is a failure, never a pass, but it proves no law. */
@@ -35,9 +36,18 @@ export interface CaseCheck {
 }
 
 export function twinCase(kind: TwinKind, testCase: Case): Case {
-  if (kind === "unchunked") return unchunkedTwin(testCase);
-  if (kind === "unpaged") return unpagedTwin(testCase);
-  return reorderedTwin(testCase);
+  switch (kind) {
+    case "unchunked":
+      return unchunkedTwin(testCase);
+    case "unpaged":
+      return unpagedTwin(testCase);
+    case "reordered":
+      return reorderedTwin(testCase);
+    case "eager":
+      return { ...testCase, engine: { ...testCase.engine, graphReplay: false } };
+    case "unretracted":
+      return unretractedTwin(testCase);
+  }
 }
 
 /** The baseline for lossless: the same workload, target-only, no faults. */

@@ -16,12 +16,15 @@ import { checkLossless, LOSSLESS } from "./lossless.ts";
 import { checkMirrorAcceptance, MIRROR_ACCEPTANCE } from "./mirror-acceptance.ts";
 import type { ReferenceOracle } from "./oracle.ts";
 import { checkPageSizeInvariance, PAGE_SIZE_INVARIANCE } from "./page-size-invariance.ts";
+import { checkPerStepPools, PER_STEP_POOLS } from "./per-step-pools.ts";
+import { checkReplayEquivalence, REPLAY_EQUIVALENCE } from "./replay-equivalence.ts";
+import { checkRetractInvariance, RETRACT_INVARIANCE } from "./retract-invariance.ts";
 import { checkPhaseContracts, PHASE_CONTRACTS } from "./phase-contracts.ts";
 import { checkPositions, POSITIONS } from "./positions.ts";
 import { checkReferenceDecode, REFERENCE_DECODE } from "./reference-decode.ts";
 
 /** The extra runs multi-run laws compare against (derived from the case; see each law's file). */
-export type TwinKind = "unchunked" | "unpaged" | "reordered";
+export type TwinKind = "unchunked" | "unpaged" | "reordered" | "eager" | "unretracted";
 
 export interface LawContext {
   testCase: Case;
@@ -126,6 +129,12 @@ export const LAWS: readonly LawDefinition[] = [
     check: async ({ run }) => checkBonusStride(run.trace),
   },
   {
+    name: PER_STEP_POOLS,
+    summary: "in multi-layer drafting each step's forwards read and write only that step's pool",
+    applies: (testCase) => speculative(testCase) && testCase.engine.multiLayer === true,
+    check: async ({ run }) => checkPerStepPools(run.trace),
+  },
+  {
     name: KV_CONSERVATION,
     summary: "pools pass checkIntegrity() after every step and are empty at the end",
     applies: () => true,
@@ -155,6 +164,23 @@ export const LAWS: readonly LawDefinition[] = [
     applies: (testCase) => testCase.workload.requests.length > 1,
     twins: ["reordered"],
     check: async ({ run, twin }) => checkBatchInvariance(run.trace, (await twin("reordered")).trace),
+  },
+  {
+    name: REPLAY_EQUIVALENCE,
+    summary: "draft decode on captured, replayed graphs equals the eager run event for event",
+    applies: (testCase) => speculative(testCase) && testCase.engine.graphReplay === true,
+    twins: ["eager"],
+    check: async ({ run, twin, oracle }) => {
+      const relative = oracle.spec.dtype === "float32" ? 1e-5 : 1e-12;
+      return checkReplayEquivalence((await twin("eager")).trace, run.trace, { epsilon: oracle.draftEpsilon, absolute: oracle.draftEpsilon, relative });
+    },
+  },
+  {
+    name: RETRACT_INVARIANCE,
+    summary: "a retracted and resumed request computes what it computes without the retract",
+    applies: (testCase) => (testCase.workload.retracts ?? []).length > 0,
+    twins: ["unretracted"],
+    check: async ({ run, twin }) => checkRetractInvariance(run.trace, (await twin("unretracted")).trace),
   },
 ];
 

@@ -5,7 +5,8 @@
 // Each row carries its segment: how many verify/decode forwards of the request came before it (0 for
 // prefill and its draft extend, k - 1 for round k's draft and verify rows), the clock used to decide
 // whether a difference can be the echo of an earlier near-tie. Rows a retracted request re-runs to
-// rebuild KV it already had are skipped: resume must continue exactly where the request left off.
+// rebuild KV it already had, and the temporary rows of the round a retract cut short, are skipped:
+// resume must continue exactly where the request left off.
 import type { Trace, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
 
 export interface ViewRow {
@@ -108,7 +109,13 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
   for (const event of trace.events) {
     for (const request of retractsBefore.get(event.index) ?? []) {
       rebuilding.add(request);
-      viewOf(request).retracted = true;
+      const view = viewOf(request);
+      view.retracted = true;
+      // The round the retract cut short is run again after resume: its temporary rows are dropped.
+      const segment = segments.get(request) ?? 0;
+      for (const rows of view.pools.values()) {
+        while (rows.length > 0 && rows[rows.length - 1].temporary === true && rows[rows.length - 1].segment === segment) rows.pop();
+      }
     }
     const pool = poolOf(event);
     const seenRequests = new Set<number>();
@@ -139,6 +146,12 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
     });
     for (const result of event.verify ?? []) {
       const view = viewOf(result.request);
+      // Compaction persists the accepted path's target KV at root .. root + accept_len - 1 without a row.
+      const root = event.rows.find((row) => row.request === result.request);
+      if (root) {
+        const key = `${pool}:${result.request}`;
+        written.set(key, Math.max(written.get(key) ?? 0, root.position + result.acceptLen));
+      }
       view.rounds.push({ event: event.index, segment: segments.get(result.request) ?? 0, result });
       view.emissions.push(result.emitted?.length ?? result.acceptLen);
     }

@@ -1,0 +1,50 @@
+// Generated cases: one fc.record over model, draft, engine and workload draws, mapped to a Case. The
+// Case is the same format `specconf run --case` reads, so every counterexample is a replayable file.
+import fc from "fast-check";
+import { CASE_FORMAT_VERSION, type Case } from "../../src/case/case.ts";
+import { getPreset } from "../../src/model/presets.ts";
+import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
+import { draftArbitrary, presetArbitrary } from "./model.ts";
+import { checkSpace, type CaseSpace } from "./space.ts";
+import { abortsArbitrary, abortsOf, requestsArbitrary, requestsOf, retractsArbitrary, type AbortDraw, type RequestDraw } from "./workload.ts";
+
+export interface CaseDraw {
+  preset: string;
+  draft: Case["draft"];
+  engine: EngineChoice;
+  requests: RequestDraw[];
+  aborts: AbortDraw[];
+  retracts: AbortDraw[];
+}
+
+export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
+  checkSpace(s);
+  return fc.record({
+    preset: presetArbitrary(s.presets),
+    draft: draftArbitrary(s.drafts),
+    engine: engineChoiceArbitrary(s),
+    requests: requestsArbitrary(s),
+    aborts: abortsArbitrary(s),
+    retracts: retractsArbitrary(s),
+  });
+}
+
+export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults">): Case {
+  const spec = getPreset(draw.preset);
+  return {
+    formatVersion: CASE_FORMAT_VERSION,
+    model: { preset: draw.preset },
+    draft: draw.draft,
+    engine: engineConfigOf(draw.engine, s.faults, draw.draft?.kind),
+    workload: {
+      requests: requestsOf(spec, draw.requests),
+      aborts: abortsOf(draw.aborts, draw.requests.length),
+      ...(draw.retracts.length > 0 ? { retracts: abortsOf(draw.retracts, draw.requests.length) } : {}),
+    },
+  };
+}
+
+/** Cases over a space. Shrinks through the draw (map without an unmapper: fast-check keeps the source). */
+export function caseArbitrary(s: CaseSpace): fc.Arbitrary<Case> {
+  return caseDrawArbitrary(s).map((draw) => caseOf(draw, s));
+}

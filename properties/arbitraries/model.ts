@@ -1,0 +1,23 @@
+// Models: a preset name (cached sessions: a preset costs tens of ms to build once per process) and a
+// draft kind. Draft seeds stay fixed so every draft graph is built once.
+import fc from "fast-check";
+import { getPreset } from "../../src/model/presets.ts";
+import { defaultDraftSpec, type DraftKind, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
+
+export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string> {
+  for (const name of presets) getPreset(name); // an unknown preset fails here, not inside a run
+  return fc.constantFrom(...presets);
+}
+
+export function draftArbitrary(drafts: readonly DraftKind[]): fc.Arbitrary<DraftSpec> {
+  return fc.constantFrom(...drafts).map((kind) => defaultDraftSpec(kind), (value) => (value as DraftSpec).kind);
+}
+
+/**
+ * Prompt tokens are drawn as raw naturals and mapped into [3, vocab): ids 0..2 are pad, BOS and EOS.
+ * Shrinking a raw value to 0 gives token 3 on every preset, so shrunk prompts read the same everywhere.
+ */
+export function promptToken(spec: ModelSpec, raw: number): number {
+  const first = Math.max(spec.bosId, spec.eosId) + 1;
+  return first + (raw % (spec.vocab - first));
+}

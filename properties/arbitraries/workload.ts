@@ -1,0 +1,54 @@
+// Workloads: requests (prompt = the preset's preamble ++ a free suffix, so shrinking keeps the
+// preamble), max new tokens, arrival steps, and aborts between forwards. Everything is drawn raw and
+// mapped once the preset is known: no chain, so fast-check shrinks field by field.
+import fc from "fast-check";
+import type { AbortEvent, CaseRequest } from "../../src/case/case.ts";
+import type { ModelSpec } from "../../src/model/spec.ts";
+import { promptToken } from "./model.ts";
+import type { CaseSpace } from "./space.ts";
+
+export interface RequestDraw {
+  suffix: number[];
+  maxNewTokens: number;
+  arrivalStep: number;
+}
+
+export interface AbortDraw {
+  /** Index into the requests (mod their count). */
+  request: number;
+  step: number;
+  beforeForward: number;
+}
+
+export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
+  const request = fc.record({
+    suffix: fc.array(fc.nat({ max: 4095 }), { minLength: s.suffix.min, maxLength: s.suffix.max }),
+    maxNewTokens: fc.integer(s.maxNewTokens),
+    arrivalStep: fc.nat({ max: s.maxArrival }),
+  });
+  return fc.array(request, { minLength: s.requests.min, maxLength: s.requests.max });
+}
+
+const lifecycleDraw = fc.record({ request: fc.nat({ max: 2 }), step: fc.nat({ max: 6 }), beforeForward: fc.nat({ max: 5 }) });
+
+export function abortsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
+  return fc.array(lifecycleDraw, { maxLength: s.maxAborts });
+}
+
+/** Retracts draw like aborts: a request index, a step and the forward they come before. */
+export function retractsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
+  return fc.array(lifecycleDraw, { minLength: s.retracts.min, maxLength: s.retracts.max });
+}
+
+export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[]): CaseRequest[] {
+  return draws.map((draw, id) => ({
+    id,
+    prompt: [...spec.preamble, ...draw.suffix.map((raw) => promptToken(spec, raw))],
+    maxNewTokens: draw.maxNewTokens,
+    arrivalStep: draw.arrivalStep,
+  }));
+}
+
+export function abortsOf(draws: readonly AbortDraw[], numRequests: number): AbortEvent[] {
+  return draws.map((draw) => ({ request: draw.request % numRequests, step: draw.step, beforeForward: draw.beforeForward }));
+}

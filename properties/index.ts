@@ -1,0 +1,44 @@
+// Every law's property, in the order `specconf check` runs and reports them, plus the mixed property
+// over the whole space (coverage, mutants).
+import { LAW_NAMES } from "../src/laws/registry.ts";
+import { FULL_SPACE } from "./arbitraries/space.ts";
+import type { LawProperty } from "./law-property.ts";
+import acceptanceCorrectness from "./laws/acceptance-correctness.ts";
+import batchInvariance from "./laws/batch-invariance.ts";
+import bonusStride from "./laws/bonus-stride.ts";
+import chunkInvariance from "./laws/chunk-invariance.ts";
+import draftReference from "./laws/draft-reference.ts";
+import kvConservation from "./laws/kv-conservation.ts";
+import lossless from "./laws/lossless.ts";
+import mirrorAcceptance from "./laws/mirror-acceptance.ts";
+import pageSizeInvariance from "./laws/page-size-invariance.ts";
+import phaseContracts from "./laws/phase-contracts.ts";
+import positions from "./laws/positions.ts";
+import referenceDecode from "./laws/reference-decode.ts";
+
+export const LAW_PROPERTIES: readonly LawProperty[] = [
+  referenceDecode,
+  lossless,
+  acceptanceCorrectness,
+  draftReference,
+  mirrorAcceptance,
+  positions,
+  phaseContracts,
+  bonusStride,
+  kvConservation,
+  chunkInvariance,
+  pageSizeInvariance,
+  batchInvariance,
+];
+
+/** The whole space, every law: what the coverage suite and the mutant search run. */
+export const MIXED: LawProperty = { law: "mixed", focus: "the whole case space", space: FULL_SPACE };
+
+export function propertyFor(law: string): LawProperty | undefined {
+  return LAW_PROPERTIES.find((property) => property.law === law);
+}
+
+/** Laws of the registry without a property of their own (test/properties asserts there are none). */
+export function lawsWithoutProperty(): string[] {
+  return LAW_NAMES.filter((name) => !propertyFor(name));
+}

@@ -1,0 +1,8 @@
+// Law "acceptance correctness": partial acceptance everywhere (under- and over-acceptance show).
+import { ACCEPTANCE_CORRECTNESS } from "../../src/laws/acceptance-correctness.ts";
+import { lawProperty } from "../law-property.ts";
+
+export default lawProperty(ACCEPTANCE_CORRECTNESS, "drafts that reject part of their chain, S 2..5", {
+  drafts: ["noisy-mirror", "eagle", "truncated-mirror"],
+  steps: { min: 2, max: 5 },
+});

@@ -1,0 +1,9 @@
+// Law "KV conservation": rejections (rejected verify slots), pages above 1 and aborts between
+// forwards, where slots leak or are owned twice.
+import { KV_CONSERVATION } from "../../src/laws/kv-conservation.ts";
+import { lawProperty } from "../law-property.ts";
+
+export default lawProperty(KV_CONSERVATION, "rejecting drafts, pages 1..4, up to 2 aborts", {
+  drafts: ["noisy-mirror", "eagle", "mirror"],
+  maxAborts: 2,
+});

@@ -1,0 +1,8 @@
+// Law "mirror acceptance": the oracle drafts, whose every uncut round accepts all S drafts.
+import { MIRROR_ACCEPTANCE } from "../../src/laws/mirror-acceptance.ts";
+import { lawProperty } from "../law-property.ts";
+
+export default lawProperty(MIRROR_ACCEPTANCE, "mirror and tapped mirror, several rounds", {
+  drafts: ["mirror", "tapped-mirror"],
+  maxNewTokens: { min: 2, max: 10 },
+});
