@@ -12,6 +12,7 @@ import { checkCommand } from "./check.ts";
 import { mutantsCommand } from "./mutants.ts";
 import { replayCommand } from "./replay.ts";
 import { adapterCommand } from "./adapter.ts";
+import { exportCommand } from "./export.ts";
 
 export interface Command {
   /** One-line description shown by `specconf help`. */
@@ -26,6 +27,7 @@ export const COMMANDS: Record<string, Command> = {
   check: { summary: "run the laws' property suites on generated cases (progress, per-law table, shrunk failures with a replay command)", run: checkCommand },
   replay: { summary: "rerun a shrunk failure (or a case file) and print its step table with the first offending event marked", run: replayCommand },
   mutants: { summary: "switch each named fault on and search until a law fails: kill matrix, shrunk sizes, time to detect", run: mutantsCommand },
+  export: { summary: "write the golden suites' models for other engines: ONNX graphs or Hugging Face checkpoints (Llama target, standalone draft, EAGLE head)", run: exportCommand },
   adapter: { summary: "serve the reference engine over the external-engine protocol (JSON Lines on stdin/stdout)", run: adapterCommand },
 };
 

@@ -1,0 +1,65 @@
+// `specconf export`: the models of golden suites, for other engines. ONNX: the exact graphs the golden
+// digests name (target.onnx, and the draft graph). HF: the target as a Llama checkpoint, the standalone
+// draft (a copy of the target) and, for EAGLE suites, the EAGLE head checkpoint. Each suite directory
+// gets a manifest.json saying which draft reproduces the golden file's rounds. Everything is built in
+// memory first; files are then written atomically.
+import { join } from "node:path";
+import { loadModels } from "../engine/run-case.ts";
+import type { Golden } from "../golden/schema.ts";
+import { writeTextAtomic } from "../validate/write.ts";
+import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "./hf.ts";
+
+export type ExportFormat = "onnx" | "hf";
+export const EXPORT_FORMATS: readonly ExportFormat[] = ["onnx", "hf"];
+
+export function planExport(golden: Golden, format: ExportFormat): CheckpointFiles {
+  const models = loadModels(golden.cases[0].case);
+  const spec = models.spec;
+  const suite = golden.suite;
+  const files: CheckpointFiles = new Map();
+  const add = (dir: string, checkpoint: CheckpointFiles) => {
+    for (const [name, content] of checkpoint) files.set(`${suite}/${dir}/${name}`, content);
+  };
+  const draft = models.draft;
+  const draftKind = draft?.spec.kind ?? null;
+  const manifest: Record<string, unknown> = { suite, format, golden: `golden/${suite}.json`, dtype: spec.dtype, models: {} as Record<string, unknown> };
+  const entries = manifest.models as Record<string, unknown>;
+  if (format === "onnx") {
+    files.set(`${suite}/target.onnx`, models.target.graph.bytes);
+    entries.target = { file: "target.onnx", digest: models.target.graph.digest, spec };
+    if (draft) {
+      const name = `${draft.spec.kind}.onnx`;
+      files.set(`${suite}/${name}`, draft.graphs[0].bytes);
+      entries.draft = { file: name, digest: draft.graphs[0].digest, spec: draft.spec };
+    }
+    manifest.callingConvention =
+      "inputs tokens [T] int64, positions [T] int64, hidden_in [T, H] (draft graphs), k_cache/v_cache [layers, slots, kvDim], ctx_slots [C] int64, mask [T, C + T] additive; outputs logits [T, V], hidden [T, H], k_new/v_new [layers, T, kvDim] (see src/model/graphs.ts)";
+  } else {
+    add("target", llamaCheckpoint(spec, models.target.weights, { digest: models.target.graph.digest, role: "target", suite }));
+    add("draft", llamaCheckpoint(spec, models.target.weights, { digest: models.target.graph.digest, role: "standalone-draft", suite }));
+    entries.target = { dir: "target", architecture: "LlamaForCausalLM", onnxDigest: models.target.graph.digest };
+    entries.draft = { dir: "draft", architecture: "LlamaForCausalLM", role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted" };
+    if (draft?.eagle) {
+      add("eagle", eagleCheckpoint(spec, models.target.weights, draft.eagle, { digest: draft.graphs[0].digest, role: "eagle", suite }));
+      entries.eagle = { dir: "eagle", architecture: "LlamaForCausalLMEagle", onnxDigest: draft.graphs[0].digest };
+    }
+  }
+  manifest.reproduces =
+    draftKind === "eagle"
+      ? "the golden rounds (accept lengths, first-round drafts) are the EAGLE head's: run the target with the eagle checkpoint as EAGLE draft"
+      : draftKind
+        ? `the golden rounds are the ${draftKind}'s, which accepts every draft: run the target with the standalone draft in draft-model mode (or any exact copy of the target)`
+        : "target-only";
+  files.set(`${suite}/manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+  return files;
+}
+
+export function writeExport(outDir: string, files: CheckpointFiles): string[] {
+  const written: string[] = [];
+  for (const [path, content] of files) {
+    const target = join(outDir, path);
+    writeTextAtomic(target, content);
+    written.push(target);
+  }
+  return written;
+}
