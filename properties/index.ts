@@ -12,6 +12,9 @@ import kvConservation from "./laws/kv-conservation.ts";
 import lossless from "./laws/lossless.ts";
 import mirrorAcceptance from "./laws/mirror-acceptance.ts";
 import pageSizeInvariance from "./laws/page-size-invariance.ts";
+import perStepPools from "./laws/per-step-pools.ts";
+import replayEquivalence from "./laws/replay-equivalence.ts";
+import retractInvariance from "./laws/retract-invariance.ts";
 import phaseContracts from "./laws/phase-contracts.ts";
 import positions from "./laws/positions.ts";
 import referenceDecode from "./laws/reference-decode.ts";
@@ -25,10 +28,13 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   positions,
   phaseContracts,
   bonusStride,
+  perStepPools,
   kvConservation,
   chunkInvariance,
   pageSizeInvariance,
+  replayEquivalence,
   batchInvariance,
+  retractInvariance,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */

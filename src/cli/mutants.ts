@@ -1,6 +1,6 @@
 // `specconf mutants`: proves the laws on the engine's own faults. For each fault (read from FAULT_NAMES,
-// so new faults join automatically) the mixed property runs with the fault on until a law fails, then
-// shrinks; reports the kill matrix (fault x law), the shrunk counterexample's size (requests, prompt
+// so new faults join automatically) the properties run in turn with the fault on (the mixed one over the
+// whole space, then each law's) until a law fails, then shrink; reports the kill matrix (fault x law), the shrunk counterexample's size (requests, prompt
 // tokens, verify rounds) and the time to detect. A fault no law kills in --max-runs runs survives (exit 1).
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
@@ -8,14 +8,16 @@ import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
 import { KILLS_FILE, loadKills, writeKills, type Kill } from "../failures/kills.ts";
 import { existsSync } from "node:fs";
 import { runLawProperty, type PropertyRun } from "../../properties/law-property.ts";
-import { MIXED } from "../../properties/index.ts";
+import { LAW_PROPERTIES, MIXED } from "../../properties/index.ts";
+import type { LawProperty } from "../../properties/law-property.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 import { seedFromEnvironment } from "./check.ts";
 import { createProgress } from "./progress.ts";
 
 const FLAGS = defineFlags({
   fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "only these faults (default: every fault)" },
-  "max-runs": { type: "integer", min: 1, default: 300, description: "generated runs per fault before it counts as surviving" },
+  "max-runs": { type: "integer", min: 1, default: 400, description: "generated runs per fault before it counts as surviving" },
+  batch: { type: "integer", min: 1, default: 20, description: "runs per property before the next property's turn" },
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else 1, so kills are reproducible)" },
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking after this long" },
   "update-kills": { type: "boolean", description: `write the kills to ${KILLS_FILE} (CI replays them)` },
@@ -30,6 +32,8 @@ export interface FaultReport {
   laws: string[];
   /** Laws failing on the first failing (unshrunk) case. */
   firstLaws: string[];
+  /** The property whose run killed it (its space and the seed/path replay it). */
+  property: string | null;
   requests: number | null;
   promptTokens: number | null;
   rounds: number | null;
@@ -53,31 +57,55 @@ export function sizeOf(run: PropertyRun): { requests: number; promptTokens: numb
   return { requests: requests.length, promptTokens: requests.reduce((sum, request) => sum + request.prompt.length, 0), rounds };
 }
 
-export async function huntFault(fault: FaultName, options: { maxRuns: number; seed: number; shrinkSeconds: number; onRun?: () => void }): Promise<{ report: FaultReport; run: PropertyRun }> {
-  const run = await runLawProperty(MIXED, { numRuns: options.maxRuns, seed: options.seed, faults: [fault], shrinkSeconds: options.shrinkSeconds, onRun: options.onRun });
-  if (run.error) throw new Error(`fault ${fault}: ${run.error}`);
-  const failure = run.failure;
-  const size = sizeOf(run);
+/**
+ * Runs the properties in turn with the fault on, `batch` runs each (the mixed property first, then each
+ * law's), with a fresh seed per round, until a law fails or `maxRuns` runs are spent.
+ */
+export async function huntFault(
+  fault: FaultName,
+  options: { maxRuns: number; seed: number; shrinkSeconds: number; batch?: number; onRun?: () => void },
+): Promise<{ report: FaultReport; run?: PropertyRun; property: LawProperty }> {
+  const start = performance.now();
+  const schedule = [MIXED, ...LAW_PROPERTIES];
+  const batch = options.batch ?? 20;
+  let runs = 0;
+  let last: { run: PropertyRun; property: LawProperty } | undefined;
+  for (let round = 0; runs < options.maxRuns && !last?.run.failure; round++) {
+    for (const property of schedule) {
+      const numRuns = Math.min(batch, options.maxRuns - runs);
+      if (numRuns <= 0) break;
+      const run = await runLawProperty(property, { numRuns, seed: options.seed + round, faults: [fault], shrinkSeconds: options.shrinkSeconds, onRun: options.onRun });
+      if (run.error) throw new Error(`fault ${fault}, property '${property.law}': ${run.error}`);
+      runs += run.runs;
+      last = { run, property };
+      if (run.failure) break;
+    }
+  }
+  const failure = last?.run.failure;
+  const size = last && sizeOf(last.run);
   const realLaws = (failure?.laws ?? []).filter((law) => law !== RUNS_TO_COMPLETION);
+  const elapsed = (performance.now() - start) / 1000;
+  const detectSeconds = failure ? elapsed - failure.shrinkSeconds : elapsed;
   const report: FaultReport = {
     name: fault,
     killed: realLaws.length > 0,
     law: realLaws[0] ?? null,
     laws: realLaws,
     firstLaws: failure?.firstLaws ?? [],
+    property: failure ? last!.property.law : null,
     requests: size?.requests ?? null,
     promptTokens: size?.promptTokens ?? null,
     rounds: size?.rounds ?? null,
-    seconds: failure ? failure.detectSeconds + failure.shrinkSeconds : run.seconds,
-    detectSeconds: failure?.detectSeconds ?? run.seconds,
+    seconds: elapsed,
+    detectSeconds,
     shrinkSeconds: failure?.shrinkSeconds ?? 0,
-    runs: run.runs,
-    seed: run.seed,
+    runs,
+    seed: failure?.seed ?? options.seed,
     path: failure?.path ?? null,
     replay: failure?.replay ?? null,
     crashed: (failure?.laws ?? []).includes(RUNS_TO_COMPLETION),
   };
-  return { report, run };
+  return { report, run: failure ? last!.run : undefined, property: last?.property ?? MIXED };
 }
 
 function matrix(reports: readonly FaultReport[]): string {
@@ -111,15 +139,15 @@ export async function mutantsCommand(argv: string[]): Promise<number> {
       let runs = 0;
       let result: Awaited<ReturnType<typeof huntFault>>;
       try {
-        result = await huntFault(fault, { maxRuns: values["max-runs"], seed, shrinkSeconds: values["shrink-seconds"], onRun: () => progress.update(++runs) });
+        result = await huntFault(fault, { maxRuns: values["max-runs"], seed, shrinkSeconds: values["shrink-seconds"], batch: values.batch, onRun: () => progress.update(++runs) });
       } finally {
         progress.finish();
       }
-      const { report, run } = result;
+      const { report, run, property } = result;
       reports.push(report);
-      if (!values.json) process.stderr.write(`${fault}: ${report.killed ? `killed by ${report.law} after ${report.runs} runs (${report.seconds.toFixed(1)}s), shrunk to ${report.requests} request(s), ${report.promptTokens} prompt tokens, ${report.rounds} rounds` : report.crashed ? "the engine crashed (a crash proves no law)" : `survived ${report.runs} runs`}\n`);
-      if (report.killed && run.failure) {
-        kills.push({ fault, property: MIXED.law, law: report.law!, laws: report.laws, seed: run.failure.seed, path: run.failure.path, requests: report.requests!, promptTokens: report.promptTokens!, rounds: report.rounds!, case: run.failure.testCase });
+      if (!values.json) process.stderr.write(`${fault}: ${report.killed ? `killed by ${report.law} (property '${report.property}') after ${report.runs} runs (${report.seconds.toFixed(1)}s), shrunk to ${report.requests} request(s), ${report.promptTokens} prompt tokens, ${report.rounds} rounds` : report.crashed ? "the engine crashed (a crash proves no law)" : `survived ${report.runs} runs`}\n`);
+      if (report.killed && run?.failure) {
+        kills.push({ fault, property: property.law, law: report.law!, laws: report.laws, seed: run.failure.seed, path: run.failure.path, requests: report.requests!, promptTokens: report.promptTokens!, rounds: report.rounds!, case: run.failure.testCase });
       }
     }
     if (values["update-kills"]) {

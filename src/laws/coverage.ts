@@ -10,8 +10,12 @@ export const COVERAGE_LABELS = [
   "request finishes mid-round",
   /** A verify forward packing two or more requests. */
   "batch of 2+ requests",
+  /** The same with trees wider than a chain: K > 1 and N > S + 1 (where the bonus stride matters). */
+  "batch of 2+ with K > 1 and N > S + 1",
   /** An abort landed on an active request, between two forwards. */
   "abort between forwards",
+  /** A retract landed on an active request, between two forwards. */
+  "retract between forwards",
   /** Pages above 1 and a request's verify rows spanning a page boundary. */
   "page boundary inside a verify",
 ] as const;
@@ -25,6 +29,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   const labels: CoverageLabel[] = [];
   const S = testCase.engine.numSteps;
   const N = testCase.engine.numDraftTokens;
+  const wideTree = testCase.engine.topk > 1 && N > S + 1;
   const P = testCase.engine.pageSize;
   const promptLength = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt.length]));
   let chunkTail = false;
@@ -55,7 +60,9 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   if (chunkTail) labels.push("chunk ends within S of prompt end");
   if (midRound) labels.push("request finishes mid-round");
   if (batch) labels.push("batch of 2+ requests");
+  if (batch && wideTree) labels.push("batch of 2+ with K > 1 and N > S + 1");
   if (abortLanded) labels.push("abort between forwards");
+  if ((trace.lifecycle ?? []).some((entry) => entry.kind === "retract")) labels.push("retract between forwards");
   if (pageInVerify) labels.push("page boundary inside a verify");
   return labels;
 }
@@ -88,6 +95,6 @@ export class CoverageCounter {
 
   /** fc.statistics-style lines: label, share, count. */
   lines(): string[] {
-    return COVERAGE_LABELS.map((label) => `${label.padEnd(36)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`);
+    return COVERAGE_LABELS.map((label) => `${label.padEnd(38)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`);
   }
 }
