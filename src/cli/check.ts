@@ -9,6 +9,7 @@ import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
 import { addResult, describeFailure, emptyStats, runLawProperty, type LawStats, type PropertyRun } from "../../properties/law-property.ts";
 import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
+import { checkEngine } from "../adapter/check-engine.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 import { createProgress } from "./progress.ts";
 
@@ -21,6 +22,9 @@ const FLAGS = defineFlags({
   json: { type: "boolean", description: "print one JSON object" },
   junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
   "no-write": { type: "boolean", description: "do not write failures under .specconf/failures" },
+  engine: { type: "string", valueName: "COMMAND", description: "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on the golden suites' cases" },
+  "engine-timeout": { type: "integer", min: 1, default: 60, description: "with --engine: seconds per request before the engine is killed (exit 2)" },
+  golden: { type: "string", multiple: true, valueName: "FILE", description: "with --engine: the golden files whose cases to run (default: golden/*.json)" },
 });
 
 export interface LawSummary {
@@ -101,6 +105,11 @@ export async function checkCommand(argv: string[]): Promise<number> {
     if (help) {
       process.stdout.write(renderHelp(FLAGS, { usage: "specconf check [flags]", summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input." }));
       return 0;
+    }
+    if (values.engine !== undefined) {
+      const external = await checkEngine(values.engine, { goldenFiles: values.golden, faults: values.fault as FaultName[], timeoutMs: values["engine-timeout"] * 1000, json: values.json });
+      if (external.error) process.stderr.write(`specconf check: ${external.error}\n`);
+      return external.code;
     }
     const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
     const selectedSet = new Set(selected);

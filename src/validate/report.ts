@@ -15,6 +15,7 @@ export function renderReport(report: ValidationReport): string {
   const { golden, epsilon, profile } = report;
   lines.push(`golden ${golden.file}: suite ${golden.suite} (ORT ${golden.ortVersion}, ${golden.ep}, ${golden.dtype}, ${golden.threads} thread${golden.threads > 1 ? "s" : ""})`);
   lines.push(`outputs ${report.outputs}; profile ${profile.name}; epsilon target ${epsilon.target}, draft ${epsilon.draft}${epsilon.fromGolden ? " (golden)" : " (--epsilon)"}`);
+  if (report.skippedLines > 0) lines.push(`cases ${report.cases.join(", ")} (--case): ${report.skippedLines} lines of other cases skipped`);
   const failures: string[] = [];
   const cases = [...new Set(report.requests.map((request) => request.case))];
   const width = 22;

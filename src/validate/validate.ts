@@ -31,6 +31,8 @@ export interface ValidateOptions {
   profile: Profile;
   /** Overrides the golden file's target epsilon (the draft epsilon scales with it); named in the report. */
   epsilon?: number;
+  /** Validate only these golden cases (an engine that cannot run the others); lines of other cases are skipped. */
+  cases?: readonly string[];
   maxLineBytes?: number;
 }
 
@@ -51,6 +53,9 @@ export interface TraceReport {
 export interface ValidationReport {
   golden: { file: string; suite: string; ortVersion: string; ep: string; dtype: string; threads: number };
   outputs: string;
+  /** The golden cases validated (all unless --case narrowed them) and the lines skipped as belonging to others. */
+  cases: string[];
+  skippedLines: number;
   profile: { name: string; description: string; relaxations: ReturnType<RelaxationLog["entries"]> };
   epsilon: Epsilon & { fromGolden: boolean };
   requests: RequestReport[];
@@ -155,21 +160,32 @@ export class Validation {
   private readonly seen = new Map<string, number>();
   private readonly requests: RequestReport[] = [];
   private lines = 0;
+  private skipped = 0;
+  readonly cases: readonly GoldenCase[];
 
   constructor(
     readonly golden: Golden,
     readonly goldenFile: string,
     readonly profile: Profile,
     epsilon?: number,
+    caseNames?: readonly string[],
   ) {
     this.epsilon = epsilonOf(golden, epsilon);
     this.log = new RelaxationLog(profile);
+    for (const name of caseNames ?? []) {
+      if (!golden.cases.some((goldenCase) => goldenCase.name === name)) throw new InputError(goldenFile, "/cases", `has no case '${name}' (cases: ${golden.cases.map((c) => c.name).join(", ")})`);
+    }
+    this.cases = caseNames?.length ? golden.cases.filter((goldenCase) => caseNames.includes(goldenCase.name)) : golden.cases;
   }
 
   /** One outputs line (parsed JSON); `label` is FILE:LINE for errors. */
   addLine(value: unknown, label: string, line: number): void {
     this.lines += 1;
     const parsed = parseOutputLine(value, label, this.golden);
+    if (!this.cases.includes(parsed.goldenCase)) {
+      this.skipped += 1;
+      return;
+    }
     const key = `${parsed.line.case}\u0000${parsed.line.id}`;
     const earlier = this.seen.get(key);
     if (earlier !== undefined) throw new InputError(label, "/id", `duplicate request: case '${parsed.line.case}' id ${parsed.line.id} is already on line ${earlier}`);
@@ -180,7 +196,7 @@ export class Validation {
   async finish(outputsLabel: string, traces: readonly { file: string; trace: Trace; goldenCase: GoldenCase }[]): Promise<ValidationReport> {
     if (this.lines === 0) throw new InputError(outputsLabel, undefined, "has no output lines");
     const requests = [...this.requests];
-    for (const goldenCase of this.golden.cases) {
+    for (const goldenCase of this.cases) {
       for (const request of goldenCase.expected.requests) {
         if (!this.seen.has(`${goldenCase.name}\u0000${request.id}`)) requests.push({ case: goldenCase.name, id: request.id, checks: missingOutput(request) });
       }
@@ -201,6 +217,8 @@ export class Validation {
     return {
       golden: { file: this.goldenFile, suite: this.golden.suite, ortVersion: metadata.ortVersion, ep: metadata.ep, dtype: metadata.dtype, threads: metadata.threads },
       outputs: outputsLabel,
+      cases: this.cases.map((goldenCase) => goldenCase.name),
+      skippedLines: this.skipped,
       profile: { name: this.profile.name, description: this.profile.description, relaxations: this.log.entries() },
       epsilon: this.epsilon,
       requests,
@@ -213,7 +231,7 @@ export class Validation {
 
 export async function validate(options: ValidateOptions): Promise<ValidationReport> {
   const golden = loadGoldenFile(options.goldenPath);
-  const validation = new Validation(golden, options.goldenPath, options.profile, options.epsilon);
+  const validation = new Validation(golden, options.goldenPath, options.profile, options.epsilon, options.cases);
   const traces = (options.traces ?? []).map((input) => ({ file: input.path, ...loadTraceFor(input, golden) }));
   for await (const { value, label, line } of readJsonLines(options.outputsPath, { maxLineBytes: options.maxLineBytes })) validation.addLine(value, label, line);
   return validation.finish(options.outputsPath, traces);
