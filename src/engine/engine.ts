@@ -18,6 +18,8 @@ export interface PoolCheck {
 
 export interface EngineOptions {
   trace: boolean;
+  /** Run the per-step KV conservation checks (checkIntegrity on every pool); they cost O(pool slots) per step. */
+  checkPools?: boolean;
   /** Called before every forward (step, index of the forward within the step). */
   betweenForwards?: (engine: Engine, step: number, forwardInStep: number) => void;
 }
@@ -28,6 +30,7 @@ export class Engine {
   /** Integrity and accounting violations found after each step (KV conservation). */
   readonly poolChecks: PoolCheck[] = [];
   private readonly waiting: Request[] = [];
+  private readonly checkPoolsEachStep: boolean;
 
   constructor(config: EngineConfig, spec: ModelSpec, sessions: EngineSessions, options: EngineOptions) {
     const poolOf = (name: string, layers: number) =>
@@ -39,6 +42,7 @@ export class Engine {
       draft: speculative && !multiLayer ? poolOf("draft", sessions.draftLayers ?? 1) : undefined,
       draftModules: multiLayer ? Array.from({ length: config.numSteps }, (_, k) => poolOf(`draft-${k}`, sessions.draftLayers ?? 1)) : undefined,
     };
+    this.checkPoolsEachStep = options.checkPools ?? true;
     this.context = new EngineContext(config, spec, sessions, pools, new Faults(config.faults), new TraceRecorder(options.trace), (step, forwardInStep) =>
       options.betweenForwards?.(this, step, forwardInStep),
     );
@@ -113,7 +117,7 @@ export class Engine {
     if (prefilling.length > 0) await runPrefill(context, prefilling);
     // Aborts and retracts scheduled after the step's last forward.
     context.checkpoint([], new Map());
-    this.checkPools();
+    if (this.checkPoolsEachStep) this.checkPools();
     context.step += 1;
   }
 

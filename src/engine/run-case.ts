@@ -102,7 +102,10 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
 }
 
 export interface RunOptions {
+  /** Record the trace (default true). */
   trace?: boolean;
+  /** Per-step pool integrity checks (default: on when tracing). Off, only the end-of-run leak count remains. */
+  checkPools?: boolean;
   /** Safety net against a scheduling bug: a run that needs more steps is reported, not looped forever. */
   maxSteps?: number;
   onStep?: (step: number, engine: Engine) => void;
@@ -121,6 +124,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   const sessions = { target, draft: multiLayer ? undefined : draftSessions[0], draftModules: multiLayer ? draftSessions : undefined, draftLayers: draftGraph?.layers };
   const engine = new Engine(testCase.engine, models.spec, sessions, {
     trace: options.trace ?? true,
+    checkPools: options.checkPools ?? options.trace ?? true,
     betweenForwards: (self, step, forwardInStep) => {
       for (const abort of testCase.workload.aborts) {
         if (abort.step === step && abort.beforeForward === forwardInStep) self.abort(abort.request);

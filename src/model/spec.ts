@@ -21,6 +21,12 @@ export interface ModelSpec {
   rmsEps: number;
   /** Standard deviation of the target's logits; sets the top-1 margins. */
   logitStd: number;
+  /**
+   * Scales the residual contributions (attention output and MLP down projections) of layers from
+   * `fromLayer` on: small factors make a truncated mirror (the first layers) agree with the target
+   * often, a cheap draft for speed measurements.
+   */
+  residualScale?: { fromLayer: number; factor: number };
 }
 
 export type DraftKind = "mirror" | "tapped-mirror" | "noisy-mirror" | "truncated-mirror" | "eagle";

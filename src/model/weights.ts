@@ -90,6 +90,12 @@ export function generateTargetWeights(spec: ModelSpec): TargetWeights {
   const r = (v: Float64Array) => roundTo(spec.dtype, v);
   const embed = r(gauss.fill(spec.vocab * spec.hidden, 1));
   const layers = Array.from({ length: spec.layers }, () => generateLayer(spec, gauss, true));
+  const scale = spec.residualScale;
+  if (scale) {
+    for (const layer of layers.slice(scale.fromLayer)) {
+      for (const matrix of [layer.wo, layer.wDown]) for (let i = 0; i < matrix.length; i++) matrix[i] = spec.dtype === "float32" ? Math.fround(matrix[i] * scale.factor) : matrix[i] * scale.factor;
+    }
+  }
   const finalNorm = r(gauss.fill(spec.hidden, 0.1, 1));
   // The final-normed hidden has unit RMS, so this std gives logits of std logitStd.
   const lmHead = r(gauss.fill(spec.hidden * spec.vocab, spec.logitStd / Math.sqrt(spec.hidden)));

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prepares an offline bundle for a Linux x86-64 GPU box without Node.js or network (docs/gpu.md):
+#   node.xz           this machine's node binary
+#   node_modules.txz  production dependencies, onnxruntime-node trimmed to linux/x64
+#   cuda-provider.txz.part-*  the CUDA 13 EP built for ONNX Runtime 1.29.0 (npm package
+#                     com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9), split to fit transfer limits
+#   libvulkan1.deb    the Vulkan loader for the WebGPU EP
+# Usage: scripts/gpu/prepare-bundle.sh [OUT_DIR]   (default .gpu, git-ignored)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$root/.gpu}
+part_size=${PART_SIZE:-55M}
+provider_package=com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9
+ort_version=$(node -p "require('$root/node_modules/onnxruntime-node/package.json').version")
+if [ "$ort_version" != "1.29.0" ]; then
+  echo "prepare-bundle: onnxruntime-node is $ort_version; the CUDA 13 provider in $provider_package matches 1.29.0 only" >&2
+  exit 2
+fi
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "node binary -> $out/node.xz"
+xz -T0 -6 -c "$(command -v node)" > "$out/node.xz"
+
+echo "production node_modules (linux/x64 only) -> $out/node_modules.txz"
+cp "$root/package.json" "$root/package-lock.json" "$work/"
+(cd "$work" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+ort_bin="$work/node_modules/onnxruntime-node/bin/napi-v6"
+rm -rf "$ort_bin/darwin" "$ort_bin/win32" "$ort_bin/linux/arm64"
+tar -C "$work" -cf - node_modules | xz -T0 -6 > "$out/node_modules.txz"
+
+echo "CUDA 13 execution provider ($provider_package) -> $out/cuda-provider.txz.part-*"
+(cd "$work" && npm pack --silent "$provider_package" > /dev/null && tar xzf ./*.tgz package/Plugins/Linux/x64/libonnxruntime_providers_cuda.so package/Plugins/Linux/x64/libonnxruntime_providers_shared.so)
+rm -f "$out"/cuda-provider.txz.part-*
+tar -C "$work/package/Plugins/Linux/x64" -cf - . | xz -T0 -6 | split -b "$part_size" - "$out/cuda-provider.txz.part-"
+
+echo "Vulkan loader -> $out/libvulkan1.deb"
+if (cd "$work" && apt-get download libvulkan1 > /dev/null 2>&1); then
+  mv "$work"/libvulkan1_*.deb "$out/libvulkan1.deb"
+else
+  echo "prepare-bundle: could not download libvulkan1 (run 'apt-get update' first); WebGPU will need the loader on the GPU box" >&2
+fi
+ls -la "$out"
