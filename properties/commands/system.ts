@@ -1,0 +1,115 @@
+// The system under test of the model-based suite: one Engine built as runCase builds it (sessions from
+// the case's models), with between-forward hooks the Step command arms, plus the checks run after every
+// command: pool integrity in every pool, the engine's own per-step pool checks, and the trace laws over
+// the trace so far. (An exported engine factory in src/engine/run-case.ts would remove the duplicated
+// session wiring below: see docs/laws.md, "engine hooks".)
+import type { Case } from "../../src/case/case.ts";
+import { checkCaseConsistency, loadModels, resolveModelSpec, runCase, sessionFor } from "../../src/engine/run-case.ts";
+import { Engine } from "../../src/engine/engine.ts";
+import type { KvPool } from "../../src/engine/kv-pool.ts";
+import { checkBonusStride } from "../../src/laws/bonus-stride.ts";
+import type { LawResult } from "../../src/laws/law.ts";
+import { ReferenceOracle } from "../../src/laws/oracle.ts";
+import { checkPerStepPools } from "../../src/laws/per-step-pools.ts";
+import { checkPhaseContracts } from "../../src/laws/phase-contracts.ts";
+import { checkPositions } from "../../src/laws/positions.ts";
+import { TRACE_FORMAT_VERSION, type Trace } from "../../src/trace/schema.ts";
+
+export interface Hook {
+  kind: "abort" | "retract";
+  request: number;
+  /** Before this forward of the next step. */
+  beforeForward: number;
+}
+
+export class EngineSystem {
+  /** Armed by the Step command for the next step only. */
+  hooks: Hook[] = [];
+  /** The equivalent case: arrivals, aborts and retracts as they were issued (for the failure file). */
+  readonly replayCase: Case;
+
+  private constructor(
+    readonly testCase: Case,
+    readonly engine: Engine,
+    readonly oracle: ReferenceOracle,
+  ) {
+    this.replayCase = { ...testCase, workload: { requests: [], aborts: [], retracts: [] } };
+  }
+
+  static async create(testCase: Case): Promise<EngineSystem> {
+    const spec = resolveModelSpec(testCase.model);
+    checkCaseConsistency({ ...testCase, workload: { ...testCase.workload, requests: [{ id: 0, prompt: [...spec.preamble], maxNewTokens: 1, arrivalStep: 0 }] } }, spec);
+    const models = loadModels(testCase);
+    const runtime = testCase.engine.runtime;
+    const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
+    const graphs = models.draft?.graphs ?? [];
+    const drafts = await Promise.all(graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
+    const multiLayer = testCase.engine.multiLayer === true;
+    const sessions = { target, draft: multiLayer ? undefined : drafts[0], draftModules: multiLayer ? drafts : undefined, draftLayers: graphs[0]?.layers };
+    let system: EngineSystem | undefined;
+    const engine = new Engine(testCase.engine, models.spec, sessions, {
+      trace: true,
+      betweenForwards: (self, step, forwardInStep) => {
+        for (const hook of system?.hooks ?? []) {
+          if (hook.beforeForward !== forwardInStep) continue;
+          if (hook.kind === "abort") self.abort(hook.request);
+          else self.retract(hook.request);
+          const list = hook.kind === "abort" ? system!.replayCase.workload.aborts : system!.replayCase.workload.retracts!;
+          list.push({ request: hook.request, step, beforeForward: forwardInStep });
+        }
+      },
+    });
+    const oracle = await ReferenceOracle.create(models, runtime);
+    system = new EngineSystem(testCase, engine, oracle);
+    return system;
+  }
+
+  pools(): KvPool[] {
+    const pools = this.engine.context.pools;
+    return [pools.target, ...(pools.draft ? [pools.draft] : []), ...(pools.draftModules ?? [])];
+  }
+
+  /** The trace so far, as runCase would write it. */
+  trace(): Trace {
+    const recorder = this.engine.context.recorder;
+    return {
+      formatVersion: TRACE_FORMAT_VERSION,
+      engine: { name: "specconf-reference", dtype: this.oracle.spec.dtype, ep: this.testCase.engine.runtime.ep },
+      config: { ...this.testCase.engine, draft: this.testCase.draft },
+      requests: [...this.engine.requests.values()].map((request) => ({
+        id: request.id,
+        prompt: [...request.prompt],
+        output: [...request.output],
+        finishReason: request.finishReason ?? "unfinished",
+      })),
+      events: recorder.events,
+      ...(recorder.lifecycle.length > 0 ? { lifecycle: recorder.lifecycle } : {}),
+    };
+  }
+
+  /** Problems after a command: pool integrity, the engine's per-step checks, and the trace laws. */
+  problems(): string[] {
+    const problems: string[] = [];
+    for (const pool of this.pools()) for (const violation of pool.checkIntegrity()) problems.push(`pool ${pool.name}: ${violation.message}`);
+    for (const check of this.engine.poolChecks) problems.push(`after step ${check.step}, pool ${check.pool}: ${check.violations[0]?.message}`);
+    if (!this.engine.hasWork()) {
+      for (const pool of this.pools()) if (pool.numUsedSlots() > 0) problems.push(`pool ${pool.name} holds ${pool.numUsedSlots()} slots with no request active`);
+    }
+    const trace = this.trace();
+    const laws: LawResult[] = [checkPositions(trace), checkPhaseContracts(trace), checkBonusStride(trace)];
+    if (this.testCase.engine.multiLayer) laws.push(checkPerStepPools(trace));
+    for (const law of laws) if (law.status === "fails") problems.push(`${law.law}: ${law.violation?.message}`);
+    return problems;
+  }
+}
+
+/** The simple model's answer for a request: its target-only greedy output, computed alone. */
+export async function expectedOutput(testCase: Case, prompt: readonly number[], maxNewTokens: number): Promise<number[]> {
+  const alone: Case = {
+    ...testCase,
+    engine: { ...testCase.engine, mode: "target-only", faults: [], multiLayer: undefined, graphReplay: undefined },
+    workload: { requests: [{ id: 0, prompt: [...prompt], maxNewTokens, arrivalStep: 0 }], aborts: [] },
+  };
+  const result = await runCase(alone, { trace: false });
+  return result.outputs[0].tokens;
+}
