@@ -1,0 +1,123 @@
+// Contract tests of the case arbitraries: the same seed gives the same cases; every generated case, and
+// every case shrinking visits, is a valid case (schema and engine consistency); prompts keep the preset's
+// preamble through shrinking; each law's space keeps its focus; the whole space shrinks to the simplest case.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Case } from "../../src/case/case.ts";
+import { validateCase } from "../../src/case/load.ts";
+import { checkCaseConsistency, resolveModelSpec } from "../../src/engine/run-case.ts";
+import { caseArbitrary } from "../../properties/arbitraries/case.ts";
+import { checkSpace, FULL_SPACE, space } from "../../properties/arbitraries/space.ts";
+import { numDraftTokensFor, UNLIMITED_BUDGET } from "../../properties/arbitraries/engine.ts";
+import { getPreset } from "../../src/model/presets.ts";
+import { LAW_PROPERTIES, lawsWithoutProperty, MIXED } from "../../properties/index.ts";
+import { propertyArbitrary } from "../../properties/law-property.ts";
+
+function assertValid(testCase: Case): void {
+  expect(validateCase(testCase)).toEqual([]);
+  const spec = resolveModelSpec(testCase.model);
+  expect(() => checkCaseConsistency(testCase, spec)).not.toThrow();
+  for (const request of testCase.workload.requests) expect(request.prompt.slice(0, spec.preamble.length)).toEqual(spec.preamble);
+  expect(testCase.workload.requests.map((request) => request.id)).toEqual(testCase.workload.requests.map((_, i) => i));
+}
+
+describe("case arbitraries", () => {
+  it("the same seed gives the same cases", () => {
+    const a = fc.sample(caseArbitrary(FULL_SPACE), { seed: 42, numRuns: 20 });
+    const b = fc.sample(caseArbitrary(FULL_SPACE), { seed: 42, numRuns: 20 });
+    expect(a).toEqual(b);
+    expect(fc.sample(caseArbitrary(FULL_SPACE), { seed: 43, numRuns: 20 })).not.toEqual(a);
+  });
+
+  it("every generated case is valid, for every law's space", () => {
+    for (const property of [MIXED, ...LAW_PROPERTIES]) {
+      for (const testCase of fc.sample(propertyArbitrary(property), { seed: 7, numRuns: 40 })) assertValid(testCase);
+    }
+  });
+
+  it("every case shrinking visits stays valid, and the whole space shrinks to the simplest case", () => {
+    const invalid: string[] = [];
+    let visited = 0;
+    const details = fc.check(
+      fc.property(caseArbitrary(FULL_SPACE), (testCase) => {
+        visited += 1;
+        try {
+          assertValid(testCase);
+        } catch (error) {
+          invalid.push(`${(error as Error).message.split("\n")[0]}: ${JSON.stringify(testCase)}`);
+        }
+        return false; // always "fails": fast-check shrinks all the way down
+      }),
+      { seed: 3, numRuns: 1 },
+    );
+    expect(invalid).toEqual([]);
+    expect(visited).toBeGreaterThan(10);
+    const [shrunk] = details.counterexample as [Case];
+    const preamble = getPreset("tiny").preamble;
+    expect(shrunk.model).toEqual({ preset: "tiny" });
+    expect(shrunk.draft?.kind).toBe("mirror");
+    expect(shrunk.engine).toMatchObject({ numSteps: 1, topk: 1, numDraftTokens: 2, chunkSize: null, pageSize: 1, tokenBudget: UNLIMITED_BUDGET });
+    expect(shrunk.engine.multiLayer).toBeUndefined();
+    expect(shrunk.engine.graphReplay).toBeUndefined();
+    expect(shrunk.workload).toEqual({ requests: [{ id: 0, prompt: [...preamble, 3], maxNewTokens: 1, arrivalStep: 0 }], aborts: [] });
+  });
+
+  it("shrinks of a failing case keep failing cases valid (a property that needs 2 requests shrinks to exactly 2)", () => {
+    const details = fc.check(
+      fc.property(caseArbitrary(FULL_SPACE), (testCase) => {
+        assertValid(testCase);
+        return testCase.workload.requests.length < 2;
+      }),
+      { seed: 5, numRuns: 200 },
+    );
+    expect(details.failed).toBe(true);
+    const [shrunk] = details.counterexample as [Case];
+    expect(shrunk.workload.requests).toHaveLength(2);
+    expect(shrunk.workload.requests.every((request) => request.prompt.length === 6)).toBe(true);
+  });
+
+  it("each law's space keeps its focus", () => {
+    const sample = (law: string) => fc.sample(propertyArbitrary(LAW_PROPERTIES.find((property) => property.law === law)!), { seed: 11, numRuns: 60 });
+    expect(sample("chunk invariance").every((c) => c.engine.chunkSize !== null)).toBe(true);
+    expect(sample("page-size invariance").every((c) => c.engine.pageSize > 1)).toBe(true);
+    expect(sample("batch invariance").every((c) => c.workload.requests.length >= 2)).toBe(true);
+    expect(sample("bonus stride").every((c) => c.engine.topk > 1 && c.workload.requests.length >= 2)).toBe(true);
+    expect(sample("per-step pools").every((c) => c.engine.multiLayer === true)).toBe(true);
+    expect(sample("graph-replay equivalence").every((c) => c.engine.graphReplay === true)).toBe(true);
+    expect(sample("retract/resume invariance").every((c) => (c.workload.retracts ?? []).length >= 1)).toBe(true);
+    expect(sample("mirror acceptance").every((c) => c.draft?.kind === "mirror" || c.draft?.kind === "tapped-mirror")).toBe(true);
+  });
+
+  it("the whole space reaches every option", () => {
+    const cases = fc.sample(caseArbitrary(FULL_SPACE), { seed: 13, numRuns: 400 });
+    const seen = (pick: (c: Case) => unknown) => new Set(cases.map(pick));
+    expect(seen((c) => ("preset" in c.model ? c.model.preset : "")).size).toBe(FULL_SPACE.presets.length);
+    expect(seen((c) => c.draft?.kind).size).toBe(FULL_SPACE.drafts.length);
+    expect(seen((c) => c.engine.topk)).toEqual(new Set(FULL_SPACE.topks));
+    expect(seen((c) => c.engine.numSteps).size).toBe(5);
+    expect(seen((c) => c.engine.chunkSize).has(null)).toBe(true);
+    expect(seen((c) => c.engine.multiLayer === true).size).toBe(2);
+    expect(seen((c) => c.engine.graphReplay === true).size).toBe(2);
+    expect(cases.some((c) => c.workload.aborts.length > 0 && (c.workload.retracts ?? []).length > 0)).toBe(true);
+    expect(cases.some((c) => c.engine.tokenBudget < 16)).toBe(true);
+  });
+
+  it("N is valid for every S and K", () => {
+    for (let S = 1; S <= 5; S++) {
+      expect(numDraftTokensFor(S, 1, 17)).toBe(S + 1);
+      for (const K of [2, 3, 4]) {
+        for (let raw = 0; raw < 64; raw++) {
+          const N = numDraftTokensFor(S, K, raw);
+          expect(N).toBeGreaterThanOrEqual(2);
+          expect(N).toBeLessThanOrEqual(Math.min(8, 1 + K + (S - 1) * K * K));
+        }
+      }
+    }
+  });
+
+  it("every law of the registry has a property, and bad spaces are refused", () => {
+    expect(lawsWithoutProperty()).toEqual([]);
+    expect(() => checkSpace(space({ steps: { min: 3, max: 2 } }))).toThrow(/steps/);
+    expect(() => checkSpace(space({ drafts: [] }))).toThrow(/drafts/);
+  });
+});
