@@ -1,0 +1,95 @@
+// The external-engine protocol end to end: the reference engine in a separate process (`specconf
+// adapter`), the laws run through it (baselines and twins too); a fault in the case shows as failing
+// laws; crashes, timeouts and protocol violations are ExternalEngineErrors in bounded time, never a hang;
+// `specconf check --engine` exits 2 on them.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkExternalCase } from "../../src/adapter/check-external.ts";
+import { ExternalEngine, ExternalEngineError, runExternal } from "../../src/adapter/client.ts";
+import { checkEngine } from "../../src/adapter/check-engine.ts";
+import { goldenCase } from "../helpers/golden-runs.ts";
+
+const ADAPTER = "node bin/specconf.js adapter";
+const testCase = () => goldenCase("tiny-mirror", "chunked-paged").case;
+
+describe("the reference adapter in a separate process", () => {
+  let engine: ExternalEngine;
+  beforeAll(() => {
+    engine = ExternalEngine.start(ADAPTER);
+  });
+  afterAll(async () => {
+    await engine.close();
+  });
+
+  it("every law holds through the protocol (twins and baseline through the engine too)", async () => {
+    const check = await checkExternalCase(engine, testCase(), { timeoutMs: 30_000 });
+    const byStatus = (status: string) => check.results.filter((law) => law.status === status).map((law) => law.law);
+    expect(byStatus("fails")).toEqual([]);
+    expect(byStatus("not-checkable")).toEqual(["KV conservation"]);
+    expect(byStatus("holds")).toEqual(expect.arrayContaining(["reference decode", "lossless", "draft reference", "mirror acceptance", "positions", "chunk invariance", "page-size invariance"]));
+  });
+
+  it("a fault in the engine fails the laws that catch it", async () => {
+    const faulty = { ...testCase(), engine: { ...testCase().engine, faults: ["draft-position-early-increment" as const] } };
+    const check = await checkExternalCase(engine, faulty, { timeoutMs: 30_000 });
+    const failing = check.results.filter((law) => law.status === "fails").map((law) => law.law);
+    expect(failing).toEqual(expect.arrayContaining(["positions", "draft reference", "mirror acceptance"]));
+  });
+});
+
+async function failure(command: string, timeoutMs = 2000): Promise<ExternalEngineError> {
+  const started = performance.now();
+  const error = await runExternal(command, testCase(), { timeoutMs }).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(performance.now() - started).toBeLessThan(timeoutMs + 3000);
+  expect(error).toBeInstanceOf(ExternalEngineError);
+  return error as ExternalEngineError;
+}
+
+const respond = (body: string) => `node -e 'const rl=require("readline").createInterface({input:process.stdin});rl.on("line",(l)=>{const q=JSON.parse(l);process.stdout.write(JSON.stringify(${body})+"\\n")})'`;
+
+describe("engine failures are reported, never hang", () => {
+  it("timeout: the process group is killed", async () => {
+    const error = await failure("sleep 30 & sleep 30; wait", 500);
+    expect(error.kind).toBe("timeout");
+    expect(error.message).toMatch(/no response to request 1 within 500 ms/);
+  });
+
+  it("crash: exit code and stderr", async () => {
+    const error = await failure("echo boom >&2; exit 3");
+    expect(error.kind).toBe("crash");
+    expect(error.message).toMatch(/code 3.*stderr: boom/);
+  });
+
+  it("protocol: logs on stdout, missing outputs, a wrong request id, a malformed trace", async () => {
+    expect((await failure("read line; echo loading model...")).message).toMatch(/stdout line 1: invalid JSON.*logs belong on stderr/);
+    expect((await failure(respond("{requestId:q.requestId,outputs:[]}"))).message).toMatch(/\/outputs: no output for request 0, 1, 2, 3/);
+    expect((await failure(respond("{requestId:q.requestId+1,outputs:[]}"))).message).toMatch(/\/requestId is 2, the request in flight is 1/);
+    const trace = "{formatVersion:7,engine:{name:\"x\"},events:[]}";
+    const outputs = "q.case.workload.requests.map(r=>({id:r.id,tokens:[]}))";
+    expect((await failure(respond(`{requestId:q.requestId,outputs:${outputs},trace:${trace}}`))).message).toMatch(/\/trace\/formatVersion unsupported trace format version 7/);
+  });
+
+  it("an engine error is reported; unsupported cases are skipped", async () => {
+    const error = await failure(respond("{requestId:q.requestId,error:\"out of memory\"}"));
+    expect(error.kind).toBe("engine-error");
+    expect(error.message).toMatch(/could not run request 1: out of memory/);
+    const engine = ExternalEngine.start(respond("{requestId:q.requestId,error:\"no trees\",unsupported:true}"));
+    try {
+      const check = await checkExternalCase(engine, testCase(), { timeoutMs: 2000 });
+      expect(check.skipped).toMatch(/no trees/);
+      expect(check.results).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("specconf check --engine: a timeout is exit 2 with one line", async () => {
+    const lines: string[] = [];
+    const result = await checkEngine("sleep 30", { goldenFiles: ["golden/tiny-eagle.json"], timeoutMs: 300, write: (text) => lines.push(text) });
+    expect(result.code).toBe(2);
+    expect(result.error).toMatch(/^engine timeout: no response to request 1 within 300 ms/);
+    expect(lines).toEqual([]);
+  });
+});
