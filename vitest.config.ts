@@ -2,9 +2,14 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", "properties/**/*.test.ts"],
     setupFiles: ["test/setup.ts"],
     testTimeout: 60_000,
     pool: "forks",
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"] } },
+      // The law property suites share one module graph per worker (engine, ONNX Runtime, fast-check are
+      // imported once, not once per law file); every random choice is seeded, so isolation buys nothing.
+      { extends: true, test: { name: "laws", include: ["properties/**/*.test.ts"], isolate: false } },
+    ],
   },
 });

@@ -29,7 +29,8 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
   return fc.array(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
 
-const lifecycleDraw = fc.record({ request: fc.nat({ max: 2 }), step: fc.nat({ max: 6 }), beforeForward: fc.nat({ max: 5 }) });
+// Runs of the space last a handful of steps: steps up to 4 and forwards up to 5 mostly land on live requests.
+const lifecycleDraw = fc.record({ request: fc.nat({ max: 2 }), step: fc.nat({ max: 4 }), beforeForward: fc.nat({ max: 5 }) });
 
 export function abortsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
   return fc.array(lifecycleDraw, { maxLength: s.maxAborts });

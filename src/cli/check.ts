@@ -7,6 +7,7 @@ import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
 import { addResult, describeFailure, emptyStats, runLawProperty, type LawStats, type PropertyRun } from "../../properties/law-property.ts";
 import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
 import { checkEngine } from "../adapter/check-engine.ts";
@@ -21,7 +22,8 @@ const FLAGS = defineFlags({
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking a failure after this long" },
   json: { type: "boolean", description: "print one JSON object" },
   junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
-  "no-write": { type: "boolean", description: "do not write failures under .specconf/failures" },
+  failures: { type: "string", default: DEFAULT_FAILURE_DIR, valueName: "DIR", description: "where shrunk failures are written" },
+  "no-write": { type: "boolean", description: "do not write failure files" },
   engine: { type: "string", valueName: "COMMAND", description: "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on the golden suites' cases" },
   "engine-timeout": { type: "integer", min: 1, default: 60, description: "with --engine: seconds per request before the engine is killed (exit 2)" },
   golden: { type: "string", multiple: true, valueName: "FILE", description: "with --engine: the golden files whose cases to run (default: golden/*.json)" },
@@ -88,12 +90,12 @@ export function junitXml(summary: CheckSummary, messages: Map<string, string>): 
   ].join("\n");
 }
 
-function renderTable(summary: CheckSummary, coverage: CoverageCounter, checkCoverage: boolean): string {
+function renderTable(summary: CheckSummary, coverage: CoverageCounter, checkCoverage: boolean, runSeconds: number): string {
   const header = ["law", "runs", "passed", "failed", "ties", "not checkable", "time"];
   const rows = summary.laws.map((law) => [law.name, String(law.runs), String(law.passed), law.failed ? `${law.failed} FAIL` : "0", String(law.ties), String(law.notCheckable), `${law.seconds.toFixed(1)}s`]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ");
-  const lines = [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line), ""];
+  const lines = [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line), `(time: each law's checks and the twin runs it needs; the cases' own runs and target-only baselines took ${runSeconds.toFixed(1)}s)`, ""];
   lines.push(`coverage over ${coverage.runs} runs (each label must reach ${MIN_COVERAGE * 100}%${checkCoverage ? "" : "; not enforced with --law"}):`);
   for (const text of coverage.lines()) lines.push(`  ${text}`);
   return lines.join("\n") + "\n";
@@ -123,6 +125,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
     const total = values.runs * properties.length;
     const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
     const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
+    let runSeconds = 0;
     const coverage = new CoverageCounter();
     const replays = new Map<string, string>();
     const messages = new Map<string, string>();
@@ -137,8 +140,11 @@ export async function checkCommand(argv: string[]): Promise<number> {
           faults,
           laws: lawFilter,
           shrinkSeconds: values["shrink-seconds"],
-          failureDir: values["no-write"] ? false : undefined,
-          onRun: () => progress.update(++done),
+          failureDir: values["no-write"] ? false : values.failures,
+          onRun: (check) => {
+            runSeconds += check.seconds.runs ?? 0;
+            progress.update(++done);
+          },
           onShrink: (attempt) => {
             if (attempt % 10 === 0) progress.log(`  shrinking '${property.law}': ${attempt} attempts`);
           },
@@ -182,7 +188,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
     if (values.junit) writeFileSync(values.junit, junitXml(summary, messages));
     if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
-      process.stdout.write(renderTable(summary, coverage, checkCoverage));
+      process.stdout.write(renderTable(summary, coverage, checkCoverage, runSeconds));
       if (!coverageOk) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${report.below.join(", ")}\n`);
       for (const law of laws) if (law.replay) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
       process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);

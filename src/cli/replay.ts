@@ -50,7 +50,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
       out.push(`replaying ${file}: ${record.laws.join(", ")} failed (property '${record.property}', seed ${record.seed}, path ${JSON.stringify(record.path)})`);
     } else out.push(`replaying case ${file}`);
     out.push(describeCase(testCase), "");
-    const offence = firstOffence(check.results, recordedLaws);
+    const offence = firstOffence(check.results, recordedLaws, check.run?.trace);
     if (check.run) {
       const mark = offence?.event !== undefined ? { event: offence.event, note: `${offence.law.law}: ${offence.law.violation?.message ?? "fails"}` } : undefined;
       out.push(stepTable(check.run.trace, { mark, from: values.from, to: values.to }));

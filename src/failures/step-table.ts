@@ -62,12 +62,22 @@ export function stepTable(trace: Trace, options: StepTableOptions = {}): string 
   return lines.join("\n") + "\n";
 }
 
-/** The event to mark: the first failing law's offending event, if it names one. */
-export function firstOffence(results: readonly LawResult[], preferred?: readonly string[]): { law: LawResult; event?: number } | undefined {
+/**
+ * The event to mark: the first failing law's offending event, if it names one; a violation found "after
+ * step N" (KV conservation's per-step pool checks) marks the last forward of step N.
+ */
+export function firstOffence(results: readonly LawResult[], preferred?: readonly string[], trace?: Trace): { law: LawResult; event?: number } | undefined {
   const failing = results.filter((result) => result.status === "fails");
   const ordered = [...failing].sort((a, b) => rank(a.law, preferred) - rank(b.law, preferred));
   const law = ordered[0];
-  return law ? { law, event: law.violation?.event } : undefined;
+  if (!law) return undefined;
+  let event = law.violation?.event;
+  const step = /after step (\d+)/.exec(law.violation?.message ?? "")?.[1];
+  if (event === undefined && step !== undefined && trace) {
+    const inStep = trace.events.filter((candidate) => candidate.step === Number(step));
+    event = inStep[inStep.length - 1]?.index;
+  }
+  return { law, event };
 }
 
 function rank(law: string, preferred?: readonly string[]): number {
