@@ -14,7 +14,7 @@ const FLAGS = defineFlags({
   outputs: { type: "string", valueName: "FILE.jsonl", description: "the engine's outputs, one JSON object per request per line (schemas/outputs.schema.json)" },
   trace: { type: "string", multiple: true, valueName: "[CASE=]FILE", description: "a trace of one golden case (schemas/trace.schema.json); matched to its case by its requests unless CASE= is given" },
   profile: { type: "choice", choices: profileNames(), default: "strict", description: "engine conventions to accept, each named in the report" },
-  case: { type: "string", multiple: true, valueName: "NAME", description: "validate only this golden case (repeatable); lines of other cases are skipped" },
+  case: { type: "string", multiple: true, valueName: "NAME", description: "validate only this golden case; lines of other cases are skipped" },
   epsilon: { type: "string", valueName: "X", description: "tie threshold in target logit units instead of the golden file's (e.g. for another EP or dtype)" },
   json: { type: "boolean", description: "print the report as one JSON object" },
   report: { type: "string", valueName: "FILE", description: "also write the JSON report here" },
