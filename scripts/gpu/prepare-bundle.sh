@@ -4,7 +4,7 @@
 #   node_modules.txz  production dependencies, onnxruntime-node trimmed to linux/x64
 #   cuda-provider.txz.part-*  the CUDA 13 EP built for ONNX Runtime 1.29.0 (npm package
 #                     com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9), split to fit transfer limits
-#   libvulkan1.deb    the Vulkan loader for the WebGPU EP
+#   *.deb             the Vulkan loader and glvnd for the WebGPU EP
 # Usage: scripts/gpu/prepare-bundle.sh [OUT_DIR]   (default .gpu, git-ignored)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,10 +35,12 @@ echo "CUDA 13 execution provider ($provider_package) -> $out/cuda-provider.txz.p
 rm -f "$out"/cuda-provider.txz.part-*
 tar -C "$work/package/Plugins/Linux/x64" -cf - . | xz -T0 -6 | split -b "$part_size" - "$out/cuda-provider.txz.part-"
 
-echo "Vulkan loader -> $out/libvulkan1.deb"
-if (cd "$work" && apt-get download libvulkan1 > /dev/null 2>&1); then
-  mv "$work"/libvulkan1_*.deb "$out/libvulkan1.deb"
-else
-  echo "prepare-bundle: could not download libvulkan1 (run 'apt-get update' first); WebGPU will need the loader on the GPU box" >&2
-fi
+echo "Vulkan loader and glvnd (the NVIDIA Vulkan ICD loads through libGLX) -> $out/*.deb"
+for package in libvulkan1 libglvnd0 libglx0 libegl1 libopengl0 libgl1; do
+  if (cd "$work" && apt-get download "$package" > /dev/null 2>&1); then
+    mv "$work"/"$package"_*.deb "$out/$package.deb"
+  else
+    echo "prepare-bundle: could not download $package (run 'apt-get update' first); WebGPU may not find the GPU" >&2
+  fi
+done
 ls -la "$out"

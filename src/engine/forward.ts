@@ -2,7 +2,7 @@
 // records the trace event. Trace rows are read back from the exact tensors passed to the runtime and
 // the slots actually written, never from scheduler intent, so a plumbing bug shows in the trace.
 import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
-import { topMargin } from "../trace/compare.ts";
+import { rowTop } from "./topk.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
@@ -116,10 +116,12 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
 
   const predict: number[] = [];
   const margins: number[] = [];
+  const topLogits: number[] = [];
   for (let r = 0; r < numRows; r++) {
-    const top = topMargin(result.logits, r * context.vocab, context.vocab);
-    predict.push(top.argmax);
+    const top = rowTop(result, r);
+    predict.push(top.predict);
     margins.push(top.margin);
+    topLogits.push(top.topLogit);
   }
 
   const event = context.recorder.record(() => ({
@@ -139,7 +141,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       hidden: plan.hidden?.provenance[r],
       predict: predict[r],
       margin: margins[r],
-      topLogit: result.logits[r * context.vocab + predict[r]],
+      topLogit: topLogits[r],
       attended: readAttended(pool, row.request, mask.subarray(r * width, (r + 1) * width), ctxSlots),
     })),
   }));

@@ -1,24 +1,36 @@
-// Top-K tokens of a logits row with their log-softmax, ties to the lower token id (as topMargin).
+// Top-K tokens of a forward's row with their log-softmax, read from the graph's TopK outputs (ties to
+// the lower token id) and its log-softmax normalizer: no scan of the vocabulary in JavaScript.
+import type { ForwardResult } from "../runtime/ort.ts";
+
 export interface TopK {
   tokens: number[];
   logprobs: number[];
 }
 
-export function topKLogSoftmax(logits: ArrayLike<number>, offset: number, vocab: number, k: number): TopK {
-  let max = -Infinity;
-  for (let j = 0; j < vocab; j++) max = Math.max(max, logits[offset + j]);
-  let sum = 0;
-  for (let j = 0; j < vocab; j++) sum += Math.exp(logits[offset + j] - max);
-  const logNormalizer = max + Math.log(sum);
-  // k is small (<= 8): a partial selection keeps this O(vocab * k).
+export interface RowTop {
+  /** argmax (the lower id on a tie). */
+  predict: number;
+  /** top-1 minus top-2 logit (0 on an exact tie). */
+  margin: number;
+  /** the logit of predict. */
+  topLogit: number;
+}
+
+export function rowTop(result: ForwardResult, row: number): RowTop {
+  const base = row * result.topK;
+  const top1 = result.topValues[base];
+  const top2 = result.topK > 1 ? result.topValues[base + 1] : -Infinity;
+  return { predict: Number(result.topIndices[base]), margin: top1 === top2 ? 0 : top1 - top2, topLogit: top1 };
+}
+
+export function topKLogSoftmax(result: ForwardResult, row: number, k: number): TopK {
+  if (k > result.topK) throw new Error(`topk ${k} exceeds the ${result.topK} candidates the graph returns`);
+  const base = row * result.topK;
   const tokens: number[] = [];
-  for (let pick = 0; pick < k; pick++) {
-    let best = -1;
-    for (let j = 0; j < vocab; j++) {
-      if (tokens.includes(j)) continue;
-      if (best < 0 || logits[offset + j] > logits[offset + best]) best = j;
-    }
-    tokens.push(best);
+  const logprobs: number[] = [];
+  for (let i = 0; i < k; i++) {
+    tokens.push(Number(result.topIndices[base + i]));
+    logprobs.push(result.topValues[base + i] - result.logNormalizer[row]);
   }
-  return { tokens, logprobs: tokens.map((token) => logits[offset + token] - logNormalizer) };
+  return { tokens, logprobs };
 }

@@ -15,6 +15,13 @@ import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
 /** Positions beyond maxPositions that the RoPE tables still cover (mirror modules run at anchor + k + 1). */
 export const ROPE_TABLE_SLACK = 16;
 
+/**
+ * The graph returns each row's TOP_K best logits and token ids (ties to the lower id, as ONNX TopK
+ * defines it) and the row's log-softmax normalizer, so the engine never scans the vocabulary in
+ * JavaScript nor copies [T, V] logits off the device: argmax, margin and tree expansion need only these.
+ */
+export const TOP_K = 8;
+
 interface StackGraph {
   name: string;
   layers: readonly LayerWeights[];
@@ -172,9 +179,18 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
     logits = g.op("Add", [logits, g.op("Mul", [tapColumn, g.scalar(graph.tap.delta * graph.logitScale)])]);
   }
   g.op("Identity", [logits], {}, "logits");
+  const topK = Math.min(TOP_K, vocab);
+  g.node("TopK", ["logits", g.int64("top_k", [1], [topK])], { axis: -1, largest: 1, sorted: 1 }, ["top_values", "top_indices"]);
+  // log-sum-exp from primitives (float64 kernels exist for each): max + log(sum(exp(logits - max))).
+  const rowMax = g.op("ReduceMax", ["logits", axesLast], { keepdims: 1 });
+  const sumExp = g.op("ReduceSum", [g.op("Exp", [g.op("Sub", ["logits", rowMax])]), axesLast], { keepdims: 1 });
+  g.op("Add", [rowMax, g.op("Log", [sumExp])], {}, "log_normalizer");
   g.op("Concat", newKeys, { axis: 0 }, "k_new");
   g.op("Concat", newValues, { axis: 0 }, "v_new");
   g.output("logits", spec.dtype, ["T", vocab]);
+  g.output("top_values", spec.dtype, ["T", topK]);
+  g.output("top_indices", "int64", ["T", topK]);
+  g.output("log_normalizer", spec.dtype, ["T", 1]);
   g.output("hidden", spec.dtype, ["T", hidden]);
   g.output("k_new", spec.dtype, [layerCount, "T", kvDimension]);
   g.output("v_new", spec.dtype, [layerCount, "T", kvDimension]);

@@ -4,7 +4,7 @@
 // validation of third-party outputs alike.
 import type { ModelSpec } from "../model/spec.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
-import { topMargin } from "../trace/compare.ts";
+import { rowTop } from "../engine/topk.ts";
 
 export interface RowPrediction {
   argmax: number;
@@ -41,8 +41,8 @@ async function runCacheFree(session: ModelSession, spec: ModelSpec, layers: numb
     mask: causalMask(tokens.length, spec.dtype),
   });
   const predictions: RowPrediction[] = tokens.map((_, row) => {
-    const top = topMargin(result.logits, row * spec.vocab, spec.vocab);
-    return { argmax: top.argmax, margin: top.margin, topLogit: result.logits[row * spec.vocab + top.argmax] };
+    const top = rowTop(result, row);
+    return { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
   });
   return { predictions, hidden: result.hidden };
 }

@@ -38,14 +38,25 @@ export interface ForwardFeeds {
   ctxSlots: BigInt64Array;
   /** [T, C + T] additive. */
   mask: FloatArray;
+  /** Also copy the full [T, V] logits back (tests and exports); the engine needs only the top-K. */
+  withLogits?: boolean;
 }
 
 export interface ForwardResult {
-  logits: FloatArray; // [T, vocab]
+  /** [T, vocab]: present only when asked for with withLogits. */
+  logits?: FloatArray;
+  /** [T, topK] best logits per row, descending (ties to the lower token id), and their token ids. */
+  topValues: FloatArray;
+  topIndices: BigInt64Array;
+  topK: number;
+  /** [T]: log(sum(exp(logits))) per row, for log-softmax scores. */
+  logNormalizer: FloatArray;
   hidden: FloatArray; // [T, hidden]
   kNew: FloatArray; // [layers, T, kvDim]
   vNew: FloatArray;
 }
+
+const OUTPUTS = ["top_values", "top_indices", "log_normalizer", "hidden", "k_new", "v_new"];
 
 export class RuntimeError extends Error {
   constructor(message: string, readonly ep: ExecutionProvider, override readonly cause?: unknown) {
@@ -69,11 +80,18 @@ export class ModelSession {
     readonly dtype: Dtype,
     readonly hiddenSize: number,
     readonly hasHiddenInput: boolean,
+    readonly ep: ExecutionProvider,
   ) {}
 
   static async create(bytes: Uint8Array, dtype: Dtype, hiddenSize: number, options: RuntimeOptions): Promise<ModelSession> {
     if (options.ep === "webgpu" && dtype === "float64") {
       throw new RuntimeError("the WebGPU EP has no float64 kernels: use a float32 model spec with --ep webgpu", options.ep);
+    }
+    if (options.ep === "cuda") {
+      // cuBLAS and cuDNN use TF32 (a 10-bit mantissa) for float32 matmuls on Ampere and later by default,
+      // moving logits by ~1e-3 relative: beyond the float32 tolerances. onnxruntime-node exposes no
+      // use_tf32 option, so pin it off process-wide (a user may still override it explicitly).
+      process.env.NVIDIA_TF32_OVERRIDE ??= "0";
     }
     try {
       const session = await ort.InferenceSession.create(bytes, {
@@ -84,7 +102,7 @@ export class ModelSession {
         graphOptimizationLevel: options.graphOptimizationLevel,
         logSeverityLevel: 3,
       });
-      return new ModelSession(session, dtype, hiddenSize, session.inputNames.includes("hidden_in"));
+      return new ModelSession(session, dtype, hiddenSize, session.inputNames.includes("hidden_in"), options.ep);
     } catch (error) {
       const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
       const hint = providerHint(options.ep);
@@ -107,9 +125,13 @@ export class ModelSession {
       if (!feeds.hiddenIn) throw new Error("draft forward without hidden_in");
       inputs.hidden_in = new ort.Tensor(floatType, feeds.hiddenIn, [rows, this.hiddenSize]);
     }
-    const out = await this.session.run(inputs);
+    const out = await this.session.run(inputs, feeds.withLogits ? [...OUTPUTS, "logits"] : OUTPUTS);
     return {
-      logits: out.logits.data as FloatArray,
+      logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
+      topValues: out.top_values.data as FloatArray,
+      topIndices: out.top_indices.data as BigInt64Array,
+      topK: out.top_values.dims[1],
+      logNormalizer: out.log_normalizer.data as FloatArray,
       hidden: out.hidden.data as FloatArray,
       kNew: out.k_new.data as FloatArray,
       vNew: out.v_new.data as FloatArray,

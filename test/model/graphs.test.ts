@@ -181,7 +181,7 @@ interface RunInput {
 }
 
 /** One forward; the batch's own rows attend causally (row t sees rows 0..t). */
-async function runGraph(spec: ModelSpec, graph: GraphUnderTest, input: RunInput): Promise<ForwardResult> {
+async function runGraph(spec: ModelSpec, graph: GraphUnderTest, input: RunInput): Promise<ForwardResult & { logits: FloatArray }> {
   const rows = input.tokens.length;
   const ctxSlots = input.ctxSlots ?? [];
   const numCtx = ctxSlots.length;
@@ -191,7 +191,7 @@ async function runGraph(spec: ModelSpec, graph: GraphUnderTest, input: RunInput)
     for (let c = 0; c < numCtx; c++) mask[t * (numCtx + rows) + c] = (input.attendsContext?.(t, c) ?? true) ? 0 : MASKED;
     for (let s = 0; s < rows; s++) mask[t * (numCtx + rows) + numCtx + s] = s <= t ? 0 : MASKED;
   }
-  return graph.session.run({
+  const result = await graph.session.run({
     tokens: BigInt64Array.from(input.tokens, BigInt),
     positions: BigInt64Array.from(input.positions, BigInt),
     hiddenIn: input.hiddenIn && floatArray(spec, input.hiddenIn),
@@ -200,7 +200,27 @@ async function runGraph(spec: ModelSpec, graph: GraphUnderTest, input: RunInput)
     cacheDims: [graph.layers, cache.slots, kvDim(spec)],
     ctxSlots: BigInt64Array.from(ctxSlots, BigInt),
     mask,
+    withLogits: true,
   });
+  checkTopOutputs(result, spec.vocab);
+  return { ...result, logits: result.logits! };
+}
+
+/** The graph's TopK and log-softmax normalizer outputs agree with its full logits (ties to the lower id). */
+function checkTopOutputs(result: ForwardResult, vocab: number): void {
+  const logits = result.logits!;
+  const rows = logits.length / vocab;
+  for (let r = 0; r < rows; r++) {
+    const row = Array.from(logits.subarray(r * vocab, (r + 1) * vocab));
+    const order = row.map((value, token) => ({ value, token })).sort((a, b) => b.value - a.value || a.token - b.token);
+    for (let i = 0; i < result.topK; i++) {
+      expect(Number(result.topIndices[r * result.topK + i])).toBe(order[i].token);
+      expect(result.topValues[r * result.topK + i]).toBe(order[i].value);
+    }
+    const max = order[0].value;
+    const logNormalizer = max + Math.log(row.reduce((sum, value) => sum + Math.exp(value - max), 0));
+    expect(Math.abs(result.logNormalizer[r] - logNormalizer)).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(logNormalizer)));
+  }
 }
 
 /** Rows [from, to) of a [layers, T, kvDim] tensor, per layer, concatenated as [layers, to - from, kvDim]. */

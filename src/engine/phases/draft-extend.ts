@@ -35,7 +35,7 @@ export async function runDraftExtend(context: EngineContext, input: DraftExtendI
     const segment = input.segments[segmentIndex];
     segment.request.draftKvLength = segment.firstAnchor + segment.tokens.length;
     if (segment.yieldsDraft) {
-      segment.request.draftRoot = topKLogSoftmax(output.result.logits, row * context.spec.vocab, context.spec.vocab, context.config.topk);
+      segment.request.draftRoot = topKLogSoftmax(output.result, row, context.config.topk);
       segment.request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [row]);
     }
   }

@@ -55,7 +55,7 @@ export async function runModuleExtends(context: EngineContext, requests: readonl
     for (const { request, row, end } of lastRows) {
       request.moduleKvLength[module] = end;
       if (module === 0 && yieldsDraft.has(request)) {
-        request.draftRoot = topKLogSoftmax(output.result.logits, row * context.spec.vocab, context.spec.vocab, 1);
+        request.draftRoot = topKLogSoftmax(output.result, row, 1);
         request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [row]);
       }
     }

@@ -81,7 +81,7 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
       const children: Candidate[] = [];
       nodes.forEach(({ request: owner, node }, r) => {
         if (owner !== request) return;
-        const expansion = topKLogSoftmax(output.result.logits, r * context.spec.vocab, context.spec.vocab, topk);
+        const expansion = topKLogSoftmax(output.result, r, topk);
         const producedBy = HiddenRows.fromForward(width, output.result.hidden, output.event, [r]);
         expansion.tokens.forEach((token, i) => {
           children.push({ number: list.length + children.length + 1, token, parent: node.number, depth: node.depth + 1, score: node.score + expansion.logprobs[i], producedBy });
