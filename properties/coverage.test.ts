@@ -1,0 +1,17 @@
+// Coverage (DESIGN section 4): the mixed property over the whole case space, every law checking every
+// run, with each coverage label counted; the suite fails when a label falls below 2% of runs.
+import { expect, test } from "vitest";
+import { MIN_COVERAGE } from "../src/laws/coverage.ts";
+import { MIXED } from "./index.ts";
+import { describeFailure, runLawProperty } from "./law-property.ts";
+import { runsFromEnv, seedFor } from "./vitest-law.ts";
+
+const runs = Math.ceil(2.5 * runsFromEnv());
+const seed = seedFor("coverage");
+
+test(`coverage: every label in at least ${MIN_COVERAGE * 100}% of ${runs} mixed runs (seed ${seed})`, { timeout: 600_000 }, async () => {
+  const run = await runLawProperty(MIXED, { numRuns: runs, seed, shrinkSeconds: 30 });
+  console.log([`coverage over ${run.coverage.runs} mixed runs, seed ${seed}:`, ...run.coverage.lines().map((line) => `  ${line}`)].join("\n"));
+  if (run.error || run.failure) expect.fail(describeFailure(run));
+  expect(run.coverage.report().below, run.coverage.lines().join("\n")).toEqual([]);
+});
