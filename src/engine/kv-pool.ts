@@ -133,6 +133,22 @@ export class KvPool {
     return this.persistedSlot(table, position);
   }
 
+  /**
+   * Appends the persisted slots of positions [0, length) to `out`, straight from the page table (the hot
+   * path of building a forward's context). Throws when a position has no slot. Pure (for the pool).
+   */
+  persistedSlotsInto(request: number, length: number, out: number[]): void {
+    const table = this.state.tables.get(request);
+    if (length > 0 && (!table || length > table.persistedLength)) {
+      throw new Error(`KvPool "${this.name}": request ${request} has ${table?.persistedLength ?? 0} persisted positions, ${length} asked`);
+    }
+    const pageSize = this.pageSize;
+    for (let position = 0; position < length; position++) {
+      const slot = table!.persistedPages[Math.floor(position / pageSize)] * pageSize + (position % pageSize);
+      out.push(slot);
+    }
+  }
+
   /** Number of persisted positions; they are always 0..length-1. Pure. */
   persistedLength(request: number): number {
     return this.state.tables.get(request)?.persistedLength ?? 0;
