@@ -97,6 +97,8 @@ export interface RunOptions {
   shrinkSeconds?: number;
   /** Where failures are written (default .specconf/failures); false: not written. */
   failureDir?: string | false;
+  /** How the invariance laws use twin runs (check-case.ts); default "combined". */
+  twins?: "combined" | "separate";
   /** Called after each generated run (not after shrink attempts). */
   onRun?: (check: CaseCheck, run: number) => void;
   /** Called after each shrink attempt. */
@@ -128,14 +130,14 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
       // Shrinking: only the laws that failed, and nothing once the budget is spent (a passing answer
       // ends shrinking quickly and keeps the last failing case).
       if (performance.now() - shrinkStart > shrinkBudget) return true;
-      const check = await checkCase(testCase, { laws: shrinkLaws });
+      const check = await checkCase(testCase, { laws: shrinkLaws, twins: options.twins });
       const failing = failedLaws(check, shrinkLaws).length > 0;
       shrinkAttempts += 1;
       options.onShrink?.(shrinkAttempts, failing);
       if (failing) lastFailing = check;
       return !failing;
     }
-    const check = await checkCase(testCase, { laws: options.laws });
+    const check = await checkCase(testCase, { laws: options.laws, twins: options.twins });
     runs += 1;
     coverage.add(check.labels);
     for (const result of check.results) {
@@ -166,7 +168,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   }
   const [shrunk] = details.counterexample as [Case];
   // Recheck the shrunk case against every selected law, for the record and the kill matrix.
-  const check = await checkCase(shrunk, { laws: options.laws });
+  const check = await checkCase(shrunk, { laws: options.laws, twins: options.twins });
   const laws = failedLaws(check, options.laws).map((law) => law.law);
   const path = details.counterexamplePath ?? "";
   const failure: PropertyFailure = {

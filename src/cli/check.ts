@@ -20,6 +20,7 @@ const FLAGS = defineFlags({
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else a fresh one; always printed)" },
   fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "switch a named fault on in every generated case" },
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking a failure after this long" },
+  twins: { type: "choice", choices: ["combined", "separate"], default: "combined", description: "invariance laws: first against one canonical twin (each law's own twin only on a failure), or each against its own twin" },
   json: { type: "boolean", description: "print one JSON object" },
   junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
   failures: { type: "string", default: DEFAULT_FAILURE_DIR, valueName: "DIR", description: "where shrunk failures are written" },
@@ -140,6 +141,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
           faults,
           laws: lawFilter,
           shrinkSeconds: values["shrink-seconds"],
+          twins: values.twins as "combined" | "separate",
           failureDir: values["no-write"] ? false : values.failures,
           onRun: (check) => {
             runSeconds += check.seconds.runs ?? 0;

@@ -7,11 +7,13 @@ import { ConfigError } from "../engine/config.ts";
 import { loadModels, runCase, type RunResult } from "../engine/run-case.ts";
 import { unchunkedTwin } from "./chunk-invariance.ts";
 import { coverageLabels, type CoverageLabel } from "./coverage.ts";
-import type { LawResult } from "./law.ts";
+import { notCheckable, type LawResult } from "./law.ts";
 import { ReferenceOracle } from "./oracle.ts";
 import { unpagedTwin } from "./page-size-invariance.ts";
-import { reorderedTwin } from "./batch-invariance.ts";
-import { unretractedTwin } from "./retract-invariance.ts";
+import { BATCH_INVARIANCE, hasSharedBatch, reorderedTwin } from "./batch-invariance.ts";
+import { CHUNK_INVARIANCE } from "./chunk-invariance.ts";
+import { checkInvariance } from "./invariance.ts";
+import { RETRACT_INVARIANCE, unretractedTwin } from "./retract-invariance.ts";
 import { LAWS, type LawDefinition, type TwinKind } from "./registry.ts";
 
 /** Reported when the engine throws: a crash is a failure, never a pass, but it proves no law. */
@@ -20,6 +22,13 @@ export const RUNS_TO_COMPLETION = "runs to completion";
 export interface CaseCheckOptions {
   /** Laws to check (default: all); twins run only for selected laws that apply. */
   laws?: ReadonlySet<string>;
+  /**
+   * "combined" (default): the invariance laws that apply are first checked together against the
+   * canonical twin (one run instead of up to four); when that comparison holds, each of them holds for
+   * the case, and when it fails, each law is checked against its own twin to say which one breaks (the
+   * combined failure is never dropped). "separate": each law against its own twin, always.
+   */
+  twins?: "combined" | "separate";
 }
 
 export interface CaseCheck {
@@ -47,7 +56,19 @@ export function twinCase(kind: TwinKind, testCase: Case): Case {
       return { ...testCase, engine: { ...testCase.engine, graphReplay: false } };
     case "unretracted":
       return unretractedTwin(testCase);
+    case "canonical":
+      return canonicalTwin(testCase);
   }
+}
+
+/**
+ * The canonical twin: unchunked (unlimited budget), page size 1, requests reversed with mirrored
+ * arrivals, no aborts or retracts. Every per-request invariance law says a request's projection does not
+ * depend on one of these dimensions, so the case must also agree with this one run that differs in all
+ * of them at once.
+ */
+export function canonicalTwin(testCase: Case): Case {
+  return unretractedTwin(unpagedTwin(unchunkedTwin(reorderedTwin(testCase))));
 }
 
 /** The baseline for lossless: the same workload, target-only, no faults. */
@@ -119,7 +140,33 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
     return pending;
   };
   const context = { testCase, run, targetOnly, oracle, twin };
+  const invariances = laws.filter((law) => law.invariance);
+  let combined: LawResult | undefined;
+  if ((options.twins ?? "combined") === "combined" && invariances.length > 0) {
+    combined = await timed("canonical twin", async () => {
+      try {
+        return checkInvariance(run.trace, (await twin("canonical")).trace, { law: "invariance", subject: "this run", baseline: "the canonical run (unchunked, page 1, reordered, no aborts or retracts)" });
+      } catch (error) {
+        return crashed("invariance", error);
+      }
+    });
+    // The canonical run's cost is shared by the laws it stands for.
+    for (const law of invariances) seconds[law.name] = (seconds[law.name] ?? 0) + seconds["canonical twin"] / invariances.length;
+  }
   for (const law of laws) {
+    if (law.invariance && combined?.status === "holds") {
+      // Not checkable stays the law's own verdict: nothing of its kind happened in this run.
+      const reason = law.name === CHUNK_INVARIANCE && !isChunkedRun(run)
+        ? "no prompt was prefilled in more than one chunk"
+        : law.name === RETRACT_INVARIANCE && !retractLanded(run)
+          ? "no retract landed on an active request"
+          : law.name === BATCH_INVARIANCE && !hasSharedBatch(run.trace)
+            ? "no forward packed two requests"
+            : undefined;
+      check.results.push(reason ? notCheckable(law.name, reason) : { ...combined, law: law.name });
+      continue;
+    }
+    // Every other law, and each invariance law against its own twin when the combined comparison failed.
     const result = await timed(law.name, async () => {
       try {
         return await law.check(context);
@@ -130,7 +177,22 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
     });
     check.results.push(result);
   }
+  if (combined?.status === "fails" && !check.results.some((result) => invariances.some((law) => law.name === result.law) && result.status === "fails")) {
+    // Only the run differing in every dimension at once disagrees: reported, under the first such law.
+    const first = check.results.find((result) => result.law === invariances[0].name)!;
+    Object.assign(first, { ...combined, law: first.law, violation: { ...combined.violation!, message: `against the canonical run only: ${combined.violation!.message}` } });
+  }
   return check;
+}
+
+function isChunkedRun(run: RunResult): boolean {
+  const chunks = new Map<number, number>();
+  for (const event of run.trace.events) if (event.phase === "prefill") for (const request of new Set(event.rows.map((row) => row.request))) chunks.set(request, (chunks.get(request) ?? 0) + 1);
+  return [...chunks.values()].some((count) => count > 1);
+}
+
+function retractLanded(run: RunResult): boolean {
+  return (run.trace.lifecycle ?? []).some((entry) => entry.kind === "retract");
 }
 
 export function failures(check: CaseCheck): LawResult[] {

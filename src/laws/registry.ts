@@ -24,7 +24,7 @@ import { checkPositions, POSITIONS } from "./positions.ts";
 import { checkReferenceDecode, REFERENCE_DECODE } from "./reference-decode.ts";
 
 /** The extra runs multi-run laws compare against (derived from the case; see each law's file). */
-export type TwinKind = "unchunked" | "unpaged" | "reordered" | "eager" | "unretracted";
+export type TwinKind = "unchunked" | "unpaged" | "reordered" | "eager" | "unretracted" | "canonical";
 
 export interface LawContext {
   testCase: Case;
@@ -47,6 +47,11 @@ export interface LawDefinition {
   twins?: readonly TwinKind[];
   /** It reads the target-only baseline (run once per case, before the laws, when a law needs it). */
   baseline?: boolean;
+  /**
+   * A per-request invariance (checkInvariance) whose twin differs from the case in one dimension only: it
+   * also holds against the canonical twin, which differs in all of them at once (check-case.ts).
+   */
+  invariance?: boolean;
   check(context: LawContext): Promise<LawResult>;
 }
 
@@ -149,6 +154,7 @@ export const LAWS: readonly LawDefinition[] = [
     summary: "tokens, draft chains, accept lengths and positions equal the unchunked run's",
     applies: isChunked,
     twins: ["unchunked"],
+    invariance: true,
     check: async ({ run, twin }) => checkChunkInvariance(run.trace, (await twin("unchunked")).trace),
   },
   {
@@ -156,6 +162,7 @@ export const LAWS: readonly LawDefinition[] = [
     summary: "tokens, draft chains, accept lengths and positions equal the page-size-1 run's",
     applies: (testCase) => testCase.engine.pageSize > 1,
     twins: ["unpaged"],
+    invariance: true,
     check: async ({ run, twin }) => checkPageSizeInvariance(run.trace, (await twin("unpaged")).trace),
   },
   {
@@ -163,6 +170,7 @@ export const LAWS: readonly LawDefinition[] = [
     summary: "a request's tokens, drafts, accept lengths and positions do not depend on its batch or arrival order",
     applies: (testCase) => testCase.workload.requests.length > 1,
     twins: ["reordered"],
+    invariance: true,
     check: async ({ run, twin }) => checkBatchInvariance(run.trace, (await twin("reordered")).trace),
   },
   {
@@ -180,6 +188,7 @@ export const LAWS: readonly LawDefinition[] = [
     summary: "a retracted and resumed request computes what it computes without the retract",
     applies: (testCase) => (testCase.workload.retracts ?? []).length > 0,
     twins: ["unretracted"],
+    invariance: true,
     check: async ({ run, twin }) => checkRetractInvariance(run.trace, (await twin("unretracted")).trace),
   },
 ];

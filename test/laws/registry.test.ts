@@ -41,13 +41,36 @@ describe("law registry", () => {
 describe("shared runner", () => {
   it("checks exactly the laws that apply, and only runs the twins selected laws need", { timeout: 60_000 }, async () => {
     const testCase = sample.find((candidate) => candidate.workload.requests.length > 1 && candidate.engine.pageSize > 1)!;
-    const all = await checkCase(testCase);
+    const all = await checkCase(testCase, { twins: "separate" });
     expect(all.results.map((result) => result.law).sort()).toEqual(applicableLaws(testCase).map((law) => law.name).sort());
     expect(Object.keys(all.twins)).toContain("reordered");
-    const some = await checkCase(testCase, { laws: new Set(["positions", "page-size invariance"]) });
+    expect(Object.keys(all.twins)).not.toContain("canonical");
+    // Combined (the default): one canonical twin stands for every invariance law; same verdicts.
+    const combined = await checkCase(testCase);
+    expect(Object.keys(combined.twins).filter((kind) => kind !== "eager")).toEqual(["canonical"]);
+    expect(combined.results.map((result) => [result.law, result.status])).toEqual(all.results.map((result) => [result.law, result.status]));
+    const some = await checkCase(testCase, { laws: new Set(["positions", "page-size invariance"]), twins: "separate" });
     expect(some.results.map((result) => result.law).sort()).toEqual(["page-size invariance", "positions"]);
     expect(Object.keys(some.twins)).toEqual(["unpaged"]);
     expect(some.seconds["page-size invariance"]).toBeGreaterThan(0);
+  });
+
+  it("combined twins: a failure against the canonical twin is attributed by each law's own twin", { timeout: 60_000 }, async () => {
+    const base = sample.find((candidate) => candidate.workload.requests.length > 1)!;
+    const prompt = [1, 5, 9, 13, 17, 3, 4, 8, 21, 22];
+    const testCase: Case = {
+      ...base,
+      draft: { ...base.draft!, kind: "mirror" },
+      engine: { ...base.engine, numSteps: 2, topk: 1, numDraftTokens: 3, chunkSize: 3, tokenBudget: 256, pageSize: 2, multiLayer: undefined, graphReplay: undefined, faults: ["chunked-tail-token"] },
+      workload: { requests: [{ id: 0, prompt, maxNewTokens: 6, arrivalStep: 0 }, { id: 1, prompt: prompt.slice(0, 8), maxNewTokens: 6, arrivalStep: 0 }], aborts: [] },
+    };
+    const combined = await checkCase(testCase);
+    const separate = await checkCase(testCase, { twins: "separate" });
+    const verdicts = (check: typeof combined) => Object.fromEntries(check.results.map((result) => [result.law, result.status]));
+    expect(verdicts(combined)["chunk invariance"]).toBe("fails");
+    expect(verdicts(combined)["page-size invariance"]).toBe("holds");
+    expect(verdicts(combined)).toEqual(verdicts(separate));
+    expect(Object.keys(combined.twins).sort()).toEqual(["canonical", "reordered", "unchunked", "unpaged"]);
   });
 
   it("a crash is reported as its own failure, never as a pass", async () => {
