@@ -41,7 +41,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import ort from "onnxruntime-node";
 import type { Case } from "../src/case/case.ts";
-import { defaultEngineConfig } from "../src/engine/config.ts";
+import { defaultEngineConfig, type EngineConfig } from "../src/engine/config.ts";
 import { EngineContext } from "../src/engine/context.ts";
 import { Engine } from "../src/engine/engine.ts";
 import { KvPool } from "../src/engine/kv-pool.ts";
@@ -50,6 +50,7 @@ import { TraceRecorder } from "../src/engine/trace-recorder.ts";
 import { getPreset, presetNames } from "../src/model/presets.ts";
 import { defaultDraftSpec, type DraftKind } from "../src/model/spec.ts";
 import {
+  ENGINE_OUTPUTS,
   EXECUTION_PROVIDERS,
   ModelSession,
   runtimeInfo,
@@ -90,7 +91,7 @@ if (args.help) {
   process.exit(0);
 }
 
-type Variant = "target-only" | DraftKind;
+type Variant = "target-only" | DraftKind | "mirror-tree" | "mirror-multi-layer";
 
 const QUICK = args.quick!;
 const EP = args.ep as ExecutionProvider;
@@ -107,7 +108,12 @@ const WARMUP = 1;
 const NUM_STEPS = 3;
 const PROMPT_SEED = 20240601;
 const WORKLOAD = QUICK ? { requests: 2, promptLength: 16, maxNewTokens: 12 } : { requests: 4, promptLength: 24, maxNewTokens: 48 };
-const VARIANTS: Variant[] = ["target-only", "mirror", "noisy-mirror", "truncated-mirror", "eagle"];
+const VARIANTS: Variant[] = ["target-only", "mirror", "noisy-mirror", "truncated-mirror", "eagle", "mirror-tree", "mirror-multi-layer"];
+/** Drafting variants beyond chains: a tree (topk 2, N 8) and multi-layer modules, both with mirror drafts. */
+const VARIANT_ENGINE: Partial<Record<Variant, Partial<EngineConfig>>> = {
+  "mirror-tree": { topk: 2, numDraftTokens: 8 },
+  "mirror-multi-layer": { multiLayer: true },
+};
 /** The acceptance criterion reported against (medium preset, trace off, wall time). */
 const OVERHEAD_TARGET = 1.3;
 const JUDGED_PRESET = "medium";
@@ -137,10 +143,11 @@ function makeCase(presetName: string, variant: Variant): Case {
   return {
     formatVersion: 1,
     model: { preset: presetName },
-    draft: variant === "target-only" ? null : defaultDraftSpec(variant),
+    draft: variant === "target-only" ? null : defaultDraftSpec(variant in VARIANT_ENGINE ? "mirror" : (variant as DraftKind)),
     engine: defaultEngineConfig({
       mode: variant === "target-only" ? "target-only" : "speculative",
       numSteps: NUM_STEPS,
+      ...VARIANT_ENGINE[variant],
       runtime,
       ...(POOL_SLOTS === undefined ? {} : { poolSlots: POOL_SLOTS }),
     }),
@@ -204,8 +211,9 @@ async function instrumentCase(testCase: Case): Promise<void> {
   const models = loadModels(testCase);
   const runtime = testCase.engine.runtime;
   instrumentSession(await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime), "target");
-  const draftGraph = testCase.engine.mode === "speculative" ? models.draft?.graphs[0] : undefined;
-  if (draftGraph) instrumentSession(await sessionFor(draftGraph.bytes, draftGraph.digest, models.spec, runtime), "draft");
+  // Every draft graph: one for chain/tree drafting, one per module in multi-layer mode.
+  const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
+  for (const graph of draftGraphs) instrumentSession(await sessionFor(graph.bytes, graph.digest, models.spec, runtime), "draft");
 }
 
 const attributed: string[] = [];
@@ -513,7 +521,8 @@ async function benchConfig(presetName: string, variant: Variant): Promise<Config
   }
   const calls = captured.probe.calls;
   const prepared = calls.map((call) => ({ inner: innerSession(call.session), inputs: ortInputs(call.session, call.feeds) }));
-  const raw = await replayCalls(calls, REPLAY, (i) => prepared[i].inner.run(prepared[i].inputs));
+  // The same outputs the engine fetches (top-K, normalizer, hidden, new K/V), not the full logits.
+  const raw = await replayCalls(calls, REPLAY, (i) => prepared[i].inner.run(prepared[i].inputs, ENGINE_OUTPUTS));
   // ModelSession.run replay (differs from the raw replay by tensor wrapping and output unpacking only):
   // fewer passes, no warm pass (the raw replay just ran the same calls); skipped by --quick.
   const viaSession = QUICK

@@ -56,7 +56,8 @@ export interface ForwardResult {
   vNew: FloatArray;
 }
 
-const OUTPUTS = ["top_values", "top_indices", "log_normalizer", "hidden", "k_new", "v_new"];
+/** What the engine fetches from every forward (benchmarks replay raw runs with the same list). */
+export const ENGINE_OUTPUTS = ["top_values", "top_indices", "log_normalizer", "hidden", "k_new", "v_new"];
 
 export class RuntimeError extends Error {
   constructor(message: string, readonly ep: ExecutionProvider, override readonly cause?: unknown) {
@@ -125,7 +126,7 @@ export class ModelSession {
       if (!feeds.hiddenIn) throw new Error("draft forward without hidden_in");
       inputs.hidden_in = new ort.Tensor(floatType, feeds.hiddenIn, [rows, this.hiddenSize]);
     }
-    const out = await this.session.run(inputs, feeds.withLogits ? [...OUTPUTS, "logits"] : OUTPUTS);
+    const out = await this.session.run(inputs, feeds.withLogits ? [...ENGINE_OUTPUTS, "logits"] : ENGINE_OUTPUTS);
     return {
       logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
       topValues: out.top_values.data as FloatArray,
