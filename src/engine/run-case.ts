@@ -147,7 +147,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     return { id, tokens: [...request.output], finishReason: request.finishReason ?? "unfinished", acceptLens: [...request.acceptLens], cutRounds: request.cutRounds };
   });
   const pools = engine.context.pools;
-  const slotsInUseAtEnd = pools.target.numUsedSlots() + (pools.draft?.numUsedSlots() ?? 0);
+  const slotsInUseAtEnd = [pools.target, ...engine.context.draftPools()].reduce((sum, pool) => sum + pool.numUsedSlots(), 0);
   const info = runtimeInfo(runtime);
   const trace: Trace = {
     formatVersion: TRACE_FORMAT_VERSION,

@@ -25,8 +25,8 @@ export async function checkRun(testCase: Case, result: RunResult, targetOnly?: R
   ];
   if (testCase.engine.mode === "speculative") {
     if (targetOnly?.trace.requests && trace.requests) {
-      const baseline = new Map(targetOnly.trace.requests.map((request) => [request.id, request.output]));
-      laws.push(await checkLossless(trace.requests.map((request) => ({ request, targetOnly: baseline.get(request.id) ?? [] })), oracle));
+      const baseline = new Map(targetOnly.trace.requests.map((request) => [request.id, request]));
+      laws.push(await checkLossless(trace.requests.map((request) => ({ request, targetOnly: baseline.get(request.id)?.output ?? [], baselineAborted: baseline.get(request.id)?.finishReason === "abort" })), oracle));
     }
     laws.push(await checkAcceptanceCorrectness(trace, oracle));
     laws.push(await checkDraftReference(trace, oracle));

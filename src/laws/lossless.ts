@@ -10,6 +10,8 @@ export interface OutputPair {
   request: TraceRequest;
   /** The same request's output in the baseline run (target-only, for lossless). */
   targetOnly: readonly number[];
+  /** The baseline aborted this request (its output may stop at another token than this run's). */
+  baselineAborted?: boolean;
 }
 
 export async function checkLossless(pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
@@ -22,10 +24,10 @@ export async function checkLossless(pairs: readonly OutputPair[], oracle: Refere
  */
 export async function checkOutputsAgree(law: string, pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
   const tally = new LawTally(law);
-  for (const { request, targetOnly } of pairs) {
+  for (const { request, targetOnly, baselineAborted } of pairs) {
     const speculative = request.output;
     // An abort lands at a step, and steps emit different token counts per mode: compare the common part.
-    const aborted = request.finishReason === "abort";
+    const aborted = request.finishReason === "abort" || baselineAborted === true;
     const common = Math.min(speculative.length, targetOnly.length);
     let index = 0;
     while (index < common && speculative[index] === targetOnly[index]) index++;
