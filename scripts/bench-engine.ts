@@ -318,20 +318,9 @@ function innerSession(session: ModelSession): ort.InferenceSession {
   return inner;
 }
 
-/** The same tensors ModelSession.run builds from the feeds (src/runtime/ort.ts). */
+/** The same tensors ModelSession.run builds from the feeds. */
 function ortInputs(session: ModelSession, feeds: ForwardFeeds): Record<string, ort.Tensor> {
-  const rows = feeds.tokens.length;
-  const floatType = session.dtype === "float32" ? "float32" : "float64";
-  const inputs: Record<string, ort.Tensor> = {
-    tokens: new ort.Tensor("int64", feeds.tokens, [rows]),
-    positions: new ort.Tensor("int64", feeds.positions, [rows]),
-    k_cache: new ort.Tensor(floatType, feeds.kCache, [...feeds.cacheDims]),
-    v_cache: new ort.Tensor(floatType, feeds.vCache, [...feeds.cacheDims]),
-    ctx_slots: new ort.Tensor("int64", feeds.ctxSlots, [feeds.ctxSlots.length]),
-    mask: new ort.Tensor(floatType, feeds.mask, [rows, feeds.ctxSlots.length + rows]),
-  };
-  if (session.hasHiddenInput) inputs.hidden_in = new ort.Tensor(floatType, feeds.hiddenIn!, [rows, session.hiddenSize]);
-  return inputs;
+  return session.tensorsFor(feeds);
 }
 
 interface ReplayTimes {

@@ -2,7 +2,7 @@
 // fails when a checked-in file differs from what this would write.
 import { join } from "node:path";
 import { publishedSchemas, SCHEMA_DIR } from "../src/validate/published-schemas.ts";
-import { writeTextAtomic } from "../src/validate/write.ts";
+import { writeTextAtomic } from "../src/schema/atomic-write.ts";
 
 for (const [file, text] of publishedSchemas()) {
   writeTextAtomic(join(SCHEMA_DIR, file), text);

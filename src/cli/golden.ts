@@ -13,10 +13,10 @@ import { GOLDEN_SUITES, suiteNames } from "../golden/suites.ts";
 import { verifyGolden } from "../golden/verify.ts";
 import { SpecError } from "../model/spec.ts";
 import { RuntimeError } from "../runtime/ort.ts";
-import { stableJson } from "../schema/atomic-write.ts";
 import { InputError } from "../schema/input-error.ts";
 import { renderReport } from "../validate/report.ts";
-import { jsonLines, writeTextAtomic } from "../validate/write.ts";
+import { stableJson, writeTextAtomic } from "../schema/atomic-write.ts";
+import { jsonLines } from "../validate/write.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 
 export const DEFAULT_GOLDEN_DIR = "golden";

@@ -6,7 +6,7 @@ import { InputError } from "../schema/input-error.ts";
 import { profileNames, PROFILES } from "../validate/profiles.ts";
 import { renderReport } from "../validate/report.ts";
 import { validate, type TraceInput } from "../validate/validate.ts";
-import { writeTextAtomic } from "../validate/write.ts";
+import { writeTextAtomic } from "../schema/atomic-write.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 
 const FLAGS = defineFlags({

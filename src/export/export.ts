@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { loadModels } from "../engine/run-case.ts";
 import type { Golden } from "../golden/schema.ts";
-import { writeTextAtomic } from "../validate/write.ts";
+import { writeTextAtomic } from "../schema/atomic-write.ts";
 import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "./hf.ts";
 
 export type ExportFormat = "onnx" | "hf";

@@ -111,7 +111,8 @@ export class ModelSession {
     }
   }
 
-  async run(feeds: ForwardFeeds): Promise<ForwardResult> {
+  /** The ort.Tensors run() passes for these feeds (wrapping the arrays, no copies). Pure. */
+  tensorsFor(feeds: ForwardFeeds): Record<string, ort.Tensor> {
     const rows = feeds.tokens.length;
     const floatType = this.dtype === "float32" ? "float32" : "float64";
     const inputs: Record<string, ort.Tensor> = {
@@ -126,7 +127,11 @@ export class ModelSession {
       if (!feeds.hiddenIn) throw new Error("draft forward without hidden_in");
       inputs.hidden_in = new ort.Tensor(floatType, feeds.hiddenIn, [rows, this.hiddenSize]);
     }
-    const out = await this.session.run(inputs, feeds.withLogits ? [...ENGINE_OUTPUTS, "logits"] : ENGINE_OUTPUTS);
+    return inputs;
+  }
+
+  async run(feeds: ForwardFeeds): Promise<ForwardResult> {
+    const out = await this.session.run(this.tensorsFor(feeds), feeds.withLogits ? [...ENGINE_OUTPUTS, "logits"] : ENGINE_OUTPUTS);
     return {
       logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
       topValues: out.top_values.data as FloatArray,

@@ -22,14 +22,18 @@ export function stableJson(value: unknown): string {
 }
 
 export function writeJsonAtomic(path: string, value: unknown): void {
-  const text = stableJson(value);
+  writeTextAtomic(path, stableJson(value));
+}
+
+/** Atomic text or bytes: a temp file in the target's directory, fsync, rename over the target. */
+export function writeTextAtomic(path: string, text: string | Uint8Array): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   let fd: number | undefined;
   try {
     fd = openSync(tmp, "wx", 0o644);
-    const bytes = Buffer.from(text, "utf8");
     let written = 0;
     while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
     fsyncSync(fd);
