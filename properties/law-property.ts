@@ -6,6 +6,8 @@
 import fc from "fast-check";
 import type { Case } from "../src/case/case.ts";
 import type { FaultName } from "../src/engine/faults.ts";
+import { getPreset } from "../src/model/presets.ts";
+import type { ExecutionProvider } from "../src/runtime/ort.ts";
 import { checkCase, failures, RUNS_TO_COMPLETION, type CaseCheck } from "../src/laws/check-case.ts";
 import { CoverageCounter } from "../src/laws/coverage.ts";
 import type { LawResult } from "../src/laws/law.ts";
@@ -89,6 +91,8 @@ export interface RunOptions {
   numRuns: number;
   seed: number;
   faults?: readonly FaultName[];
+  /** Execution provider every generated case runs on (default cpu). */
+  ep?: ExecutionProvider;
   /** Laws that are checked and can fail the property (default: every law). */
   laws?: ReadonlySet<string>;
   /** Replay one counterexample: fast-check's path (with the seed it came from). */
@@ -105,8 +109,11 @@ export interface RunOptions {
   onShrink?: (attempt: number, failing: boolean) => void;
 }
 
-export function propertyArbitrary(property: LawProperty, faults: readonly FaultName[] = []): fc.Arbitrary<Case> {
-  return caseArbitrary({ ...property.space, faults });
+export function propertyArbitrary(property: LawProperty, faults: readonly FaultName[] = [], ep: ExecutionProvider = "cpu"): fc.Arbitrary<Case> {
+  // WebGPU has no float64 kernels: its runs draw from the float32 presets only.
+  const presets = ep === "webgpu" ? property.space.presets.filter((name) => getPreset(name).dtype === "float32") : property.space.presets;
+  const cases = caseArbitrary({ ...property.space, presets, faults });
+  return ep === "cpu" ? cases : cases.map((testCase) => ({ ...testCase, engine: { ...testCase.engine, runtime: { ...testCase.engine.runtime, ep } } }));
 }
 
 export function failedLaws(check: CaseCheck, selected?: ReadonlySet<string>): LawResult[] {
@@ -155,7 +162,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     return false;
   };
 
-  const details = await fc.check(fc.asyncProperty(propertyArbitrary(property, options.faults), predicate), {
+  const details = await fc.check(fc.asyncProperty(propertyArbitrary(property, options.faults, options.ep), predicate), {
     seed: options.seed,
     numRuns: options.numRuns,
     ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}),

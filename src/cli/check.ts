@@ -4,6 +4,10 @@
 import { randomInt } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { DEFAULT_RUNTIME, EXECUTION_PROVIDERS, RuntimeError, type ExecutionProvider } from "../runtime/ort.ts";
+import { buildTarget } from "../model/build.ts";
+import { DEFAULT_PRESET, getPreset } from "../model/presets.ts";
+import { sessionFor } from "../engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
@@ -19,6 +23,7 @@ const FLAGS = defineFlags({
   runs: { type: "integer", min: 1, default: 30, description: "generated runs per law property" },
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else a fresh one; always printed)" },
   fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "switch a named fault on in every generated case" },
+  ep: { type: "choice", choices: EXECUTION_PROVIDERS, default: "cpu", description: "ONNX Runtime execution provider of every generated case (webgpu: float32 presets only)" },
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking a failure after this long" },
   twins: { type: "choice", choices: ["combined", "separate"], default: "combined", description: "invariance laws: first against one canonical twin (each law's own twin only on a failure), or each against its own twin" },
   json: { type: "boolean", description: "print one JSON object" },
@@ -118,10 +123,11 @@ export async function checkCommand(argv: string[]): Promise<number> {
     const selectedSet = new Set(selected);
     const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
     for (const name of selected) if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
+    await preflightProvider(values.ep);
     const seed = seedFromEnvironment(values.seed);
     const faults = values.fault as FaultName[];
     const lawFilter = values.law.length > 0 ? selectedSet : undefined;
-    process.stderr.write(`specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s)${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`);
+    process.stderr.write(`specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), EP ${values.ep}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`);
 
     const total = values.runs * properties.length;
     const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
@@ -139,6 +145,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
           numRuns: values.runs,
           seed,
           faults,
+          ep: values.ep,
           laws: lawFilter,
           shrinkSeconds: values["shrink-seconds"],
           twins: values.twins as "combined" | "separate",
@@ -197,10 +204,18 @@ export async function checkCommand(argv: string[]): Promise<number> {
     }
     return summary.ok ? 0 : 1;
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof RuntimeError) {
       process.stderr.write(`specconf check: ${error.message}\n`);
       return 2;
     }
     throw error;
   }
+}
+
+/** A missing GPU provider is bad input (exit 2 with the fix), not a law failure in every run. */
+async function preflightProvider(ep: ExecutionProvider): Promise<void> {
+  if (ep === "cpu") return;
+  const spec = getPreset(DEFAULT_PRESET);
+  const target = buildTarget(spec);
+  await sessionFor(target.graph.bytes, target.graph.digest, spec, { ...DEFAULT_RUNTIME, ep });
 }

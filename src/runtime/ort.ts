@@ -3,6 +3,10 @@
 import ort from "onnxruntime-node";
 import type { Dtype } from "../model/spec.ts";
 
+// ORT's own logger would print a multi-line native error (for example for a missing provider) before
+// ours; every failure is rethrown as a RuntimeError with the reason, so only fatal lines are kept.
+ort.env.logLevel = "fatal";
+
 export type ExecutionProvider = "cpu" | "cuda" | "webgpu";
 export const EXECUTION_PROVIDERS: readonly ExecutionProvider[] = ["cpu", "cuda", "webgpu"];
 export type GraphOptimizationLevel = "disabled" | "basic" | "extended" | "all";

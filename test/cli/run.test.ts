@@ -75,6 +75,24 @@ describe("specconf run", () => {
     expect(existsSync(traceFile)).toBe(false);
   });
 
+  it("--ep webgpu refuses a float64 model with the reason", async () => {
+    const { code, stderr } = await run(["--ep", "webgpu", "--preset", "tiny-f64"]);
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe("specconf run: the WebGPU EP has no float64 kernels: use a float32 model spec with --ep webgpu");
+  });
+
+  it("--ep cuda either runs the laws or names the fix for the missing provider", async () => {
+    const { code, stdout, stderr } = await run(["--ep", "cuda", "--json"]);
+    if (code === 2) {
+      // CI and machines without the CUDA provider (ONNXRUNTIME_NODE_INSTALL=skip).
+      expect(stderr).toMatch(/specconf run: cannot create an ONNX Runtime session on EP 'cuda': the CUDA EP libraries are missing: install onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12/);
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+    } else {
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ lossless: true, acceptanceCorrect: true, draftReference: true });
+    }
+  });
+
   it("malformed JSON in a case file: exit 2 with the file named", async () => {
     const dir = mkdtempSync(join(tmpdir(), "specconf-run-"));
     const file = join(dir, "broken.json");
