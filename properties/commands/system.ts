@@ -4,7 +4,7 @@
 // the trace so far. (An exported engine factory in src/engine/run-case.ts would remove the duplicated
 // session wiring below: see docs/laws.md, "engine hooks".)
 import type { Case } from "../../src/case/case.ts";
-import { checkCaseConsistency, loadModels, resolveModelSpec, runCase, sessionFor } from "../../src/engine/run-case.ts";
+import { checkCaseConsistency, engineSessions, loadModels, resolveModelSpec, runCase } from "../../src/engine/run-case.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import type { KvPool } from "../../src/engine/kv-pool.ts";
 import { checkBonusStride } from "../../src/laws/bonus-stride.ts";
@@ -41,11 +41,7 @@ export class EngineSystem {
     checkCaseConsistency({ ...testCase, workload: { ...testCase.workload, requests: [{ id: 0, prompt: [...spec.preamble], maxNewTokens: 1, arrivalStep: 0 }] } }, spec);
     const models = loadModels(testCase);
     const runtime = testCase.engine.runtime;
-    const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
-    const graphs = models.draft?.graphs ?? [];
-    const drafts = await Promise.all(graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
-    const multiLayer = testCase.engine.multiLayer === true;
-    const sessions = { target, draft: multiLayer ? undefined : drafts[0], draftModules: multiLayer ? drafts : undefined, draftLayers: graphs[0]?.layers };
+    const sessions = await engineSessions(testCase, models);
     let system: EngineSystem | undefined;
     const engine = new Engine(testCase.engine, models.spec, sessions, {
       trace: true,

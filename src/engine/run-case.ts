@@ -7,6 +7,7 @@ import type { ModelSpec } from "../model/spec.ts";
 import { ModelSession, runtimeInfo, type RuntimeOptions } from "../runtime/ort.ts";
 import { TRACE_FORMAT_VERSION, type Trace, type TraceRequest } from "../trace/schema.ts";
 import { ConfigError, validateEngineConfig } from "./config.ts";
+import type { EngineSessions } from "./context.ts";
 import { Engine, type PoolCheck } from "./engine.ts";
 
 export interface RequestOutput {
@@ -111,17 +112,23 @@ export interface RunOptions {
   onStep?: (step: number, engine: Engine) => void;
 }
 
+/** Sessions for a case's models (cached), shaped as the engine takes them. */
+export async function engineSessions(testCase: Case, models: LoadedModels): Promise<EngineSessions> {
+  const runtime = testCase.engine.runtime;
+  const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
+  const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
+  const drafts = await Promise.all(draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
+  const multiLayer = testCase.engine.multiLayer === true;
+  return { target, draft: multiLayer ? undefined : drafts[0], draftModules: multiLayer ? drafts : undefined, draftLayers: draftGraphs[0]?.layers };
+}
+
 export async function runCase(testCase: Case, options: RunOptions = {}): Promise<RunResult> {
   // Consistency first: a bad case gets its JSON path, not an error from deep inside model building.
   checkCaseConsistency(testCase, resolveModelSpec(testCase.model));
   const models = loadModels(testCase);
   const runtime = testCase.engine.runtime;
-  const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
+  const sessions = await engineSessions(testCase, models);
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
-  const draftGraph = draftGraphs[0];
-  const draftSessions = await Promise.all(draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
-  const multiLayer = testCase.engine.multiLayer === true;
-  const sessions = { target, draft: multiLayer ? undefined : draftSessions[0], draftModules: multiLayer ? draftSessions : undefined, draftLayers: draftGraph?.layers };
   const engine = new Engine(testCase.engine, models.spec, sessions, {
     trace: options.trace ?? true,
     checkPools: options.checkPools ?? options.trace ?? true,
@@ -163,6 +170,6 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     events: engine.context.recorder.events,
     ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),
   };
-  if (!draftGraph) delete trace.models!.draft;
+  if (draftGraphs.length === 0) delete trace.models!.draft;
   return { outputs, trace, poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step };
 }
