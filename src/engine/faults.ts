@@ -23,10 +23,6 @@ export const FAULT_NAMES = [
 
 export type FaultName = (typeof FAULT_NAMES)[number];
 
-export function isFaultName(name: string): name is FaultName {
-  return (FAULT_NAMES as readonly string[]).includes(name);
-}
-
 export class Faults {
   private readonly enabled: ReadonlySet<FaultName>;
 

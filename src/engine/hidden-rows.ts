@@ -33,9 +33,11 @@ export class HiddenRows {
     return new HiddenRows(this.width, out, indices.map((index) => this.provenance[index]));
   }
 
-  static concat(width: number, parts: readonly HiddenRows[], empty: FloatArray): HiddenRows {
+  /** Rows of several parts, in order; the array type (float32/64) is the parts'. Needs at least one part. */
+  static concat(width: number, parts: readonly HiddenRows[]): HiddenRows {
+    if (parts.length === 0) throw new Error("hidden rows: nothing to concatenate");
     const total = parts.reduce((sum, part) => sum + part.count, 0);
-    const out = new (empty.constructor as { new (n: number): FloatArray })(total * width);
+    const out = new (parts[0].values.constructor as { new (n: number): FloatArray })(total * width);
     let offset = 0;
     for (const part of parts) {
       out.set(part.values, offset * width);

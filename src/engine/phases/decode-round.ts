@@ -76,6 +76,6 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   const expectedRows = kept.reduce((sum, round) => sum + round.path.length, 0);
   const hidden = context.faults.has("phase-confusion") && draftPhaseHidden
     ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
-    : HiddenRows.concat(context.spec.hidden, kept.map((round) => round.pathHidden), kept[0].pathHidden.values);
+    : HiddenRows.concat(context.spec.hidden, kept.map((round) => round.pathHidden));
   await runDraftExtend(context, new DraftExtendInput(segments, hidden));
 }

@@ -22,7 +22,7 @@ function hiddenAt(context: EngineContext, request: Request, positions: readonly 
     if (!row) throw new Error(`request ${request.id}: no target hidden kept for position ${position}`);
     return row;
   });
-  return HiddenRows.concat(context.spec.hidden, parts, parts[0].values);
+  return HiddenRows.concat(context.spec.hidden, parts);
 }
 
 /**
@@ -50,7 +50,7 @@ export async function runModuleExtends(context: EngineContext, requests: readonl
       lastRows.push({ request, row: rows.length - 1, end });
     }
     if (rows.length === 0) continue;
-    const input = HiddenRows.concat(context.spec.hidden, hidden, hidden[0].values);
+    const input = HiddenRows.concat(context.spec.hidden, hidden);
     const output = await context.forward({ phase: "draft-extend", model: `draft-module-${module}`, module, pool, session: context.moduleSession(module), rows, hidden: input });
     for (const { request, row, end } of lastRows) {
       request.moduleKvLength[module] = end;
@@ -89,7 +89,7 @@ export async function runMultiLayerDraft(context: EngineContext, decoding: reado
       });
       hidden.push(hiddenAt(context, request, anchors));
     }
-    const input = new DraftDecodeInput(active, module, tokens, HiddenRows.concat(context.spec.hidden, hidden, hidden[0].values));
+    const input = new DraftDecodeInput(active, module, tokens, HiddenRows.concat(context.spec.hidden, hidden));
     const output = await context.forward({ phase: "draft-decode", model: `draft-module-${module}`, module, pool, session: context.moduleSession(module), rows, hidden: input.hidden, draftStep: module });
     active.forEach((request, r) => drafts.get(request.id)!.push(output.predict[(r + 1) * module - 1]));
   }

@@ -90,7 +90,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
   const extendActive = new Set(context.checkpoint(segments.map((segment) => segment.request), epochs));
   const kept = segments.map((segment, i) => ({ segment, hidden: hiddenParts[i] })).filter(({ segment }) => extendActive.has(segment.request));
   if (kept.length > 0) {
-    const hidden = HiddenRows.concat(context.spec.hidden, kept.map((k) => k.hidden), output.result.hidden);
+    const hidden = HiddenRows.concat(context.spec.hidden, kept.map((k) => k.hidden));
     await runDraftExtend(context, new DraftExtendInput(kept.map((k) => k.segment), hidden));
   }
   for (const { segment } of kept) {

@@ -51,7 +51,7 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
     frontiers.set(request.id, [...first].sort(byScore));
   }
   let draftPhaseHidden: HiddenRows | undefined = decoding.length > 0
-    ? HiddenRows.concat(width, decoding.map((request) => request.draftHidden!), decoding[0].draftHidden!.values)
+    ? HiddenRows.concat(width, decoding.map((request) => request.draftHidden!))
     : undefined;
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
 
@@ -59,7 +59,7 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
     const active = context.checkpoint(decoding, epochs);
     if (active.length === 0) break;
     const nodes = active.flatMap((request) => frontiers.get(request.id)!.map((node) => ({ request, node })));
-    const input = new DraftDecodeInput(active, topk, nodes.map(({ node }) => node.token), HiddenRows.concat(width, nodes.map(({ node }) => node.producedBy), draftPhaseHidden!.values));
+    const input = new DraftDecodeInput(active, topk, nodes.map(({ node }) => node.token), HiddenRows.concat(width, nodes.map(({ node }) => node.producedBy)));
     if (step === 1) draftPhaseHidden = input.hidden;
     const rows: RowPlan[] = nodes.map(({ request, node }, r) => {
       const [slot] = pool.allocateTemporary(request.id, 1);
