@@ -9,9 +9,18 @@ import { runsFromEnv, seedFor } from "./vitest-law.ts";
 const runs = Math.ceil(2.5 * runsFromEnv());
 const seed = seedFor("coverage");
 
-test(`coverage: every label in at least ${MIN_COVERAGE * 100}% of ${runs} mixed runs (seed ${seed})`, { timeout: 600_000 }, async () => {
-  const run = await runLawProperty(MIXED, { numRuns: runs, seed, shrinkSeconds: 30 });
-  console.log([`coverage over ${run.coverage.runs} mixed runs, seed ${seed}:`, ...run.coverage.lines().map((line) => `  ${line}`)].join("\n"));
-  if (run.error || run.failure) expect.fail(describeFailure(run));
-  expect(run.coverage.report().below, run.coverage.lines().join("\n")).toEqual([]);
-});
+test(
+  `coverage: every label in at least ${MIN_COVERAGE * 100}% of ${runs} mixed runs (seed ${seed})`,
+  { timeout: 600_000 },
+  async () => {
+    const run = await runLawProperty(MIXED, { numRuns: runs, seed, shrinkSeconds: 30 });
+    console.log(
+      [
+        `coverage over ${run.coverage.runs} mixed runs, seed ${seed}:`,
+        ...run.coverage.lines().map((line) => `  ${line}`),
+      ].join("\n"),
+    );
+    if (run.error || run.failure) expect.fail(describeFailure(run));
+    expect(run.coverage.report().below, run.coverage.lines().join("\n")).toEqual([]);
+  },
+);

@@ -109,11 +109,23 @@ export interface RunOptions {
   onShrink?: (attempt: number, failing: boolean) => void;
 }
 
-export function propertyArbitrary(property: LawProperty, faults: readonly FaultName[] = [], ep: ExecutionProvider = "cpu"): fc.Arbitrary<Case> {
+export function propertyArbitrary(
+  property: LawProperty,
+  faults: readonly FaultName[] = [],
+  ep: ExecutionProvider = "cpu",
+): fc.Arbitrary<Case> {
   // WebGPU has no float64 kernels: its runs draw from the float32 presets only.
-  const presets = ep === "webgpu" ? property.space.presets.filter((name) => getPreset(name).dtype === "float32") : property.space.presets;
+  const presets =
+    ep === "webgpu"
+      ? property.space.presets.filter((name) => getPreset(name).dtype === "float32")
+      : property.space.presets;
   const cases = caseArbitrary({ ...property.space, presets, faults });
-  return ep === "cpu" ? cases : cases.map((testCase) => ({ ...testCase, engine: { ...testCase.engine, runtime: { ...testCase.engine.runtime, ep } } }));
+  return ep === "cpu"
+    ? cases
+    : cases.map((testCase) => ({
+        ...testCase,
+        engine: { ...testCase.engine, runtime: { ...testCase.engine.runtime, ep } },
+      }));
 }
 
 export function failedLaws(check: CaseCheck, selected?: ReadonlySet<string>): LawResult[] {
@@ -167,10 +179,20 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     numRuns: options.numRuns,
     ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}),
   });
-  const result: PropertyRun = { law: property.law, seed: details.seed, runs, stats, coverage, seconds: (performance.now() - start) / 1000 };
+  const result: PropertyRun = {
+    law: property.law,
+    seed: details.seed,
+    runs,
+    stats,
+    coverage,
+    seconds: (performance.now() - start) / 1000,
+  };
   if (!details.failed) return result;
   if (!firstFailure || !lastFailing || !details.counterexample) {
-    result.error = details.errorInstance instanceof Error ? details.errorInstance.stack ?? details.errorInstance.message : String(details.errorInstance ?? "fast-check failed without a counterexample");
+    result.error =
+      details.errorInstance instanceof Error
+        ? (details.errorInstance.stack ?? details.errorInstance.message)
+        : String(details.errorInstance ?? "fast-check failed without a counterexample");
     return result;
   }
   const [shrunk] = details.counterexample as [Case];
@@ -194,7 +216,15 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   const failing = failedLaws(check, options.laws)[0] ?? failedLaws(lastFailing, shrinkLaws)[0];
   if (options.failureDir !== false && failing && check.run) {
     const written = writeFailure(
-      { property: property.law, laws: failure.laws, violation: failing.violation ?? { message: failing.reason ?? "fails" }, seed: details.seed, path, testCase: shrunk, trace: check.run.trace },
+      {
+        property: property.law,
+        laws: failure.laws,
+        violation: failing.violation ?? { message: failing.reason ?? "fails" },
+        seed: details.seed,
+        path,
+        testCase: shrunk,
+        trace: check.run.trace,
+      },
       options.failureDir ?? DEFAULT_FAILURE_DIR,
     );
     failure.file = written.file;

@@ -11,19 +11,25 @@ import { runsFromEnv, seedFor } from "./vitest-law.ts";
 const runs = 2 * runsFromEnv();
 const seed = seedFor("model-based");
 
-test(`model-based: add, step, abort, retract against target-only greedy outputs (${runs} runs, seed ${seed})`, { timeout: 600_000 }, async () => {
-  const run = await runModelBased({ seed, numRuns: runs });
-  const { details } = run;
-  console.log(`model-based: ${details.numRuns} runs, ${run.commands} commands, ${run.steps} steps, seed ${details.seed} (SPECCONF_SEED=${details.seed} replays)`);
-  if (!details.failed) {
-    expect(run.steps, "the commands should drive the engine").toBeGreaterThan(runs);
-    return;
-  }
-  expect.fail(
-    [
-      `model-based suite failed (seed ${details.seed}, path ${JSON.stringify(details.counterexamplePath)}): ${run.message}`,
-      `  counterexample: ${fc.stringify(details.counterexample)}`,
-      ...(run.replay ? [`  ${run.replay}`] : []),
-    ].join("\n"),
-  );
-});
+test(
+  `model-based: add, step, abort, retract against target-only greedy outputs (${runs} runs, seed ${seed})`,
+  { timeout: 600_000 },
+  async () => {
+    const run = await runModelBased({ seed, numRuns: runs });
+    const { details } = run;
+    console.log(
+      `model-based: ${details.numRuns} runs, ${run.commands} commands, ${run.steps} steps, seed ${details.seed} (SPECCONF_SEED=${details.seed} replays)`,
+    );
+    if (!details.failed) {
+      expect(run.steps, "the commands should drive the engine").toBeGreaterThan(runs);
+      return;
+    }
+    expect.fail(
+      [
+        `model-based suite failed (seed ${details.seed}, path ${JSON.stringify(details.counterexamplePath)}): ${run.message}`,
+        `  counterexample: ${fc.stringify(details.counterexample)}`,
+        ...(run.replay ? [`  ${run.replay}`] : []),
+      ].join("\n"),
+    );
+  },
+);

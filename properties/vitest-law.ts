@@ -41,6 +41,9 @@ export function lawTest(property: LawProperty, runs = runsFromEnv()): void {
     if (run.error || run.failure) expect.fail(describeFailure(run));
     // The focus must reach the law: it applied and was checkable in at least a quarter of the runs.
     const own = run.stats.get(property.law);
-    expect(own?.passed ?? 0, `law '${property.law}' was checked in too few runs: ${JSON.stringify(own)}`).toBeGreaterThanOrEqual(Math.ceil(runs / 4));
+    expect(
+      own?.passed ?? 0,
+      `law '${property.law}' was checked in too few runs: ${JSON.stringify(own)}`,
+    ).toBeGreaterThanOrEqual(Math.ceil(runs / 4));
   });
 }

@@ -99,16 +99,28 @@ if (!EXECUTION_PROVIDERS.includes(EP)) throw new Error(`--ep must be one of ${EX
 const THREADS = Number(args.threads);
 if (!Number.isInteger(THREADS) || THREADS < 1) throw new Error("--threads must be an integer >= 1");
 const PRESETS = args.preset && args.preset.length > 0 ? args.preset : ["tiny", "medium"];
-for (const name of PRESETS) if (!presetNames().includes(name)) throw new Error(`unknown preset ${name} (known: ${presetNames().join(", ")})`);
+for (const name of PRESETS)
+  if (!presetNames().includes(name)) throw new Error(`unknown preset ${name} (known: ${presetNames().join(", ")})`);
 const REPS = Number(args.reps ?? (QUICK ? 2 : 5));
 const POOL_SLOTS = args["pool-slots"] === undefined ? undefined : Number(args["pool-slots"]);
-if (POOL_SLOTS !== undefined && (!Number.isInteger(POOL_SLOTS) || POOL_SLOTS < 1)) throw new Error("--pool-slots must be an integer >= 1");
+if (POOL_SLOTS !== undefined && (!Number.isInteger(POOL_SLOTS) || POOL_SLOTS < 1))
+  throw new Error("--pool-slots must be an integer >= 1");
 const REPLAY = Number(args.replay ?? (QUICK ? 2 : 4));
 const WARMUP = 1;
 const NUM_STEPS = 3;
 const PROMPT_SEED = 20240601;
-const WORKLOAD = QUICK ? { requests: 2, promptLength: 16, maxNewTokens: 12 } : { requests: 4, promptLength: 24, maxNewTokens: 48 };
-const VARIANTS: Variant[] = ["target-only", "mirror", "noisy-mirror", "truncated-mirror", "eagle", "mirror-tree", "mirror-multi-layer"];
+const WORKLOAD = QUICK
+  ? { requests: 2, promptLength: 16, maxNewTokens: 12 }
+  : { requests: 4, promptLength: 24, maxNewTokens: 48 };
+const VARIANTS: Variant[] = [
+  "target-only",
+  "mirror",
+  "noisy-mirror",
+  "truncated-mirror",
+  "eagle",
+  "mirror-tree",
+  "mirror-multi-layer",
+];
 /** Drafting variants beyond chains: a tree (topk 2, N 8) and multi-layer modules, both with mirror drafts. */
 const VARIANT_ENGINE: Partial<Record<Variant, Partial<EngineConfig>>> = {
   "mirror-tree": { topk: 2, numDraftTokens: 8 },
@@ -143,7 +155,10 @@ function makeCase(presetName: string, variant: Variant): Case {
   return {
     formatVersion: 1,
     model: { preset: presetName },
-    draft: variant === "target-only" ? null : defaultDraftSpec(variant in VARIANT_ENGINE ? "mirror" : (variant as DraftKind)),
+    draft:
+      variant === "target-only"
+        ? null
+        : defaultDraftSpec(variant in VARIANT_ENGINE ? "mirror" : (variant as DraftKind)),
     engine: defaultEngineConfig({
       mode: variant === "target-only" ? "target-only" : "speculative",
       numSteps: NUM_STEPS,
@@ -210,16 +225,26 @@ function instrumentSession(session: ModelSession, role: Role): void {
 async function instrumentCase(testCase: Case): Promise<void> {
   const models = loadModels(testCase);
   const runtime = testCase.engine.runtime;
-  instrumentSession(await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime), "target");
+  instrumentSession(
+    await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime),
+    "target",
+  );
   // Every draft graph: one for chain/tree drafting, one per module in multi-layer mode.
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
-  for (const graph of draftGraphs) instrumentSession(await sessionFor(graph.bytes, graph.digest, models.spec, runtime), "draft");
+  for (const graph of draftGraphs)
+    instrumentSession(await sessionFor(graph.bytes, graph.digest, models.spec, runtime), "draft");
 }
 
 const attributed: string[] = [];
 
 /** Times a prototype method while a probe is active. Missing methods are reported, not fatal. */
-function timeMethod(proto: object, name: string, label: string, add: (p: Probe, ms: number) => void, isAsync: boolean): void {
+function timeMethod(
+  proto: object,
+  name: string,
+  label: string,
+  add: (p: Probe, ms: number) => void,
+  isAsync: boolean,
+): void {
   const target = proto as Record<string, unknown>;
   const original = target[name];
   if (typeof original !== "function") {
@@ -273,7 +298,19 @@ interface RunSample {
 
 async function timedRun(testCase: Case, trace: boolean, capture = false): Promise<RunSample> {
   gc();
-  const p: Probe = { capture, step: 0, forwards: 0, inRunMs: 0, inRunCpuMs: 0, forwardMs: 0, recordMs: 0, checkMs: 0, runStepMs: 0, stepInRunMs: [], calls: [] };
+  const p: Probe = {
+    capture,
+    step: 0,
+    forwards: 0,
+    inRunMs: 0,
+    inRunCpuMs: 0,
+    forwardMs: 0,
+    recordMs: 0,
+    checkMs: 0,
+    runStepMs: 0,
+    stepInRunMs: [],
+    calls: [],
+  };
   const stepWallMs: number[] = [];
   const stepCpuMs: number[] = [];
   probe = p;
@@ -314,7 +351,8 @@ async function timedRun(testCase: Case, trace: boolean, capture = false): Promis
 
 function innerSession(session: ModelSession): ort.InferenceSession {
   const inner = (session as unknown as { session?: ort.InferenceSession }).session;
-  if (!inner || typeof inner.run !== "function") throw new Error("ModelSession no longer keeps its InferenceSession in `session`: update scripts/bench-engine.ts");
+  if (!inner || typeof inner.run !== "function")
+    throw new Error("ModelSession no longer keeps its InferenceSession in `session`: update scripts/bench-engine.ts");
   return inner;
 }
 
@@ -333,7 +371,12 @@ interface ReplayTimes {
   decodeCpuMs: number;
 }
 
-async function replayCalls(calls: readonly CapturedCall[], passes: number, runOne: (index: number) => Promise<unknown>, warm = true): Promise<ReplayTimes> {
+async function replayCalls(
+  calls: readonly CapturedCall[],
+  passes: number,
+  runOne: (index: number) => Promise<unknown>,
+  warm = true,
+): Promise<ReplayTimes> {
   const times = calls.map(() => [] as number[]);
   const decodeWall: number[] = [];
   const prefillCpu: number[] = [];
@@ -359,7 +402,12 @@ async function replayCalls(calls: readonly CapturedCall[], passes: number, runOn
     else decodeCpu.push(now - cpu);
     decodeWall.push(sum(times.slice(boundary).map((t) => t[pass])));
   }
-  return { callMs: times.map(median), decodeBestMs: Math.min(...decodeWall), prefillCpuMs: median(prefillCpu), decodeCpuMs: decodeCpu.length > 0 ? median(decodeCpu) : 0 };
+  return {
+    callMs: times.map(median),
+    decodeBestMs: Math.min(...decodeWall),
+    prefillCpuMs: median(prefillCpu),
+    decodeCpuMs: decodeCpu.length > 0 ? median(decodeCpu) : 0,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -505,18 +553,28 @@ async function benchConfig(presetName: string, variant: Variant): Promise<Config
   const captured = await timedRun(testCase, false, true);
   for (const sample of [...off, ...on]) {
     if (sample.forwards !== captured.forwards || sample.steps !== captured.steps || sample.tokens !== captured.tokens) {
-      throw new Error(`${presetName}/${variant}: runs differ in forwards/steps/tokens; the workload is not deterministic`);
+      throw new Error(
+        `${presetName}/${variant}: runs differ in forwards/steps/tokens; the workload is not deterministic`,
+      );
     }
   }
   const calls = captured.probe.calls;
-  const prepared = calls.map((call) => ({ inner: innerSession(call.session), inputs: ortInputs(call.session, call.feeds) }));
+  const prepared = calls.map((call) => ({
+    inner: innerSession(call.session),
+    inputs: ortInputs(call.session, call.feeds),
+  }));
   // The same outputs the engine fetches (top-K, normalizer, hidden, new K/V), not the full logits.
   const raw = await replayCalls(calls, REPLAY, (i) => prepared[i].inner.run(prepared[i].inputs, ENGINE_OUTPUTS));
   // ModelSession.run replay (differs from the raw replay by tensor wrapping and output unpacking only):
   // fewer passes, no warm pass (the raw replay just ran the same calls); skipped by --quick.
   const viaSession = QUICK
     ? undefined
-    : await replayCalls(calls, Math.max(2, Math.ceil(REPLAY / 2)), (i) => originalRun.call(calls[i].session, calls[i].feeds), false);
+    : await replayCalls(
+        calls,
+        Math.max(2, Math.ceil(REPLAY / 2)),
+        (i) => originalRun.call(calls[i].session, calls[i].feeds),
+        false,
+      );
   const rawWallMs = sum(raw.callMs);
   const rawDecodeWallMs = sum(raw.callMs.filter((_, i) => calls[i].step >= 1));
   const rawTotals = {
@@ -531,7 +589,9 @@ async function benchConfig(presetName: string, variant: Variant): Promise<Config
   const traceOff = modeStats(off, rawTotals, numRequests);
   const traceOn = modeStats(on, rawTotals, numRequests);
   const seconds = (performance.now() - started) / 1000;
-  log(`  ${presetName.padEnd(7)} ${variant.padEnd(17)} ${calls.length} forwards, ${captured.steps} steps, ${seconds.toFixed(1)} s (warm-up ${warmSeconds.toFixed(1)} s)`);
+  log(
+    `  ${presetName.padEnd(7)} ${variant.padEnd(17)} ${calls.length} forwards, ${captured.steps} steps, ${seconds.toFixed(1)} s (warm-up ${warmSeconds.toFixed(1)} s)`,
+  );
   return {
     preset: presetName,
     variant,
@@ -581,7 +641,9 @@ function machineInfo() {
 
 const started = performance.now();
 const machine = machineInfo();
-log(`bench-engine: presets ${PRESETS.join(", ")}; ${REPS} reps, ${WARMUP} warm-up, ${REPLAY} replay passes${QUICK ? " (quick)" : ""}; load average ${machine.loadAverageAtStart[0]}`);
+log(
+  `bench-engine: presets ${PRESETS.join(", ")}; ${REPS} reps, ${WARMUP} warm-up, ${REPLAY} replay passes${QUICK ? " (quick)" : ""}; load average ${machine.loadAverageAtStart[0]}`,
+);
 const results: ConfigResult[] = [];
 for (const presetName of PRESETS) {
   for (const variant of VARIANTS) results.push(await benchConfig(presetName, variant));
@@ -590,7 +652,8 @@ machine.loadAverageAtEnd = os.loadavg().map((value) => Number(value.toFixed(2)))
 const totalSeconds = (performance.now() - started) / 1000;
 const busy = Math.max(machine.loadAverageAtStart[0], machine.loadAverageAtEnd[0]) > machine.cores;
 
-const find = (presetName: string, variant: Variant) => results.find((r) => r.preset === presetName && r.variant === variant)!;
+const find = (presetName: string, variant: Variant) =>
+  results.find((r) => r.preset === presetName && r.variant === variant)!;
 
 interface SummaryLine {
   name: string;
@@ -607,7 +670,14 @@ for (const presetName of PRESETS) {
   const targetOnly = find(presetName, "target-only");
   const mirror = find(presetName, "mirror");
   const judged = presetName === JUDGED_PRESET;
-  const overheadLine = (name: string, value: number, valueCpu: number, what: string, judge: boolean, valueBest?: number) => {
+  const overheadLine = (
+    name: string,
+    value: number,
+    valueCpu: number,
+    what: string,
+    judge: boolean,
+    valueBest?: number,
+  ) => {
     const target = judge && judged ? OVERHEAD_TARGET : undefined;
     const pass = target === undefined ? undefined : value <= target;
     const suffix = target === undefined ? "" : ` — target <= ${target.toFixed(2)}x ${pass ? "PASS" : "FAIL"}`;
@@ -622,11 +692,43 @@ for (const presetName of PRESETS) {
       text: `engine overhead vs raw ORT: ${fmt.x(value)} (${presetName}, ${what}; CPU time ${fmt.x(valueCpu)}${best})${suffix}`,
     });
   };
-  overheadLine(`${presetName}.target-only.traceOff.round`, targetOnly.traceOff.roundOverhead, targetOnly.traceOff.roundOverheadCpu, "target-only decode step, trace off", true, targetOnly.traceOff.roundOverheadBest);
-  overheadLine(`${presetName}.mirror.traceOff.round`, mirror.traceOff.roundOverhead, mirror.traceOff.roundOverheadCpu, `speculative round, mirror S=${NUM_STEPS}, trace off`, true, mirror.traceOff.roundOverheadBest);
-  overheadLine(`${presetName}.target-only.traceOff.run`, targetOnly.traceOff.overhead, targetOnly.traceOff.overheadCpu, "target-only whole runCase, trace off", true);
-  overheadLine(`${presetName}.target-only.traceOn.round`, targetOnly.traceOn.roundOverhead, targetOnly.traceOn.roundOverheadCpu, "target-only decode step, trace on", false);
-  overheadLine(`${presetName}.mirror.traceOn.round`, mirror.traceOn.roundOverhead, mirror.traceOn.roundOverheadCpu, "speculative round, mirror, trace on", false);
+  overheadLine(
+    `${presetName}.target-only.traceOff.round`,
+    targetOnly.traceOff.roundOverhead,
+    targetOnly.traceOff.roundOverheadCpu,
+    "target-only decode step, trace off",
+    true,
+    targetOnly.traceOff.roundOverheadBest,
+  );
+  overheadLine(
+    `${presetName}.mirror.traceOff.round`,
+    mirror.traceOff.roundOverhead,
+    mirror.traceOff.roundOverheadCpu,
+    `speculative round, mirror S=${NUM_STEPS}, trace off`,
+    true,
+    mirror.traceOff.roundOverheadBest,
+  );
+  overheadLine(
+    `${presetName}.target-only.traceOff.run`,
+    targetOnly.traceOff.overhead,
+    targetOnly.traceOff.overheadCpu,
+    "target-only whole runCase, trace off",
+    true,
+  );
+  overheadLine(
+    `${presetName}.target-only.traceOn.round`,
+    targetOnly.traceOn.roundOverhead,
+    targetOnly.traceOn.roundOverheadCpu,
+    "target-only decode step, trace on",
+    false,
+  );
+  overheadLine(
+    `${presetName}.mirror.traceOn.round`,
+    mirror.traceOn.roundOverhead,
+    mirror.traceOn.roundOverheadCpu,
+    "speculative round, mirror, trace on",
+    false,
+  );
   const traceCosts = VARIANTS.map((v) => find(presetName, v).traceCost);
   const traceCostsCpu = VARIANTS.map((v) => find(presetName, v).traceCostCpu);
   summary.push({
@@ -685,21 +787,35 @@ if (args.json) {
 } else {
   const out: string[] = [];
   out.push(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.totalMemGiB} GiB, ${machine.platform}`);
-  out.push(`node ${machine.node}, onnxruntime-node ${machine.ortVersion}, EP ${machine.ep}, intraOpNumThreads ${machine.intraOpThreads}`);
-  out.push(`load average at start ${machine.loadAverageAtStart.join(" ")}, at end ${machine.loadAverageAtEnd.join(" ")}`);
-  if (busy) out.push(`WARNING: load average above ${machine.cores} cores: other processes share the CPUs, wall-clock numbers are noisy; the CPU-time columns are steadier.`);
+  out.push(
+    `node ${machine.node}, onnxruntime-node ${machine.ortVersion}, EP ${machine.ep}, intraOpNumThreads ${machine.intraOpThreads}`,
+  );
+  out.push(
+    `load average at start ${machine.loadAverageAtStart.join(" ")}, at end ${machine.loadAverageAtEnd.join(" ")}`,
+  );
+  if (busy)
+    out.push(
+      `WARNING: load average above ${machine.cores} cores: other processes share the CPUs, wall-clock numbers are noisy; the CPU-time columns are steadier.`,
+    );
   out.push(
     `workload: ${WORKLOAD.requests} requests x (prompt ${WORKLOAD.promptLength}, ${WORKLOAD.maxNewTokens} new tokens), all at step 0, numSteps ${NUM_STEPS}; ` +
       `poolSlots ${settings.poolSlots}; ${REPS} timed runs per trace mode (medians), ${WARMUP} warm-up, raw replay ${REPLAY} passes, prompt seed ${PROMPT_SEED}`,
   );
   out.push("");
-  out.push("1. Engine vs raw ORT. Per forward in us, per decode round in ms; overhead = engine / raw ORT (wall medians;");
+  out.push(
+    "1. Engine vs raw ORT. Per forward in us, per decode round in ms; overhead = engine / raw ORT (wall medians;",
+  );
   out.push("   cpu = CPU-time medians; best = fastest run vs fastest replay pass).");
   out.push("   engine = runCase wall / forwards; in-run = inside ModelSession.run during the engine run;");
-  out.push("   raw = InferenceSession.run replaying the captured tensors; MS.run = ModelSession.run replaying the captured feeds.");
+  out.push(
+    "   raw = InferenceSession.run replaying the captured tensors; MS.run = ModelSession.run replaying the captured feeds.",
+  );
   const overheadRows: string[][] = [];
   for (const r of results) {
-    for (const [mode, s] of [["off", r.traceOff], ["on", r.traceOn]] as const) {
+    for (const [mode, s] of [
+      ["off", r.traceOff],
+      ["on", r.traceOn],
+    ] as const) {
       overheadRows.push([
         `${r.preset} ${r.variant}`,
         mode,
@@ -718,9 +834,31 @@ if (args.json) {
       ]);
     }
   }
-  out.push(table(["config", "trace", "fwds", "engine", "in-run", "MS.run", "raw", "ovh", "ovh cpu", "round", "raw round", "round ovh", "round cpu", "round best"], overheadRows));
+  out.push(
+    table(
+      [
+        "config",
+        "trace",
+        "fwds",
+        "engine",
+        "in-run",
+        "MS.run",
+        "raw",
+        "ovh",
+        "ovh cpu",
+        "round",
+        "raw round",
+        "round ovh",
+        "round cpu",
+        "round best",
+      ],
+      overheadRows,
+    ),
+  );
   out.push("");
-  out.push("2. Throughput (trace off). tok/s = emitted tokens / runCase wall; decode tok/s leaves out step 0 (prefill).");
+  out.push(
+    "2. Throughput (trace off). tok/s = emitted tokens / runCase wall; decode tok/s leaves out step 0 (prefill).",
+  );
   const throughputRows = results.map((r) => {
     const base = find(r.preset, "target-only");
     return [
@@ -737,7 +875,24 @@ if (args.json) {
       fmt.x(r.traceOff.tokensPerSecond / base.traceOff.tokensPerSecond),
     ];
   });
-  out.push(table(["config", "tokens", "rounds", "accept len", "fwds t/d", "raw t us", "raw d us", "wall ms", "tok/s", "decode tok/s", "vs target-only"], throughputRows));
+  out.push(
+    table(
+      [
+        "config",
+        "tokens",
+        "rounds",
+        "accept len",
+        "fwds t/d",
+        "raw t us",
+        "raw d us",
+        "wall ms",
+        "tok/s",
+        "decode tok/s",
+        "vs target-only",
+      ],
+      throughputRows,
+    ),
+  );
   out.push("");
   out.push("3. Tracing cost: runCase time, trace on / trace off.");
   out.push(
@@ -757,16 +912,36 @@ if (args.json) {
   out.push("");
   out.push("4. Where the engine's wall time goes, us per step (share of runCase wall). ORT = inside ModelSession.run;");
   out.push("   runForward = context/mask/tensor building, K/V write-back, argmax; trace rows = TraceRecorder.record;");
-  out.push("   pool checks = KvPool.checkIntegrity after every step; phase logic = rest of runStep; setup = runCase outside runStep.");
+  out.push(
+    "   pool checks = KvPool.checkIntegrity after every step; phase logic = rest of runStep; setup = runCase outside runStep.",
+  );
   const attributionRows: string[][] = [];
   for (const r of results) {
-    for (const [mode, s] of [["off", r.traceOff], ["on", r.traceOn]] as const) {
+    for (const [mode, s] of [
+      ["off", r.traceOff],
+      ["on", r.traceOn],
+    ] as const) {
       const a = s.attribution;
       const cell = (ms: number) => `${fmt.n((ms / s.steps) * 1000, 0)} (${fmt.pct(ms / s.wallMs)})`;
-      attributionRows.push([`${r.preset} ${r.variant}`, mode, String(s.steps), cell(a.ortMs), cell(a.forwardJsMs), cell(a.traceRowsMs), cell(a.poolChecksMs), cell(a.phaseLogicMs), cell(a.setupFinalizeMs)]);
+      attributionRows.push([
+        `${r.preset} ${r.variant}`,
+        mode,
+        String(s.steps),
+        cell(a.ortMs),
+        cell(a.forwardJsMs),
+        cell(a.traceRowsMs),
+        cell(a.poolChecksMs),
+        cell(a.phaseLogicMs),
+        cell(a.setupFinalizeMs),
+      ]);
     }
   }
-  out.push(table(["config", "trace", "steps", "ORT", "runForward", "trace rows", "pool checks", "phase logic", "setup"], attributionRows));
+  out.push(
+    table(
+      ["config", "trace", "steps", "ORT", "runForward", "trace rows", "pool checks", "phase logic", "setup"],
+      attributionRows,
+    ),
+  );
   out.push("");
   out.push("Summary");
   for (const line of summary) out.push(`  ${line.text}`);

@@ -39,14 +39,19 @@ const cpuThreads = Number(values.threads);
 const DRAFTS: DraftKind[] = ["mirror", "truncated-mirror", "eagle"];
 
 function runtimeFor(ep: ExecutionProvider) {
-  return { ep, threads: ep === "cpu" ? cpuThreads : 1, graphOptimizationLevel: values.opt as "disabled" | "basic" | "extended" | "all" };
+  return {
+    ep,
+    threads: ep === "cpu" ? cpuThreads : 1,
+    graphOptimizationLevel: values.opt as "disabled" | "basic" | "extended" | "all",
+  };
 }
 
 /** Law runs on float32 tiny specs: a spread of S, K, chunk, page, replay and draft kinds, seeded. */
 function lawCase(index: number, ep: ExecutionProvider): Case {
   const numSteps = 1 + (index % 4);
   const topk = [1, 1, 2, 4][index % 4];
-  const numDraftTokens = topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), 1 + topk + (numSteps - 1) * topk * topk);
+  const numDraftTokens =
+    topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), 1 + topk + (numSteps - 1) * topk * topk);
   const draft = (["mirror", "tapped-mirror", "eagle", "noisy-mirror"] as const)[index % 4];
   return defaultCase({
     preset: "tiny",
@@ -54,11 +59,27 @@ function lawCase(index: number, ep: ExecutionProvider): Case {
     seed: 1000 + index,
     numRequests: 3,
     maxNewTokens: 12,
-    engine: { numSteps, topk, numDraftTokens, chunkSize: [null, 2, 5][index % 3], pageSize: [1, 2, 4][index % 3], graphReplay: index % 5 === 0, runtime: runtimeFor(ep) },
+    engine: {
+      numSteps,
+      topk,
+      numDraftTokens,
+      chunkSize: [null, 2, 5][index % 3],
+      pageSize: [1, 2, 4][index % 3],
+      graphReplay: index % 5 === 0,
+      runtime: runtimeFor(ep),
+    },
   });
 }
 
-interface LawTallyRow { ep: string; runs: number; passed: number; failed: number; ties: number; error?: string; failures: string[] }
+interface LawTallyRow {
+  ep: string;
+  runs: number;
+  passed: number;
+  failed: number;
+  ties: number;
+  error?: string;
+  failures: string[];
+}
 
 async function lawsOn(ep: ExecutionProvider): Promise<LawTallyRow> {
   const tally: LawTallyRow = { ep, runs: 0, passed: 0, failed: 0, ties: 0, failures: [] };
@@ -83,12 +104,29 @@ async function lawsOn(ep: ExecutionProvider): Promise<LawTallyRow> {
   return tally;
 }
 
-interface SpeedRow { ep: string; preset: string; mode: string; tokensPerSecond: number; meanAcceptLen: number; ratio: number }
+interface SpeedRow {
+  ep: string;
+  preset: string;
+  mode: string;
+  tokensPerSecond: number;
+  meanAcceptLen: number;
+  ratio: number;
+}
 
 async function speedOn(ep: ExecutionProvider, preset: string): Promise<SpeedRow[]> {
   const base = (draft: DraftKind) =>
-    defaultCase({ preset, draft, seed: 7, numRequests: 2, maxNewTokens, engine: { numSteps: Number(values.steps), poolSlots: Number(values["pool-slots"]), runtime: runtimeFor(ep) } });
-  const cases: [string, Case][] = [["target-only", { ...base("mirror"), engine: { ...base("mirror").engine, mode: "target-only" } }], ...DRAFTS.map((draft): [string, Case] => [draft, base(draft)])];
+    defaultCase({
+      preset,
+      draft,
+      seed: 7,
+      numRequests: 2,
+      maxNewTokens,
+      engine: { numSteps: Number(values.steps), poolSlots: Number(values["pool-slots"]), runtime: runtimeFor(ep) },
+    });
+  const cases: [string, Case][] = [
+    ["target-only", { ...base("mirror"), engine: { ...base("mirror").engine, mode: "target-only" } }],
+    ...DRAFTS.map((draft): [string, Case] => [draft, base(draft)]),
+  ];
   const times = new Map<string, number[]>(cases.map(([name]) => [name, []]));
   const accept = new Map<string, number>();
   let tokens = 0;
@@ -99,7 +137,11 @@ async function speedOn(ep: ExecutionProvider, preset: string): Promise<SpeedRow[
       const start = performance.now();
       const result = await runCase(testCase, { trace: false });
       times.get(name)!.push((performance.now() - start) / 1000);
-      if (values.profile) outsideOrt.set(`${ep} ${preset} ${name}`, [...(outsideOrt.get(`${ep} ${preset} ${name}`) ?? []), (performance.now() - start - (totalInsideRun() - inOrtBefore)) / (performance.now() - start)]);
+      if (values.profile)
+        outsideOrt.set(`${ep} ${preset} ${name}`, [
+          ...(outsideOrt.get(`${ep} ${preset} ${name}`) ?? []),
+          (performance.now() - start - (totalInsideRun() - inOrtBefore)) / (performance.now() - start),
+        ]);
       tokens = result.outputs.reduce((sum, output) => sum + output.tokens.length, 0);
       const lens = result.outputs.flatMap((output) => output.acceptLens);
       accept.set(name, lens.length ? lens.reduce((a, b) => a + b, 0) / lens.length : 1);
@@ -108,7 +150,14 @@ async function speedOn(ep: ExecutionProvider, preset: string): Promise<SpeedRow[
   const baseline = tokens / median(times.get("target-only")!);
   return cases.map(([name]) => {
     const tokensPerSecond = tokens / median(times.get(name)!);
-    return { ep, preset, mode: name, tokensPerSecond, meanAcceptLen: accept.get(name)!, ratio: tokensPerSecond / baseline };
+    return {
+      ep,
+      preset,
+      mode: name,
+      tokensPerSecond,
+      meanAcceptLen: accept.get(name)!,
+      ratio: tokensPerSecond / baseline,
+    };
   });
 }
 
@@ -156,15 +205,78 @@ for (const ep of eps) {
 }
 
 const info = runtimeInfo(runtimeFor("cpu"));
-console.log(`machine: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, node ${process.version}, ONNX Runtime ${info.ortVersion}; CPU EP threads ${cpuThreads}; graph optimization ${values.opt}`);
+console.log(
+  `machine: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, node ${process.version}, ONNX Runtime ${info.ortVersion}; CPU EP threads ${cpuThreads}; graph optimization ${values.opt}`,
+);
 console.log("\nLaw runs (float32 tiny specs, tie-aware):");
-console.log(table(["EP", "runs", "passed", "failed", "ties", "note"], laws.map((row) => [row.ep, String(row.runs), String(row.passed), String(row.failed), String(row.ties), row.error ?? row.failures[0] ?? ""])));
-console.log(`\nTokens/s, speculative (S=${values.steps}) vs target-only, ${values["pool-slots"]} pool slots, trace off, median of ${reps} reps:`);
-console.log(table(["EP", "preset", "mode", "tokens/s", "accept len", "vs target-only"], speed.map((row) => [row.ep, row.preset, row.mode, row.tokensPerSecond.toFixed(1), row.meanAcceptLen.toFixed(2), `${row.ratio.toFixed(2)}x`])));
+console.log(
+  table(
+    ["EP", "runs", "passed", "failed", "ties", "note"],
+    laws.map((row) => [
+      row.ep,
+      String(row.runs),
+      String(row.passed),
+      String(row.failed),
+      String(row.ties),
+      row.error ?? row.failures[0] ?? "",
+    ]),
+  ),
+);
+console.log(
+  `\nTokens/s, speculative (S=${values.steps}) vs target-only, ${values["pool-slots"]} pool slots, trace off, median of ${reps} reps:`,
+);
+console.log(
+  table(
+    ["EP", "preset", "mode", "tokens/s", "accept len", "vs target-only"],
+    speed.map((row) => [
+      row.ep,
+      row.preset,
+      row.mode,
+      row.tokensPerSecond.toFixed(1),
+      row.meanAcceptLen.toFixed(2),
+      `${row.ratio.toFixed(2)}x`,
+    ]),
+  ),
+);
 if (values.profile) {
   console.log("\nTime inside ModelSession.run (all EPs and presets together), ms:");
-  console.log(table(["forward", "calls", "median", "mean"], [...forwardTimes.entries()].sort().map(([key, list]) => [key, String(list.length), median(list).toFixed(3), (list.reduce((a, b) => a + b, 0) / list.length).toFixed(3)])));
+  console.log(
+    table(
+      ["forward", "calls", "median", "mean"],
+      [...forwardTimes.entries()]
+        .sort()
+        .map(([key, list]) => [
+          key,
+          String(list.length),
+          median(list).toFixed(3),
+          (list.reduce((a, b) => a + b, 0) / list.length).toFixed(3),
+        ]),
+    ),
+  );
   console.log("\nShare of timed runs spent outside ModelSession.run:");
-  console.log(table(["config", "outside ORT"], [...outsideOrt.entries()].map(([key, list]) => [key, `${(median(list) * 100).toFixed(1)}%`])));
+  console.log(
+    table(
+      ["config", "outside ORT"],
+      [...outsideOrt.entries()].map(([key, list]) => [key, `${(median(list) * 100).toFixed(1)}%`]),
+    ),
+  );
 }
-if (values.json) writeFileSync(values.json, JSON.stringify({ machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, ortVersion: info.ortVersion }, laws, speed, errors }, null, 2));
+if (values.json)
+  writeFileSync(
+    values.json,
+    JSON.stringify(
+      {
+        machine: {
+          cpu: os.cpus()[0]?.model,
+          cores: os.cpus().length,
+          node: process.version,
+          ortVersion: info.ortVersion,
+        },
+        laws,
+        speed,
+        errors,
+      },
+      null,
+      2,
+    ),
+  );

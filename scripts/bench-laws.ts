@@ -60,10 +60,18 @@ async function worker(index: number, workers: number, runs: number, seed: number
 
 function runWorker(index: number, workers: number, runs: number, seed: number): Promise<WorkerReport> {
   return new Promise((resolve, reject) => {
-    const child = fork(process.argv[1], ["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)], { execArgv: process.execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] });
+    const child = fork(
+      process.argv[1],
+      ["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)],
+      { execArgv: process.execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] },
+    );
     let out = "";
     child.stdout!.on("data", (chunk) => (out += chunk));
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop()!)) : reject(new Error(`worker ${index} exited with ${code}`))));
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split("\n").pop()!))
+        : reject(new Error(`worker ${index} exited with ${code}`)),
+    );
   });
 }
 
@@ -75,7 +83,9 @@ if (values.worker !== undefined) {
 }
 
 const start = performance.now();
-const reports = await Promise.all(Array.from({ length: values.workers }, (_, i) => runWorker(i, values.workers, values.runs, values.seed)));
+const reports = await Promise.all(
+  Array.from({ length: values.workers }, (_, i) => runWorker(i, values.workers, values.runs, values.seed)),
+);
 const wall = (performance.now() - start) / 1000;
 const laws = new Map<string, { checks: number; seconds: number; failed: number }>();
 for (const report of reports) {
@@ -94,7 +104,12 @@ const runSeconds = reports.reduce((sum, report) => sum + report.runSeconds, 0);
 
 // Shrinking: a fault the mixed property finds, detected and shrunk.
 const shrinkStart = performance.now();
-const shrink = await runLawProperty(MIXED, { numRuns: 200, seed: values.seed, faults: ["cross-request-mask-leak"], failureDir: false });
+const shrink = await runLawProperty(MIXED, {
+  numRuns: 200,
+  seed: values.seed,
+  faults: ["cross-request-mask-leak"],
+  failureDir: false,
+});
 const shrinkWall = (performance.now() - shrinkStart) / 1000;
 const shrunk = shrink.failure;
 
@@ -107,9 +122,23 @@ const summary = {
   lawChecks: checks,
   lawChecksPerSecond: checks / wall,
   engineRunSeconds: runSeconds,
-  laws: [...laws.entries()].map(([law, entry]) => ({ law, checks: entry.checks, seconds: entry.seconds, checksPerSecond: entry.seconds > 0 ? entry.checks / entry.seconds : null, failed: entry.failed })),
+  laws: [...laws.entries()].map(([law, entry]) => ({
+    law,
+    checks: entry.checks,
+    seconds: entry.seconds,
+    checksPerSecond: entry.seconds > 0 ? entry.checks / entry.seconds : null,
+    failed: entry.failed,
+  })),
   shrink: shrunk
-    ? { fault: "cross-request-mask-leak", detectSeconds: shrunk.detectSeconds, shrinkSeconds: shrunk.shrinkSeconds, shrinks: shrunk.shrinks, requests: shrunk.testCase.workload.requests.length, promptTokens: shrunk.testCase.workload.requests.reduce((sum, request) => sum + request.prompt.length, 0), totalSeconds: shrinkWall }
+    ? {
+        fault: "cross-request-mask-leak",
+        detectSeconds: shrunk.detectSeconds,
+        shrinkSeconds: shrunk.shrinkSeconds,
+        shrinks: shrunk.shrinks,
+        requests: shrunk.testCase.workload.requests.length,
+        promptTokens: shrunk.testCase.workload.requests.reduce((sum, request) => sum + request.prompt.length, 0),
+        totalSeconds: shrinkWall,
+      }
     : null,
   target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30 },
 };
@@ -122,7 +151,10 @@ if (values.json) {
     `engine runs of the cases and their target-only baselines: ${runSeconds.toFixed(1)}s of worker time`,
     "",
     `${"law".padEnd(26)} ${"checks".padStart(7)} ${"seconds".padStart(8)} ${"checks/s".padStart(9)}  (seconds: the law's own work, twin runs included)`,
-    ...summary.laws.map((entry) => `${entry.law.padEnd(26)} ${String(entry.checks).padStart(7)} ${entry.seconds.toFixed(1).padStart(8)} ${(entry.checksPerSecond === null ? "-" : entry.checksPerSecond.toFixed(0)).padStart(9)}${entry.failed ? `  ${entry.failed} FAILED` : ""}`),
+    ...summary.laws.map(
+      (entry) =>
+        `${entry.law.padEnd(26)} ${String(entry.checks).padStart(7)} ${entry.seconds.toFixed(1).padStart(8)} ${(entry.checksPerSecond === null ? "-" : entry.checksPerSecond.toFixed(0)).padStart(9)}${entry.failed ? `  ${entry.failed} FAILED` : ""}`,
+    ),
     "",
     shrunk
       ? `shrinking: cross-request-mask-leak detected in ${shrunk.detectSeconds.toFixed(1)}s, shrunk in ${shrunk.shrinkSeconds.toFixed(1)}s (${shrunk.shrinks} steps) to ${summary.shrink!.requests} request(s), ${summary.shrink!.promptTokens} prompt tokens`

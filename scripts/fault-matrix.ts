@@ -3,17 +3,45 @@ import { defaultEngineConfig } from "../src/engine/config.ts";
 import { defaultDraftSpec } from "../src/model/spec.ts";
 import { checkRun } from "../src/laws/check-run.ts";
 import { FAULT_NAMES } from "../src/engine/faults.ts";
-const prompts = [[1,5,9,13,17,3,4,8],[1,5,9,13,17,22,7],[1,5,9,13,17,30,31,32,33,34,35,36]];
-const requests = prompts.map((prompt,id)=>({id, prompt, maxNewTokens: 20, arrivalStep: 0}));
+const prompts = [
+  [1, 5, 9, 13, 17, 3, 4, 8],
+  [1, 5, 9, 13, 17, 22, 7],
+  [1, 5, 9, 13, 17, 30, 31, 32, 33, 34, 35, 36],
+];
+const requests = prompts.map((prompt, id) => ({ id, prompt, maxNewTokens: 20, arrivalStep: 0 }));
 const faults = [undefined, ...FAULT_NAMES];
-for (const kind of ["mirror","tapped-mirror","noisy-mirror","eagle"] as const) {
-  const base = { formatVersion: 1 as const, model: { preset: "tiny" }, draft: defaultDraftSpec(kind), workload: { requests, aborts: [] } };
+for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle"] as const) {
+  const base = {
+    formatVersion: 1 as const,
+    model: { preset: "tiny" },
+    draft: defaultDraftSpec(kind),
+    workload: { requests, aborts: [] },
+  };
   const t = await runCase({ ...base, engine: defaultEngineConfig({ mode: "target-only" }) });
   for (const fault of faults) {
-    const c = { ...base, engine: defaultEngineConfig({ mode: "speculative", numSteps: 3, chunkSize: 3, pageSize: 4, faults: fault ? [fault] : [] }) };
+    const c = {
+      ...base,
+      engine: defaultEngineConfig({
+        mode: "speculative",
+        numSteps: 3,
+        chunkSize: 3,
+        pageSize: 4,
+        faults: fault ? [fault] : [],
+      }),
+    };
     const t0 = performance.now();
     const s = await runCase(c);
     const laws = await checkRun(c, s, t);
-    console.log(kind.padEnd(14), (fault ?? "none").padEnd(31), laws.map(l => `${l.law}:${l.status === "holds" ? "ok" : l.status === "fails" ? "FAIL" : "n/a"}${l.ties ? `(ties ${l.ties})` : ""}`).join(" "), Math.round(performance.now()-t0)+"ms");
+    console.log(
+      kind.padEnd(14),
+      (fault ?? "none").padEnd(31),
+      laws
+        .map(
+          (l) =>
+            `${l.law}:${l.status === "holds" ? "ok" : l.status === "fails" ? "FAIL" : "n/a"}${l.ties ? `(ties ${l.ties})` : ""}`,
+        )
+        .join(" "),
+      Math.round(performance.now() - t0) + "ms",
+    );
   }
 }

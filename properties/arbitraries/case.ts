@@ -6,7 +6,15 @@ import { getPreset } from "../../src/model/presets.ts";
 import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
 import { draftArbitrary, presetArbitrary } from "./model.ts";
 import { checkSpace, type CaseSpace } from "./space.ts";
-import { abortsArbitrary, abortsOf, requestsArbitrary, requestsOf, retractsArbitrary, type AbortDraw, type RequestDraw } from "./workload.ts";
+import {
+  abortsArbitrary,
+  abortsOf,
+  requestsArbitrary,
+  requestsOf,
+  retractsArbitrary,
+  type AbortDraw,
+  type RequestDraw,
+} from "./workload.ts";
 
 export interface CaseDraw {
   preset: string;

@@ -29,7 +29,9 @@ export function engineChoiceArbitrary(s: CaseSpace): fc.Arbitrary<EngineChoice> 
     // oneof keeps null first: an unchunked case is the simpler one when the space allows it.
     chunkSize: s.chunk.none ? fc.oneof({ withCrossShrink: true }, fc.constant(null), chunkSizes) : chunkSizes,
     pageSize: fc.integer(s.pages),
-    tokenBudget: s.budget.unlimited ? fc.oneof({ withCrossShrink: true }, fc.constant(UNLIMITED_BUDGET), budgets) : budgets,
+    tokenBudget: s.budget.unlimited
+      ? fc.oneof({ withCrossShrink: true }, fc.constant(UNLIMITED_BUDGET), budgets)
+      : budgets,
     multiLayer: fc.constantFrom(...s.multiLayer),
     graphReplay: fc.constantFrom(...s.graphReplay),
   });
@@ -47,7 +49,11 @@ export function multiLayerApplies(choice: EngineChoice, draftKind: string | unde
   return choice.multiLayer && choice.topk === 1 && draftKind !== undefined && draftKind !== "eagle";
 }
 
-export function engineConfigOf(choice: EngineChoice, faults: readonly EngineConfig["faults"][number][], draftKind?: string): EngineConfig {
+export function engineConfigOf(
+  choice: EngineChoice,
+  faults: readonly EngineConfig["faults"][number][],
+  draftKind?: string,
+): EngineConfig {
   return defaultEngineConfig({
     mode: "speculative",
     numSteps: choice.numSteps,

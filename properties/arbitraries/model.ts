@@ -10,7 +10,10 @@ export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string
 }
 
 export function draftArbitrary(drafts: readonly DraftKind[]): fc.Arbitrary<DraftSpec> {
-  return fc.constantFrom(...drafts).map((kind) => defaultDraftSpec(kind), (value) => (value as DraftSpec).kind);
+  return fc.constantFrom(...drafts).map(
+    (kind) => defaultDraftSpec(kind),
+    (value) => (value as DraftSpec).kind,
+  );
 }
 
 /**

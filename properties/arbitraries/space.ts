@@ -42,7 +42,13 @@ export interface CaseSpace {
 }
 
 export const PROPERTY_PRESETS = ["tiny", "tiny-f64", "small-gqa", "small-mha"] as const;
-export const PROPERTY_DRAFTS: readonly DraftKind[] = ["mirror", "tapped-mirror", "noisy-mirror", "eagle", "truncated-mirror"];
+export const PROPERTY_DRAFTS: readonly DraftKind[] = [
+  "mirror",
+  "tapped-mirror",
+  "noisy-mirror",
+  "eagle",
+  "truncated-mirror",
+];
 
 /** The whole space: what the coverage suite and `specconf check`'s mixed runs draw from. */
 export const FULL_SPACE: CaseSpace = {
@@ -71,11 +77,32 @@ export function space(overrides: Partial<CaseSpace> = {}): CaseSpace {
 
 /** Checks a space is generable (ranges non-empty, lists non-empty); throws naming the field. */
 export function checkSpace(s: CaseSpace): void {
-  const ranges: (keyof CaseSpace)[] = ["steps", "chunk", "pages", "budget", "requests", "suffix", "maxNewTokens", "retracts"];
+  const ranges: (keyof CaseSpace)[] = [
+    "steps",
+    "chunk",
+    "pages",
+    "budget",
+    "requests",
+    "suffix",
+    "maxNewTokens",
+    "retracts",
+  ];
   for (const key of ranges) {
     const range = s[key] as IntRange;
-    if (!Number.isInteger(range.min) || !Number.isInteger(range.max) || range.min > range.max) throw new Error(`case space: ${key} must be a range with min <= max`);
+    if (!Number.isInteger(range.min) || !Number.isInteger(range.max) || range.min > range.max)
+      throw new Error(`case space: ${key} must be a range with min <= max`);
   }
-  if (s.steps.min < 1 || s.chunk.min < 1 || s.budget.min < 1 || s.pages.min < 1 || s.requests.min < 1 || s.suffix.min < 0 || s.maxNewTokens.min < 1 || s.retracts.min < 0) throw new Error("case space: a range starts below its minimum");
-  for (const key of ["presets", "drafts", "topks", "multiLayer", "graphReplay"] as const) if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
+  if (
+    s.steps.min < 1 ||
+    s.chunk.min < 1 ||
+    s.budget.min < 1 ||
+    s.pages.min < 1 ||
+    s.requests.min < 1 ||
+    s.suffix.min < 0 ||
+    s.maxNewTokens.min < 1 ||
+    s.retracts.min < 0
+  )
+    throw new Error("case space: a range starts below its minimum");
+  for (const key of ["presets", "drafts", "topks", "multiLayer", "graphReplay"] as const)
+    if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
 }

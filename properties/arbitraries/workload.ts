@@ -30,7 +30,11 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
 }
 
 // Runs of the space last a handful of steps: steps up to 4 and forwards up to 5 mostly land on live requests.
-const lifecycleDraw = fc.record({ request: fc.nat({ max: 2 }), step: fc.nat({ max: 4 }), beforeForward: fc.nat({ max: 5 }) });
+const lifecycleDraw = fc.record({
+  request: fc.nat({ max: 2 }),
+  step: fc.nat({ max: 4 }),
+  beforeForward: fc.nat({ max: 5 }),
+});
 
 export function abortsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
   return fc.array(lifecycleDraw, { maxLength: s.maxAborts });
@@ -51,5 +55,9 @@ export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[]): Case
 }
 
 export function abortsOf(draws: readonly AbortDraw[], numRequests: number): AbortEvent[] {
-  return draws.map((draw) => ({ request: draw.request % numRequests, step: draw.step, beforeForward: draw.beforeForward }));
+  return draws.map((draw) => ({
+    request: draw.request % numRequests,
+    step: draw.step,
+    beforeForward: draw.beforeForward,
+  }));
 }

@@ -46,12 +46,19 @@ export async function verify(model: EngineModel, real: EngineSystem, after: stri
         const reference = await real.oracle.targetOver([...entry.prompt, ...got.slice(0, index)]);
         if (reference.predictions[entry.prompt.length - 1 + index].margin < real.oracle.epsilon) continue;
       }
-      problems.push(`request ${entry.id}: output [${got.join(" ")}] ${finished ? "differs from" : "is not a prefix of"} the target-only greedy output [${entry.expected.join(" ")}]`);
+      problems.push(
+        `request ${entry.id}: output [${got.join(" ")}] ${finished ? "differs from" : "is not a prefix of"} the target-only greedy output [${entry.expected.join(" ")}]`,
+      );
     }
-    if (entry.aborted && request.status !== "finished") problems.push(`request ${entry.id} was aborted but is ${request.status}`);
-    if (!entry.aborted && request.finishReason === "abort") problems.push(`request ${entry.id} finished as aborted without an abort`);
+    if (entry.aborted && request.status !== "finished")
+      problems.push(`request ${entry.id} was aborted but is ${request.status}`);
+    if (!entry.aborted && request.finishReason === "abort")
+      problems.push(`request ${entry.id} finished as aborted without an abort`);
   }
-  if (problems.length > 0) throw new CommandFailure(`after ${after}: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""}`);
+  if (problems.length > 0)
+    throw new CommandFailure(
+      `after ${after}: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""}`,
+    );
 }
 
 export class AddRequest implements fc.AsyncCommand<EngineModel, EngineSystem> {
@@ -70,7 +77,12 @@ export class AddRequest implements fc.AsyncCommand<EngineModel, EngineSystem> {
     const prompt = [...spec.preamble, ...this.suffix.map((raw) => 3 + (raw % (spec.vocab - 3)))];
     const expected = await expectedOutput(real.testCase, prompt, this.maxNewTokens);
     real.engine.addRequest({ id, prompt, maxNewTokens: this.maxNewTokens, arrivalStep: real.engine.step });
-    real.replayCase.workload.requests.push({ id, prompt, maxNewTokens: this.maxNewTokens, arrivalStep: real.engine.step });
+    real.replayCase.workload.requests.push({
+      id,
+      prompt,
+      maxNewTokens: this.maxNewTokens,
+      arrivalStep: real.engine.step,
+    });
     model.requests.push({ id, prompt, maxNewTokens: this.maxNewTokens, expected, aborted: false });
     await verify(model, real, this.toString());
   }
@@ -97,7 +109,8 @@ export class Step implements fc.AsyncCommand<EngineModel, EngineSystem> {
         const before = request?.status;
         await real.engine.runStep();
         real.hooks = [];
-        if (before !== "finished" && real.engine.requests.get(target.id)?.finishReason === "abort") target.aborted = true;
+        if (before !== "finished" && real.engine.requests.get(target.id)?.finishReason === "abort")
+          target.aborted = true;
         await verify(model, real, this.toString());
         return;
       }
@@ -108,7 +121,9 @@ export class Step implements fc.AsyncCommand<EngineModel, EngineSystem> {
   }
 
   toString(): string {
-    return this.hook ? `Step(${this.hook.kind} request #${this.hook.request} before forward ${this.hook.beforeForward})` : "Step()";
+    return this.hook
+      ? `Step(${this.hook.kind} request #${this.hook.request} before forward ${this.hook.beforeForward})`
+      : "Step()";
   }
 }
 
@@ -156,12 +171,23 @@ export class Retract implements fc.AsyncCommand<EngineModel, EngineSystem> {
   }
 }
 
-export function commandsArbitrary(maxCommands: number): fc.Arbitrary<Iterable<fc.AsyncCommand<EngineModel, EngineSystem>>> {
+export function commandsArbitrary(
+  maxCommands: number,
+): fc.Arbitrary<Iterable<fc.AsyncCommand<EngineModel, EngineSystem>>> {
   const index = fc.nat({ max: 2 });
-  const hook = fc.record({ kind: fc.constantFrom<Hook["kind"]>("abort", "retract"), request: index, beforeForward: fc.nat({ max: 5 }) });
+  const hook = fc.record({
+    kind: fc.constantFrom<Hook["kind"]>("abort", "retract"),
+    request: index,
+    beforeForward: fc.nat({ max: 5 }),
+  });
   return fc.commands(
     [
-      fc.record({ suffix: fc.array(fc.nat({ max: 4095 }), { minLength: 1, maxLength: 8 }), max: fc.integer({ min: 1, max: 8 }) }).map(({ suffix, max }) => new AddRequest(suffix, max)),
+      fc
+        .record({
+          suffix: fc.array(fc.nat({ max: 4095 }), { minLength: 1, maxLength: 8 }),
+          max: fc.integer({ min: 1, max: 8 }),
+        })
+        .map(({ suffix, max }) => new AddRequest(suffix, max)),
       fc.constant(new Step()),
       fc.constant(new Step()),
       fc.constant(new Step()),

@@ -27,7 +27,10 @@ export function configArbitrary(faults: readonly FaultName[] = []): fc.Arbitrary
 }
 
 const firstRequest = fc
-  .record({ suffix: fc.array(fc.nat({ max: 4095 }), { minLength: 1, maxLength: 8 }), max: fc.integer({ min: 1, max: 8 }) })
+  .record({
+    suffix: fc.array(fc.nat({ max: 4095 }), { minLength: 1, maxLength: 8 }),
+    max: fc.integer({ min: 1, max: 8 }),
+  })
   .map(({ suffix, max }) => new AddRequest(suffix, max));
 
 export interface ModelBasedRun {
@@ -39,30 +42,45 @@ export interface ModelBasedRun {
   replay?: string;
 }
 
-export async function runModelBased(options: { seed: number; numRuns: number; faults?: readonly FaultName[]; path?: string; failureDir?: string | false }): Promise<ModelBasedRun> {
+export async function runModelBased(options: {
+  seed: number;
+  numRuns: number;
+  faults?: readonly FaultName[];
+  path?: string;
+  failureDir?: string | false;
+}): Promise<ModelBasedRun> {
   let last: EngineSystem | undefined;
   let lastFailing: EngineSystem | undefined;
   let commands = 0;
   let steps = 0;
   const details = await fc.check(
-    fc.asyncProperty(configArbitrary(options.faults), firstRequest, commandsArbitrary(14), async (testCase, first, list) => {
-      const real = await EngineSystem.create(testCase);
-      last = real;
-      const model: EngineModel = { requests: [], maxRequests: 3 };
-      try {
-        // Every run starts with a request, so the commands that follow have something to act on.
-        await first.run(model, real);
-        await fc.asyncModelRun(() => ({ model, real }), list);
-        await drain(model, real);
-      } catch (error) {
-        lastFailing = real;
-        throw error;
-      } finally {
-        commands += [...list].length;
-        steps += real.engine.step;
-      }
-    }),
-    { seed: options.seed, numRuns: options.numRuns, ...(options.path ? { path: options.path, endOnFailure: true } : {}) },
+    fc.asyncProperty(
+      configArbitrary(options.faults),
+      firstRequest,
+      commandsArbitrary(14),
+      async (testCase, first, list) => {
+        const real = await EngineSystem.create(testCase);
+        last = real;
+        const model: EngineModel = { requests: [], maxRequests: 3 };
+        try {
+          // Every run starts with a request, so the commands that follow have something to act on.
+          await first.run(model, real);
+          await fc.asyncModelRun(() => ({ model, real }), list);
+          await drain(model, real);
+        } catch (error) {
+          lastFailing = real;
+          throw error;
+        } finally {
+          commands += [...list].length;
+          steps += real.engine.step;
+        }
+      },
+    ),
+    {
+      seed: options.seed,
+      numRuns: options.numRuns,
+      ...(options.path ? { path: options.path, endOnFailure: true } : {}),
+    },
   );
   const run: ModelBasedRun = { details, commands, steps };
   if (!details.failed) return run;
@@ -70,7 +88,15 @@ export async function runModelBased(options: { seed: number; numRuns: number; fa
   run.message = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
   if (options.failureDir !== false && failing && failing.replayCase.workload.requests.length > 0) {
     const written = writeFailure(
-      { property: "model-based", laws: ["model-based"], violation: { message: run.message }, seed: details.seed, path: details.counterexamplePath ?? "", testCase: failing.replayCase, trace: failing.trace() },
+      {
+        property: "model-based",
+        laws: ["model-based"],
+        violation: { message: run.message },
+        seed: details.seed,
+        path: details.counterexamplePath ?? "",
+        testCase: failing.replayCase,
+        trace: failing.trace(),
+      },
       options.failureDir,
     );
     run.replay = written.replay;

@@ -4,7 +4,13 @@
 // the trace so far. (An exported engine factory in src/engine/run-case.ts would remove the duplicated
 // session wiring below: see docs/laws.md, "engine hooks".)
 import type { Case } from "../../src/case/case.ts";
-import { checkCaseConsistency, engineSessions, loadModels, resolveModelSpec, runCase } from "../../src/engine/run-case.ts";
+import {
+  checkCaseConsistency,
+  engineSessions,
+  loadModels,
+  resolveModelSpec,
+  runCase,
+} from "../../src/engine/run-case.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import type { KvPool } from "../../src/engine/kv-pool.ts";
 import { checkBonusStride } from "../../src/laws/bonus-stride.ts";
@@ -38,7 +44,16 @@ export class EngineSystem {
 
   static async create(testCase: Case): Promise<EngineSystem> {
     const spec = resolveModelSpec(testCase.model);
-    checkCaseConsistency({ ...testCase, workload: { ...testCase.workload, requests: [{ id: 0, prompt: [...spec.preamble], maxNewTokens: 1, arrivalStep: 0 }] } }, spec);
+    checkCaseConsistency(
+      {
+        ...testCase,
+        workload: {
+          ...testCase.workload,
+          requests: [{ id: 0, prompt: [...spec.preamble], maxNewTokens: 1, arrivalStep: 0 }],
+        },
+      },
+      spec,
+    );
     const models = loadModels(testCase);
     const runtime = testCase.engine.runtime;
     const sessions = await engineSessions(testCase, models);
@@ -50,7 +65,8 @@ export class EngineSystem {
           if (hook.beforeForward !== forwardInStep) continue;
           if (hook.kind === "abort") self.abort(hook.request);
           else self.retract(hook.request);
-          const list = hook.kind === "abort" ? system!.replayCase.workload.aborts : system!.replayCase.workload.retracts!;
+          const list =
+            hook.kind === "abort" ? system!.replayCase.workload.aborts : system!.replayCase.workload.retracts!;
           list.push({ request: hook.request, step, beforeForward: forwardInStep });
         }
       },
@@ -86,10 +102,14 @@ export class EngineSystem {
   /** Problems after a command: pool integrity, the engine's per-step checks, and the trace laws. */
   problems(): string[] {
     const problems: string[] = [];
-    for (const pool of this.pools()) for (const violation of pool.checkIntegrity()) problems.push(`pool ${pool.name}: ${violation.message}`);
-    for (const check of this.engine.poolChecks) problems.push(`after step ${check.step}, pool ${check.pool}: ${check.violations[0]?.message}`);
+    for (const pool of this.pools())
+      for (const violation of pool.checkIntegrity()) problems.push(`pool ${pool.name}: ${violation.message}`);
+    for (const check of this.engine.poolChecks)
+      problems.push(`after step ${check.step}, pool ${check.pool}: ${check.violations[0]?.message}`);
     if (!this.engine.hasWork()) {
-      for (const pool of this.pools()) if (pool.numUsedSlots() > 0) problems.push(`pool ${pool.name} holds ${pool.numUsedSlots()} slots with no request active`);
+      for (const pool of this.pools())
+        if (pool.numUsedSlots() > 0)
+          problems.push(`pool ${pool.name} holds ${pool.numUsedSlots()} slots with no request active`);
     }
     const trace = this.trace();
     const laws: LawResult[] = [checkPositions(trace), checkPhaseContracts(trace), checkBonusStride(trace)];
@@ -100,7 +120,11 @@ export class EngineSystem {
 }
 
 /** The simple model's answer for a request: its target-only greedy output, computed alone. */
-export async function expectedOutput(testCase: Case, prompt: readonly number[], maxNewTokens: number): Promise<number[]> {
+export async function expectedOutput(
+  testCase: Case,
+  prompt: readonly number[],
+  maxNewTokens: number,
+): Promise<number[]> {
   const alone: Case = {
     ...testCase,
     engine: { ...testCase.engine, mode: "target-only", faults: [], multiLayer: undefined, graphReplay: undefined },

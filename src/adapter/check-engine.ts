@@ -31,22 +31,38 @@ export interface EngineCheckSummary {
 
 function casesOf(options: EngineCheckOptions): { suite: string; name: string; testCase: Case }[] {
   const dir = options.goldenDir ?? "golden";
-  const files = options.goldenFiles?.length ? options.goldenFiles : readdirSync(dir).filter((name) => name.endsWith(".json")).sort().map((name) => join(dir, name));
+  const files = options.goldenFiles?.length
+    ? options.goldenFiles
+    : readdirSync(dir)
+        .filter((name) => name.endsWith(".json"))
+        .sort()
+        .map((name) => join(dir, name));
   return files.flatMap((file) => {
     const golden = loadGoldenFile(file);
-    return golden.cases.map((goldenCase) => ({ suite: golden.suite, name: goldenCase.name, testCase: { ...goldenCase.case, engine: { ...goldenCase.case.engine, faults: [...(options.faults ?? [])] } } }));
+    return golden.cases.map((goldenCase) => ({
+      suite: golden.suite,
+      name: goldenCase.name,
+      testCase: { ...goldenCase.case, engine: { ...goldenCase.case.engine, faults: [...(options.faults ?? [])] } },
+    }));
   });
 }
 
 function line(check: ExternalCaseCheck, suite: string, name: string): string {
   if (check.skipped) return `${suite}/${name}: skipped (${check.skipped})\n`;
-  const verdicts = check.results.map((law) => `${law.law} ${law.status === "holds" ? "ok" : law.status === "fails" ? "FAILS" : "n/c"}`);
-  const failures = check.results.filter((law) => law.violation).map((law) => `    ${law.law}: ${law.violation!.message}\n`);
+  const verdicts = check.results.map(
+    (law) => `${law.law} ${law.status === "holds" ? "ok" : law.status === "fails" ? "FAILS" : "n/c"}`,
+  );
+  const failures = check.results
+    .filter((law) => law.violation)
+    .map((law) => `    ${law.law}: ${law.violation!.message}\n`);
   return `${suite}/${name}: ${verdicts.join(", ")}\n${failures.join("")}`;
 }
 
 /** Runs the check and returns the exit code; crashes, timeouts and protocol errors are exit 2. */
-export async function checkEngine(command: string, options: EngineCheckOptions = {}): Promise<{ code: number; summary?: EngineCheckSummary; error?: string }> {
+export async function checkEngine(
+  command: string,
+  options: EngineCheckOptions = {},
+): Promise<{ code: number; summary?: EngineCheckSummary; error?: string }> {
   const write = options.write ?? ((text: string) => process.stdout.write(text));
   let cases;
   try {
@@ -59,8 +75,16 @@ export async function checkEngine(command: string, options: EngineCheckOptions =
   const summary: EngineCheckSummary = { engine: command, ok: true, cases: [] };
   try {
     for (const { suite, name, testCase } of cases) {
-      const check = await checkExternalCase(engine, testCase, { timeoutMs: options.timeoutMs ?? 60_000, profile: options.profile ?? PROFILES.strict });
-      summary.cases.push({ suite, case: name, ...(check.skipped ? { skipped: check.skipped } : {}), laws: check.results });
+      const check = await checkExternalCase(engine, testCase, {
+        timeoutMs: options.timeoutMs ?? 60_000,
+        profile: options.profile ?? PROFILES.strict,
+      });
+      summary.cases.push({
+        suite,
+        case: name,
+        ...(check.skipped ? { skipped: check.skipped } : {}),
+        laws: check.results,
+      });
       if (check.results.some((law) => law.status === "fails")) summary.ok = false;
       if (!options.json) write(line(check, suite, name));
     }

@@ -24,8 +24,15 @@ export interface ExternalCaseCheck {
 /** A RunResult from what the engine returned; a missing trace becomes one with requests and no events. */
 export function runFromEngine(testCase: Case, result: EngineResult): RunResult {
   const prompts = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt]));
-  const trace: Trace = result.trace ? structuredClone(result.trace) : { formatVersion: 1, engine: { name: "external" }, events: [] };
-  trace.requests ??= result.outputs.map((output) => ({ id: output.id, prompt: prompts.get(output.id) ?? [], output: output.tokens, finishReason: output.finishReason ?? "length" }));
+  const trace: Trace = result.trace
+    ? structuredClone(result.trace)
+    : { formatVersion: 1, engine: { name: "external" }, events: [] };
+  trace.requests ??= result.outputs.map((output) => ({
+    id: output.id,
+    prompt: prompts.get(output.id) ?? [],
+    output: output.tokens,
+    finishReason: output.finishReason ?? "length",
+  }));
   const base = runFromTrace(trace);
   const outputs = result.outputs.map((output) => ({
     id: output.id,
@@ -37,18 +44,25 @@ export function runFromEngine(testCase: Case, result: EngineResult): RunResult {
   return { ...base, outputs };
 }
 
-export async function checkExternalCase(engine: ExternalEngine, testCase: Case, options: RunOptions & { profile?: Profile } = {}): Promise<ExternalCaseCheck> {
+export async function checkExternalCase(
+  engine: ExternalEngine,
+  testCase: Case,
+  options: RunOptions & { profile?: Profile } = {},
+): Promise<ExternalCaseCheck> {
   const log = new RelaxationLog(options.profile ?? PROFILES.strict);
   let run: RunResult;
   try {
     run = runFromEngine(testCase, await engine.run(testCase, options));
   } catch (error) {
-    if (error instanceof ExternalEngineError && error.kind === "unsupported") return { testCase, results: [], skipped: error.message, relaxations: log.entries() };
+    if (error instanceof ExternalEngineError && error.kind === "unsupported")
+      return { testCase, results: [], skipped: error.message, relaxations: log.entries() };
     throw error;
   }
   const laws = applicableLaws(testCase);
   const baselineCase = targetOnlyCase(testCase);
-  const baseline = laws.some((law) => law.baseline) ? runFromEngine(baselineCase, await engine.run(baselineCase, options)) : undefined;
+  const baseline = laws.some((law) => law.baseline)
+    ? runFromEngine(baselineCase, await engine.run(baselineCase, options))
+    : undefined;
   const twins = new Map<TwinKind, RunResult>();
   const twin = async (kind: TwinKind): Promise<RunResult> => {
     let result = twins.get(kind);

@@ -11,7 +11,13 @@ import { displayPath } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { RequestOutput } from "../validate/outputs-schema.ts";
-import { AdapterResponseSchema, PROTOCOL, PROTOCOL_VERSION, type AdapterRequest, type AdapterResponse } from "./protocol.ts";
+import {
+  AdapterResponseSchema,
+  PROTOCOL,
+  PROTOCOL_VERSION,
+  type AdapterRequest,
+  type AdapterResponse,
+} from "./protocol.ts";
 
 export type ExternalFailure = "crash" | "timeout" | "protocol" | "engine-error" | "unsupported";
 
@@ -90,20 +96,35 @@ export class ExternalEngine {
   private readonly exited: Promise<void>;
   private nextId = 1;
 
-  private constructor(readonly command: string, options: StartOptions) {
+  private constructor(
+    readonly command: string,
+    options: StartOptions,
+  ) {
     this.maxLineBytes = options.maxLineBytes ?? 256 * 1024 * 1024;
-    this.child = spawn("/bin/sh", ["-c", command], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    this.child = spawn("/bin/sh", ["-c", command], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
     live.add(this);
     installExitHook();
     this.exited = new Promise((resolve) => {
       this.child.on("close", (code, signal) => {
         this.exit = { code, signal };
         live.delete(this);
-        this.fail(new ExternalEngineError("crash", `engine exited (${signal ? `signal ${signal}` : `code ${code}`})${this.pending ? ` while running request ${this.pending.requestId}` : ""}${this.stderrSuffix()}`));
+        this.fail(
+          new ExternalEngineError(
+            "crash",
+            `engine exited (${signal ? `signal ${signal}` : `code ${code}`})${this.pending ? ` while running request ${this.pending.requestId}` : ""}${this.stderrSuffix()}`,
+          ),
+        );
         resolve();
       });
     });
-    this.child.on("error", (error) => this.fail(new ExternalEngineError("crash", `cannot start the engine: ${error.message}`)));
+    this.child.on("error", (error) =>
+      this.fail(new ExternalEngineError("crash", `cannot start the engine: ${error.message}`)),
+    );
     this.child.stdin.on("error", () => {
       // EPIPE: the engine closed its stdin or died; 'close' reports it.
     });
@@ -150,7 +171,12 @@ export class ExternalEngine {
       const newline = chunk.indexOf(0x0a, start);
       const end = newline < 0 ? chunk.length : newline;
       if (this.partBytes + (end - start) > this.maxLineBytes) {
-        this.fail(new ExternalEngineError("protocol", `engine stdout line ${this.stdoutLines + 1} is longer than ${this.maxLineBytes} bytes`));
+        this.fail(
+          new ExternalEngineError(
+            "protocol",
+            `engine stdout line ${this.stdoutLines + 1} is longer than ${this.maxLineBytes} bytes`,
+          ),
+        );
         return;
       }
       if (end > start) {
@@ -172,14 +198,24 @@ export class ExternalEngine {
     const where = `engine stdout line ${line}`;
     const pending = this.pending;
     if (!pending) {
-      this.fail(new ExternalEngineError("protocol", `${where}: output while no request is in flight (logs belong on stderr): ${text.slice(0, 80)}`));
+      this.fail(
+        new ExternalEngineError(
+          "protocol",
+          `${where}: output while no request is in flight (logs belong on stderr): ${text.slice(0, 80)}`,
+        ),
+      );
       return;
     }
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch (error) {
-      this.fail(new ExternalEngineError("protocol", `${where}: invalid JSON (${(error as Error).message.split("\n")[0]}); stdout carries only protocol lines, logs belong on stderr`));
+      this.fail(
+        new ExternalEngineError(
+          "protocol",
+          `${where}: invalid JSON (${(error as Error).message.split("\n")[0]}); stdout carries only protocol lines, logs belong on stderr`,
+        ),
+      );
       return;
     }
     try {
@@ -203,26 +239,46 @@ export class ExternalEngine {
   private parseResponse(value: unknown, pending: Pending, where: string): EngineResult {
     const isObject = typeof value === "object" && value !== null && !Array.isArray(value);
     const { trace, ...rest } = (isObject ? value : {}) as Record<string, unknown>;
-    const checked = validateAgainst<AdapterResponse>(AdapterResponseSchema, isObject ? rest : value, "adapter response");
-    if (!checked.ok) throw new ExternalEngineError("protocol", `${where}: ${displayPath(checked.errors[0].path)} ${checked.errors[0].message}`);
+    const checked = validateAgainst<AdapterResponse>(
+      AdapterResponseSchema,
+      isObject ? rest : value,
+      "adapter response",
+    );
+    if (!checked.ok)
+      throw new ExternalEngineError(
+        "protocol",
+        `${where}: ${displayPath(checked.errors[0].path)} ${checked.errors[0].message}`,
+      );
     const response = checked.value;
-    if (response.requestId !== pending.requestId) throw new ExternalEngineError("protocol", `${where}: /requestId is ${response.requestId}, the request in flight is ${pending.requestId}`);
+    if (response.requestId !== pending.requestId)
+      throw new ExternalEngineError(
+        "protocol",
+        `${where}: /requestId is ${response.requestId}, the request in flight is ${pending.requestId}`,
+      );
     if ("error" in response) {
-      if (trace !== undefined) throw new ExternalEngineError("protocol", `${where}: /trace is not allowed in an error response`);
-      throw new ExternalEngineError(response.unsupported ? "unsupported" : "engine-error", `the engine could not run request ${pending.requestId}: ${response.error}`);
+      if (trace !== undefined)
+        throw new ExternalEngineError("protocol", `${where}: /trace is not allowed in an error response`);
+      throw new ExternalEngineError(
+        response.unsupported ? "unsupported" : "engine-error",
+        `the engine could not run request ${pending.requestId}: ${response.error}`,
+      );
     }
     const expected = pending.testCase.workload.requests.map((request) => request.id);
     const seen = new Set<number>();
     response.outputs.forEach((output, i) => {
-      if (!expected.includes(output.id)) throw new ExternalEngineError("protocol", `${where}: /outputs/${i}/id: the case has no request ${output.id}`);
-      if (seen.has(output.id)) throw new ExternalEngineError("protocol", `${where}: /outputs/${i}/id: duplicate request ${output.id}`);
+      if (!expected.includes(output.id))
+        throw new ExternalEngineError("protocol", `${where}: /outputs/${i}/id: the case has no request ${output.id}`);
+      if (seen.has(output.id))
+        throw new ExternalEngineError("protocol", `${where}: /outputs/${i}/id: duplicate request ${output.id}`);
       seen.add(output.id);
     });
     const missing = expected.filter((id) => !seen.has(id));
-    if (missing.length > 0) throw new ExternalEngineError("protocol", `${where}: /outputs: no output for request ${missing.join(", ")}`);
+    if (missing.length > 0)
+      throw new ExternalEngineError("protocol", `${where}: /outputs: no output for request ${missing.join(", ")}`);
     if (trace === undefined) return { outputs: response.outputs };
     const issues = validateTrace(trace);
-    if (issues.length > 0) throw new ExternalEngineError("protocol", `${where}: /trace${issues[0].path} ${issues[0].message}`);
+    if (issues.length > 0)
+      throw new ExternalEngineError("protocol", `${where}: /trace${issues[0].path} ${issues[0].message}`);
     return { outputs: response.outputs, trace: trace as Trace };
   }
 
@@ -235,7 +291,12 @@ export class ExternalEngine {
     const line = `${JSON.stringify(requestFor(testCase, requestId, options.wantTrace ?? true))}\n`;
     return new Promise<EngineResult>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.fail(new ExternalEngineError("timeout", `no response to request ${requestId} within ${timeoutMs} ms (engine killed)${this.stderrSuffix()}`));
+        this.fail(
+          new ExternalEngineError(
+            "timeout",
+            `no response to request ${requestId} within ${timeoutMs} ms (engine killed)${this.stderrSuffix()}`,
+          ),
+        );
       }, timeoutMs);
       this.pending = { requestId, testCase, resolve, reject, timer };
       this.child.stdin.write(line);
@@ -254,7 +315,11 @@ export class ExternalEngine {
 }
 
 /** Starts `command`, runs one case, and closes it. */
-export async function runExternal(command: string, testCase: Case, options: RunOptions & StartOptions = {}): Promise<EngineResult> {
+export async function runExternal(
+  command: string,
+  testCase: Case,
+  options: RunOptions & StartOptions = {},
+): Promise<EngineResult> {
   const engine = ExternalEngine.start(command, options);
   try {
     return await engine.run(testCase, options);

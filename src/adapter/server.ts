@@ -18,9 +18,13 @@ export interface ServeOptions {
 }
 
 export async function respond(value: unknown, options: ServeOptions = {}): Promise<AdapterResponse> {
-  const requestId = typeof value === "object" && value !== null && Number.isInteger((value as { requestId?: unknown }).requestId) ? ((value as { requestId: number }).requestId) : 0;
+  const requestId =
+    typeof value === "object" && value !== null && Number.isInteger((value as { requestId?: unknown }).requestId)
+      ? (value as { requestId: number }).requestId
+      : 0;
   const checked = validateAgainst<AdapterRequest>(AdapterRequestSchema, value, "adapter request");
-  if (!checked.ok) return { requestId, error: `invalid request: ${checked.errors[0].path || "/"} ${checked.errors[0].message}` };
+  if (!checked.ok)
+    return { requestId, error: `invalid request: ${checked.errors[0].path || "/"} ${checked.errors[0].message}` };
   const request = checked.value;
   const faults = [...new Set([...request.case.engine.faults, ...(options.faults ?? [])])];
   const testCase = { ...request.case, engine: { ...request.case.engine, faults } };
@@ -29,7 +33,8 @@ export async function respond(value: unknown, options: ServeOptions = {}): Promi
     const outputs = requestOutputsOf(result, testCase.engine.topk === 1);
     return request.wantTrace ? { requestId, outputs, trace: result.trace } : { requestId, outputs };
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof SpecError) return { requestId, error: error.message, unsupported: true };
+    if (error instanceof ConfigError || error instanceof SpecError)
+      return { requestId, error: error.message, unsupported: true };
     return { requestId, error: error instanceof Error ? error.message : String(error) };
   }
 }
@@ -48,6 +53,8 @@ export async function serve(input: Readable, output: Writable, options: ServeOpt
       continue;
     }
     const response = await respond(value, options);
-    await new Promise<void>((resolve, reject) => output.write(`${JSON.stringify(response)}\n`, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      output.write(`${JSON.stringify(response)}\n`, (error) => (error ? reject(error) : resolve())),
+    );
   }
 }

@@ -24,7 +24,12 @@ export const ModelSpecSchema = Type.Object(
     preamble: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 }),
     rmsEps: Type.Number({ exclusiveMinimum: 0 }),
     logitStd: Type.Number({ exclusiveMinimum: 0 }),
-    residualScale: Type.Optional(Type.Object({ fromLayer: Type.Integer({ minimum: 0 }), factor: Type.Number({ minimum: 0 }) }, { additionalProperties: false })),
+    residualScale: Type.Optional(
+      Type.Object(
+        { fromLayer: Type.Integer({ minimum: 0 }), factor: Type.Number({ minimum: 0 }) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

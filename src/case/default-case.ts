@@ -19,7 +19,12 @@ export interface DefaultCaseOptions {
  * Prompts are the spec's preamble (BOS first) followed by a seeded suffix of 1..16 tokens; requests
  * arrive over the first few steps so batches are ragged and mixed prefill/decode.
  */
-export function generatePrompts(presetName: string, seed: number, numRequests: number, maxNewTokens: number): CaseRequest[] {
+export function generatePrompts(
+  presetName: string,
+  seed: number,
+  numRequests: number,
+  maxNewTokens: number,
+): CaseRequest[] {
   const spec = getPreset(presetName);
   const rng = xoroshiro128plus(seed);
   const between = (lo: number, hi: number) => uniformInt(rng, lo, hi);
@@ -35,6 +40,9 @@ export function defaultCase(options: DefaultCaseOptions): Case {
     model: { preset: options.preset },
     draft: defaultDraftSpec(options.draft),
     engine: defaultEngineConfig(options.engine),
-    workload: { requests: generatePrompts(options.preset, options.seed, options.numRequests, options.maxNewTokens), aborts: [] },
+    workload: {
+      requests: generatePrompts(options.preset, options.seed, options.numRequests, options.maxNewTokens),
+      aborts: [],
+    },
   };
 }

@@ -6,17 +6,31 @@ import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 
 const FLAGS = defineFlags({
-  fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "switch a named fault on in every case (a broken engine behind the protocol)" },
+  fault: {
+    type: "choice",
+    choices: FAULT_NAMES,
+    multiple: true,
+    description: "switch a named fault on in every case (a broken engine behind the protocol)",
+  },
 });
 
 export async function adapterCommand(argv: string[]): Promise<number> {
   try {
     const { values, help } = parseFlags(FLAGS, argv);
     if (help) {
-      process.stdout.write(renderHelp(FLAGS, { usage: "specconf adapter [--fault NAME]...", summary: "Serve the reference engine over the external-engine protocol: one JSON request per stdin line, one JSON response per stdout line (docs/adapter.md)." }));
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf adapter [--fault NAME]...",
+          summary:
+            "Serve the reference engine over the external-engine protocol: one JSON request per stdin line, one JSON response per stdout line (docs/adapter.md).",
+        }),
+      );
       return 0;
     }
-    await serve(process.stdin, process.stdout, { faults: values.fault as FaultName[], log: (message) => process.stderr.write(`specconf adapter: ${message}\n`) });
+    await serve(process.stdin, process.stdout, {
+      faults: values.fault as FaultName[],
+      log: (message) => process.stderr.write(`specconf adapter: ${message}\n`),
+    });
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -116,11 +116,7 @@ function describeInteger(f: IntegerFlag): string {
 
 function parseInteger(name: string, f: IntegerFlag, raw: string): number {
   const n = /^[+-]?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  if (
-    !Number.isSafeInteger(n) ||
-    (f.min !== undefined && n < f.min) ||
-    (f.max !== undefined && n > f.max)
-  ) {
+  if (!Number.isSafeInteger(n) || (f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max)) {
     throw new UsageError(`--${name} must be ${describeInteger(f)}, got '${raw}'`, `--${name}`);
   }
   return n;
@@ -128,10 +124,7 @@ function parseInteger(name: string, f: IntegerFlag, raw: string): number {
 
 function parseChoice(name: string, f: ChoiceFlag, raw: string): string {
   if (!f.choices.includes(raw)) {
-    throw new UsageError(
-      `--${name} must be one of ${f.choices.join(", ")}, got '${raw}'`,
-      `--${name}`,
-    );
+    throw new UsageError(`--${name} must be one of ${f.choices.join(", ")}, got '${raw}'`, `--${name}`);
   }
   return raw;
 }
@@ -225,8 +218,7 @@ function joinNegativeIntegers(spec: FlagsSpec, argv: readonly string[]): string[
       const short = /^-[^-]$/.test(arg) ? arg.slice(1) : undefined;
       const isInteger =
         (long !== undefined && Object.hasOwn(spec, long) && spec[long].type === "integer") ||
-        (short !== undefined &&
-          Object.values(spec).some((f) => f.short === short && f.type === "integer"));
+        (short !== undefined && Object.values(spec).some((f) => f.short === short && f.type === "integer"));
       if (isInteger) {
         out.push(long !== undefined ? `${arg}=${next}` : `${arg}${next}`);
         i++;

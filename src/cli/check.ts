@@ -12,27 +12,75 @@ import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
-import { addResult, describeFailure, emptyStats, runLawProperty, type LawStats, type PropertyRun } from "../../properties/law-property.ts";
+import {
+  addResult,
+  describeFailure,
+  emptyStats,
+  runLawProperty,
+  type LawStats,
+  type PropertyRun,
+} from "../../properties/law-property.ts";
 import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
 import { checkEngine } from "../adapter/check-engine.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 import { createProgress } from "./progress.ts";
 
 const FLAGS = defineFlags({
-  law: { type: "string", multiple: true, valueName: "NAME", description: `check only this law (repeatable): ${LAW_NAMES.join(", ")}` },
+  law: {
+    type: "string",
+    multiple: true,
+    valueName: "NAME",
+    description: `check only this law (repeatable): ${LAW_NAMES.join(", ")}`,
+  },
   runs: { type: "integer", min: 1, default: 30, description: "generated runs per law property" },
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else a fresh one; always printed)" },
-  fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "switch a named fault on in every generated case" },
-  ep: { type: "choice", choices: EXECUTION_PROVIDERS, default: "cpu", description: "ONNX Runtime execution provider of every generated case (webgpu: float32 presets only)" },
+  fault: {
+    type: "choice",
+    choices: FAULT_NAMES,
+    multiple: true,
+    description: "switch a named fault on in every generated case",
+  },
+  ep: {
+    type: "choice",
+    choices: EXECUTION_PROVIDERS,
+    default: "cpu",
+    description: "ONNX Runtime execution provider of every generated case (webgpu: float32 presets only)",
+  },
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking a failure after this long" },
-  twins: { type: "choice", choices: ["combined", "separate"], default: "combined", description: "invariance laws: first against one canonical twin (each law's own twin only on a failure), or each against its own twin" },
+  twins: {
+    type: "choice",
+    choices: ["combined", "separate"],
+    default: "combined",
+    description:
+      "invariance laws: first against one canonical twin (each law's own twin only on a failure), or each against its own twin",
+  },
   json: { type: "boolean", description: "print one JSON object" },
   junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
-  failures: { type: "string", default: DEFAULT_FAILURE_DIR, valueName: "DIR", description: "where shrunk failures are written" },
+  failures: {
+    type: "string",
+    default: DEFAULT_FAILURE_DIR,
+    valueName: "DIR",
+    description: "where shrunk failures are written",
+  },
   "no-write": { type: "boolean", description: "do not write failure files" },
-  engine: { type: "string", valueName: "COMMAND", description: "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on the golden suites' cases" },
-  "engine-timeout": { type: "integer", min: 1, default: 60, description: "with --engine: seconds per request before the engine is killed (exit 2)" },
-  golden: { type: "string", multiple: true, valueName: "FILE", description: "with --engine: the golden files whose cases to run (default: golden/*.json)" },
+  engine: {
+    type: "string",
+    valueName: "COMMAND",
+    description:
+      "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on the golden suites' cases",
+  },
+  "engine-timeout": {
+    type: "integer",
+    min: 1,
+    default: 60,
+    description: "with --engine: seconds per request before the engine is killed (exit 2)",
+  },
+  golden: {
+    type: "string",
+    multiple: true,
+    valueName: "FILE",
+    description: "with --engine: the golden files whose cases to run (default: golden/*.json)",
+  },
 });
 
 export interface LawSummary {
@@ -57,7 +105,8 @@ export function seedFromEnvironment(flag: number | undefined): number {
   if (flag !== undefined) return flag;
   const raw = process.env.SPECCONF_SEED;
   if (raw !== undefined && raw.trim() !== "") {
-    if (!/^[+-]?\d+$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`SPECCONF_SEED must be an integer, got '${raw}'`);
+    if (!/^[+-]?\d+$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw)))
+      throw new UsageError(`SPECCONF_SEED must be an integer, got '${raw}'`);
     return Number(raw);
   }
   return randomInt(0, 2 ** 31 - 1);
@@ -96,13 +145,35 @@ export function junitXml(summary: CheckSummary, messages: Map<string, string>): 
   ].join("\n");
 }
 
-function renderTable(summary: CheckSummary, coverage: CoverageCounter, checkCoverage: boolean, runSeconds: number): string {
+function renderTable(
+  summary: CheckSummary,
+  coverage: CoverageCounter,
+  checkCoverage: boolean,
+  runSeconds: number,
+): string {
   const header = ["law", "runs", "passed", "failed", "ties", "not checkable", "time"];
-  const rows = summary.laws.map((law) => [law.name, String(law.runs), String(law.passed), law.failed ? `${law.failed} FAIL` : "0", String(law.ties), String(law.notCheckable), `${law.seconds.toFixed(1)}s`]);
+  const rows = summary.laws.map((law) => [
+    law.name,
+    String(law.runs),
+    String(law.passed),
+    law.failed ? `${law.failed} FAIL` : "0",
+    String(law.ties),
+    String(law.notCheckable),
+    `${law.seconds.toFixed(1)}s`,
+  ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ");
-  const lines = [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line), `(time: each law's checks and the twin runs it needs; the cases' own runs and target-only baselines took ${runSeconds.toFixed(1)}s)`, ""];
-  lines.push(`coverage over ${coverage.runs} runs (each label must reach ${MIN_COVERAGE * 100}%${checkCoverage ? "" : "; not enforced with --law"}):`);
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ");
+  const lines = [
+    line(header),
+    widths.map((width) => "-".repeat(width)).join("  "),
+    ...rows.map(line),
+    `(time: each law's checks and the twin runs it needs; the cases' own runs and target-only baselines took ${runSeconds.toFixed(1)}s)`,
+    "",
+  ];
+  lines.push(
+    `coverage over ${coverage.runs} runs (each label must reach ${MIN_COVERAGE * 100}%${checkCoverage ? "" : "; not enforced with --law"}):`,
+  );
   for (const text of coverage.lines()) lines.push(`  ${text}`);
   return lines.join("\n") + "\n";
 }
@@ -111,23 +182,36 @@ export async function checkCommand(argv: string[]): Promise<number> {
   try {
     const { values, help } = parseFlags(FLAGS, argv);
     if (help) {
-      process.stdout.write(renderHelp(FLAGS, { usage: "specconf check [flags]", summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input." }));
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf check [flags]",
+          summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input.",
+        }),
+      );
       return 0;
     }
     if (values.engine !== undefined) {
-      const external = await checkEngine(values.engine, { goldenFiles: values.golden, faults: values.fault as FaultName[], timeoutMs: values["engine-timeout"] * 1000, json: values.json });
+      const external = await checkEngine(values.engine, {
+        goldenFiles: values.golden,
+        faults: values.fault as FaultName[],
+        timeoutMs: values["engine-timeout"] * 1000,
+        json: values.json,
+      });
       if (external.error) process.stderr.write(`specconf check: ${external.error}\n`);
       return external.code;
     }
     const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
     const selectedSet = new Set(selected);
     const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
-    for (const name of selected) if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
+    for (const name of selected)
+      if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
     await preflightProvider(values.ep);
     const seed = seedFromEnvironment(values.seed);
     const faults = values.fault as FaultName[];
     const lawFilter = values.law.length > 0 ? selectedSet : undefined;
-    process.stderr.write(`specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), EP ${values.ep}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`);
+    process.stderr.write(
+      `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), EP ${values.ep}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
+    );
 
     const total = values.runs * properties.length;
     const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
@@ -185,14 +269,27 @@ export async function checkCommand(argv: string[]): Promise<number> {
     const report = coverage.report();
     const laws: LawSummary[] = [...stats.entries()]
       .filter(([name, lawStats]) => selectedSet.has(name) || lawStats.failed > 0 || name === RUNS_TO_COMPLETION)
-      .map(([name, lawStats]) => ({ name, runs: lawStats.runs, passed: lawStats.passed, failed: lawStats.failed, ties: lawStats.ties, notCheckable: lawStats.notCheckable, seconds: lawStats.seconds, ...(replays.has(name) ? { replay: replays.get(name) } : {}) }));
+      .map(([name, lawStats]) => ({
+        name,
+        runs: lawStats.runs,
+        passed: lawStats.passed,
+        failed: lawStats.failed,
+        ties: lawStats.ties,
+        notCheckable: lawStats.notCheckable,
+        seconds: lawStats.seconds,
+        ...(replays.has(name) ? { replay: replays.get(name) } : {}),
+      }));
     const lawsOk = laws.every((law) => law.failed === 0);
     const coverageOk = !checkCoverage || report.below.length === 0;
     const summary: CheckSummary = {
       ok: lawsOk && coverageOk,
       seed,
       laws,
-      coverage: { runs: report.runs, labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])), below: checkCoverage ? report.below : [] },
+      coverage: {
+        runs: report.runs,
+        labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])),
+        below: checkCoverage ? report.below : [],
+      },
     };
     if (values.junit) writeFileSync(values.junit, junitXml(summary, messages));
     if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -8,21 +8,42 @@ import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 import { DEFAULT_GOLDEN_DIR } from "./golden.ts";
 
 const FLAGS = defineFlags({
-  format: { type: "choice", choices: EXPORT_FORMATS, description: "onnx: the exact graphs the golden digests name; hf: Llama / EAGLE checkpoints (safetensors)" },
+  format: {
+    type: "choice",
+    choices: EXPORT_FORMATS,
+    description: "onnx: the exact graphs the golden digests name; hf: Llama / EAGLE checkpoints (safetensors)",
+  },
   out: { type: "string", valueName: "DIR", description: "output directory (one subdirectory per suite)" },
-  golden: { type: "string", multiple: true, valueName: "FILE", description: "export this golden file's models (default: every golden/*.json)" },
+  golden: {
+    type: "string",
+    multiple: true,
+    valueName: "FILE",
+    description: "export this golden file's models (default: every golden/*.json)",
+  },
 });
 
 export async function exportCommand(argv: string[]): Promise<number> {
   try {
     const { values, help } = parseFlags(FLAGS, argv);
     if (help) {
-      process.stdout.write(renderHelp(FLAGS, { usage: "specconf export --format onnx|hf --out DIR [--golden FILE]...", summary: "Write the golden suites' models for other engines: ONNX graphs, or Hugging Face checkpoints (target Llama, standalone draft, EAGLE head). See docs/export.md." }));
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf export --format onnx|hf --out DIR [--golden FILE]...",
+          summary:
+            "Write the golden suites' models for other engines: ONNX graphs, or Hugging Face checkpoints (target Llama, standalone draft, EAGLE head). See docs/export.md.",
+        }),
+      );
       return 0;
     }
     if (!values.format) throw new UsageError("missing --format onnx|hf", "--format");
     if (!values.out) throw new UsageError("missing --out DIR", "--out");
-    const goldenPaths = values.golden.length > 0 ? values.golden : readdirSync(DEFAULT_GOLDEN_DIR).filter((name) => name.endsWith(".json")).sort().map((name) => join(DEFAULT_GOLDEN_DIR, name));
+    const goldenPaths =
+      values.golden.length > 0
+        ? values.golden
+        : readdirSync(DEFAULT_GOLDEN_DIR)
+            .filter((name) => name.endsWith(".json"))
+            .sort()
+            .map((name) => join(DEFAULT_GOLDEN_DIR, name));
     // Plan every suite before writing anything: bad input leaves the output directory untouched.
     const plans = goldenPaths.map((path) => planExport(loadGoldenFile(path), values.format as ExportFormat));
     let count = 0;

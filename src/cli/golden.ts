@@ -22,12 +22,22 @@ import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 export const DEFAULT_GOLDEN_DIR = "golden";
 
 const UPDATE_FLAGS = defineFlags({
-  suite: { type: "choice", choices: suiteNames(), multiple: true, description: "regenerate only these suites (default: all)" },
+  suite: {
+    type: "choice",
+    choices: suiteNames(),
+    multiple: true,
+    description: "regenerate only these suites (default: all)",
+  },
   dir: { type: "string", default: DEFAULT_GOLDEN_DIR, valueName: "DIR", description: "where golden files live" },
 });
 
 const VERIFY_FLAGS = defineFlags({
-  dir: { type: "string", default: DEFAULT_GOLDEN_DIR, valueName: "DIR", description: "verify every *.json here when no FILE is given" },
+  dir: {
+    type: "string",
+    default: DEFAULT_GOLDEN_DIR,
+    valueName: "DIR",
+    description: "verify every *.json here when no FILE is given",
+  },
   json: { type: "boolean", description: "print one JSON object per golden file" },
 });
 
@@ -49,31 +59,44 @@ const USAGE = `usage: specconf golden <update|verify|dump> [flags]
 async function update(argv: string[]): Promise<number> {
   const { values, help } = parseFlags(UPDATE_FLAGS, argv);
   if (help) {
-    process.stdout.write(renderHelp(UPDATE_FLAGS, { usage: "specconf golden update [flags]", summary: "Regenerate golden suites from the reference engine. Refuses when a law fails or a tie makes an expectation ambiguous." }));
+    process.stdout.write(
+      renderHelp(UPDATE_FLAGS, {
+        usage: "specconf golden update [flags]",
+        summary:
+          "Regenerate golden suites from the reference engine. Refuses when a law fails or a tie makes an expectation ambiguous.",
+      }),
+    );
     return 0;
   }
-  const wanted = values.suite.length > 0 ? GOLDEN_SUITES.filter((suite) => values.suite.includes(suite.suite)) : GOLDEN_SUITES;
+  const wanted =
+    values.suite.length > 0 ? GOLDEN_SUITES.filter((suite) => values.suite.includes(suite.suite)) : GOLDEN_SUITES;
   // Generate and check everything first, then write: a failing suite leaves every file untouched.
   const generated = [];
   for (const suite of wanted) {
     const golden = await generateGolden(suite);
     const text = goldenText(golden);
     const issues = [...validateGoldenDocument(JSON.parse(text)), ...consistencyIssues(golden), ...digestIssues(golden)];
-    if (issues.length > 0) throw new Error(`generated golden ${suite.suite} is invalid: ${issues[0].path} ${issues[0].message}`);
+    if (issues.length > 0)
+      throw new Error(`generated golden ${suite.suite} is invalid: ${issues[0].path} ${issues[0].message}`);
     generated.push({ suite: suite.suite, text, golden });
   }
   for (const { suite, text, golden } of generated) {
     const path = join(values.dir, `${suite}.json`);
     writeTextAtomic(path, text);
     const { stats } = golden;
-    process.stdout.write(`${path}: ${golden.cases.length} cases, ${stats.tokens} tokens, margins min ${stats.minMargin.toPrecision(3)} median ${stats.medianMargin.toPrecision(3)}, mean accept length ${stats.meanAcceptLen.toFixed(2)}\n`);
+    process.stdout.write(
+      `${path}: ${golden.cases.length} cases, ${stats.tokens} tokens, margins min ${stats.minMargin.toPrecision(3)} median ${stats.medianMargin.toPrecision(3)}, mean accept length ${stats.meanAcceptLen.toFixed(2)}\n`,
+    );
   }
   return 0;
 }
 
 function goldenFiles(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().map((name) => join(dir, name));
+    return readdirSync(dir)
+      .filter((name) => name.endsWith(".json"))
+      .sort()
+      .map((name) => join(dir, name));
   } catch {
     throw new UsageError(`cannot read the golden directory '${dir}'`, "--dir");
   }
@@ -82,7 +105,12 @@ function goldenFiles(dir: string): string[] {
 async function verify(argv: string[]): Promise<number> {
   const { values, positionals, help } = parseFlags(VERIFY_FLAGS, argv, { allowPositionals: true });
   if (help) {
-    process.stdout.write(renderHelp(VERIFY_FLAGS, { usage: "specconf golden verify [flags] [FILE...]", summary: "Run the reference engine on golden files and validate its outputs and traces against them." }));
+    process.stdout.write(
+      renderHelp(VERIFY_FLAGS, {
+        usage: "specconf golden verify [flags] [FILE...]",
+        summary: "Run the reference engine on golden files and validate its outputs and traces against them.",
+      }),
+    );
     return 0;
   }
   const files = positionals.length > 0 ? positionals : goldenFiles(values.dir);
@@ -97,10 +125,14 @@ async function verify(argv: string[]): Promise<number> {
       continue;
     }
     const { summary } = result.report;
-    process.stdout.write(`${file}: ${result.ok ? "ok" : "FAILS"} (${summary.holds} hold, ${summary.fails} fail, ${summary.notCheckable} not checkable, ${summary.ties} ties${result.drift.length ? `, ${result.drift.length} margins drifted` : ""})\n`);
+    process.stdout.write(
+      `${file}: ${result.ok ? "ok" : "FAILS"} (${summary.holds} hold, ${summary.fails} fail, ${summary.notCheckable} not checkable, ${summary.ties} ties${result.drift.length ? `, ${result.drift.length} margins drifted` : ""})\n`,
+    );
     if (result.report.exitCode !== 0) process.stdout.write(renderReport(result.report));
     for (const drift of result.drift.slice(0, 5)) {
-      process.stdout.write(`  margin drift: case ${drift.case} request ${drift.request} token ${drift.index}: stored ${drift.stored}, recomputed ${drift.recomputed}\n`);
+      process.stdout.write(
+        `  margin drift: case ${drift.case} request ${drift.request} token ${drift.index}: stored ${drift.stored}, recomputed ${drift.recomputed}\n`,
+      );
     }
   }
   return failed ? 1 : 0;
@@ -109,7 +141,13 @@ async function verify(argv: string[]): Promise<number> {
 async function dump(argv: string[]): Promise<number> {
   const { values, help } = parseFlags(DUMP_FLAGS, argv);
   if (help) {
-    process.stdout.write(renderHelp(DUMP_FLAGS, { usage: "specconf golden dump --golden FILE --outputs FILE.jsonl [flags]", summary: "Run the reference engine on a golden file's cases and write its outputs (JSON Lines) and traces as validate reads them." }));
+    process.stdout.write(
+      renderHelp(DUMP_FLAGS, {
+        usage: "specconf golden dump --golden FILE --outputs FILE.jsonl [flags]",
+        summary:
+          "Run the reference engine on a golden file's cases and write its outputs (JSON Lines) and traces as validate reads them.",
+      }),
+    );
     return 0;
   }
   if (!values.golden) throw new UsageError("missing --golden FILE", "--golden");
@@ -124,8 +162,11 @@ async function dump(argv: string[]): Promise<number> {
   }
   writeTextAtomic(values.outputs, jsonLines(lines));
   const traceDir = values["trace-dir"];
-  if (traceDir) for (const { name, trace } of traces) writeTextAtomic(join(traceDir, `${name}.trace.json`), stableJson(trace));
-  process.stdout.write(`${values.outputs}: ${lines.length} requests${traceDir ? `; traces in ${traceDir}/<case>.trace.json` : ""}\n`);
+  if (traceDir)
+    for (const { name, trace } of traces) writeTextAtomic(join(traceDir, `${name}.trace.json`), stableJson(trace));
+  process.stdout.write(
+    `${values.outputs}: ${lines.length} requests${traceDir ? `; traces in ${traceDir}/<case>.trace.json` : ""}\n`,
+  );
   return 0;
 }
 
@@ -139,10 +180,19 @@ export async function goldenCommand(argv: string[]): Promise<number> {
       process.stdout.write(USAGE);
       return 0;
     }
-    process.stderr.write(sub === undefined ? USAGE : `specconf golden: unknown subcommand '${sub}' (try: update, verify, dump)\n`);
+    process.stderr.write(
+      sub === undefined ? USAGE : `specconf golden: unknown subcommand '${sub}' (try: update, verify, dump)\n`,
+    );
     return 2;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof InputError || error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError || error instanceof GoldenGenerationError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof InputError ||
+      error instanceof ConfigError ||
+      error instanceof SpecError ||
+      error instanceof RuntimeError ||
+      error instanceof GoldenGenerationError
+    ) {
       process.stderr.write(`specconf golden ${sub}: ${error.message}\n`);
       return 2;
     }

@@ -21,14 +21,42 @@ export interface Command {
 }
 
 export const COMMANDS: Record<string, Command> = {
-  run: { summary: "run a case (default: generated prompts on a preset) in target-only and speculative mode, and check the laws", run: runCommand },
-  golden: { summary: "golden suites: update (regenerate, explicit only), verify (reference engine against them), dump (reference outputs and traces)", run: goldenCommand },
-  validate: { summary: "check another engine's outputs (JSON Lines) and traces against a golden file", run: validateCommand },
-  check: { summary: "run the laws' property suites on generated cases (progress, per-law table, shrunk failures with a replay command)", run: checkCommand },
-  replay: { summary: "rerun a shrunk failure (or a case file) and print its step table with the first offending event marked", run: replayCommand },
-  mutants: { summary: "switch each named fault on and search until a law fails: kill matrix, shrunk sizes, time to detect", run: mutantsCommand },
-  export: { summary: "write the golden suites' models for other engines: ONNX graphs or Hugging Face checkpoints (Llama target, standalone draft, EAGLE head)", run: exportCommand },
-  adapter: { summary: "serve the reference engine over the external-engine protocol (JSON Lines on stdin/stdout)", run: adapterCommand },
+  run: {
+    summary:
+      "run a case (default: generated prompts on a preset) in target-only and speculative mode, and check the laws",
+    run: runCommand,
+  },
+  golden: {
+    summary:
+      "golden suites: update (regenerate, explicit only), verify (reference engine against them), dump (reference outputs and traces)",
+    run: goldenCommand,
+  },
+  validate: {
+    summary: "check another engine's outputs (JSON Lines) and traces against a golden file",
+    run: validateCommand,
+  },
+  check: {
+    summary:
+      "run the laws' property suites on generated cases (progress, per-law table, shrunk failures with a replay command)",
+    run: checkCommand,
+  },
+  replay: {
+    summary: "rerun a shrunk failure (or a case file) and print its step table with the first offending event marked",
+    run: replayCommand,
+  },
+  mutants: {
+    summary: "switch each named fault on and search until a law fails: kill matrix, shrunk sizes, time to detect",
+    run: mutantsCommand,
+  },
+  export: {
+    summary:
+      "write the golden suites' models for other engines: ONNX graphs or Hugging Face checkpoints (Llama target, standalone draft, EAGLE head)",
+    run: exportCommand,
+  },
+  adapter: {
+    summary: "serve the reference engine over the external-engine protocol (JSON Lines on stdin/stdout)",
+    run: adapterCommand,
+  },
 };
 
 export function usage(): string {

@@ -15,8 +15,18 @@ import { seedFromEnvironment } from "./check.ts";
 import { createProgress } from "./progress.ts";
 
 const FLAGS = defineFlags({
-  fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "only these faults (default: every fault)" },
-  "max-runs": { type: "integer", min: 1, default: 400, description: "generated runs per fault before it counts as surviving" },
+  fault: {
+    type: "choice",
+    choices: FAULT_NAMES,
+    multiple: true,
+    description: "only these faults (default: every fault)",
+  },
+  "max-runs": {
+    type: "integer",
+    min: 1,
+    default: 400,
+    description: "generated runs per fault before it counts as surviving",
+  },
   batch: { type: "integer", min: 1, default: 20, description: "runs per property before the next property's turn" },
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else 1, so kills are reproducible)" },
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking after this long" },
@@ -54,7 +64,11 @@ export function sizeOf(run: PropertyRun): { requests: number; promptTokens: numb
   const requests = failure.testCase.workload.requests;
   const events = failure.check.run?.trace.events ?? [];
   const rounds = events.reduce((sum, event) => sum + (event.verify?.length ?? 0), 0);
-  return { requests: requests.length, promptTokens: requests.reduce((sum, request) => sum + request.prompt.length, 0), rounds };
+  return {
+    requests: requests.length,
+    promptTokens: requests.reduce((sum, request) => sum + request.prompt.length, 0),
+    rounds,
+  };
 }
 
 /**
@@ -74,7 +88,13 @@ export async function huntFault(
     for (const property of schedule) {
       const numRuns = Math.min(batch, options.maxRuns - runs);
       if (numRuns <= 0) break;
-      const run = await runLawProperty(property, { numRuns, seed: options.seed + round, faults: [fault], shrinkSeconds: options.shrinkSeconds, onRun: options.onRun });
+      const run = await runLawProperty(property, {
+        numRuns,
+        seed: options.seed + round,
+        faults: [fault],
+        shrinkSeconds: options.shrinkSeconds,
+        onRun: options.onRun,
+      });
       if (run.error) throw new Error(`fault ${fault}, property '${property.law}': ${run.error}`);
       runs += run.runs;
       last = { run, property };
@@ -109,16 +129,28 @@ export async function huntFault(
 }
 
 function matrix(reports: readonly FaultReport[]): string {
-  const laws = LAW_NAMES.filter((law) => reports.some((report) => report.laws.includes(law) || report.firstLaws.includes(law)));
+  const laws = LAW_NAMES.filter((law) =>
+    reports.some((report) => report.laws.includes(law) || report.firstLaws.includes(law)),
+  );
   const faultWidth = Math.max(5, ...reports.map((report) => report.name.length));
   const abbreviations = laws.map((_, i) => `L${i + 1}`);
-  const lines = [`${"fault".padEnd(faultWidth)}  ${abbreviations.map((a) => a.padStart(3)).join(" ")}  killed by         size (requests/prompt tokens/rounds)   detect  shrink`];
+  const lines = [
+    `${"fault".padEnd(faultWidth)}  ${abbreviations.map((a) => a.padStart(3)).join(" ")}  killed by         size (requests/prompt tokens/rounds)   detect  shrink`,
+  ];
   for (const report of reports) {
-    const cells = laws.map((law) => (report.laws.includes(law) ? "K" : report.firstLaws.includes(law) ? "k" : ".").padStart(3));
+    const cells = laws.map((law) =>
+      (report.laws.includes(law) ? "K" : report.firstLaws.includes(law) ? "k" : ".").padStart(3),
+    );
     const size = report.killed ? `${report.requests}/${report.promptTokens}/${report.rounds}` : "-";
-    lines.push(`${report.name.padEnd(faultWidth)}  ${cells.join(" ")}  ${(report.law ?? (report.crashed ? "CRASH (no law)" : "SURVIVED")).padEnd(17)} ${size.padEnd(37)} ${report.detectSeconds.toFixed(1).padStart(5)}s ${report.shrinkSeconds.toFixed(1).padStart(6)}s`);
+    lines.push(
+      `${report.name.padEnd(faultWidth)}  ${cells.join(" ")}  ${(report.law ?? (report.crashed ? "CRASH (no law)" : "SURVIVED")).padEnd(17)} ${size.padEnd(37)} ${report.detectSeconds.toFixed(1).padStart(5)}s ${report.shrinkSeconds.toFixed(1).padStart(6)}s`,
+    );
   }
-  lines.push("", "K: fails on the shrunk counterexample; k: fails on the first failing case only", ...laws.map((law, i) => `${abbreviations[i]}: ${law}`));
+  lines.push(
+    "",
+    "K: fails on the shrunk counterexample; k: fails on the first failing case only",
+    ...laws.map((law, i) => `${abbreviations[i]}: ${law}`),
+  );
   return lines.join("\n") + "\n";
 }
 
@@ -126,12 +158,19 @@ export async function mutantsCommand(argv: string[]): Promise<number> {
   try {
     const { values, help } = parseFlags(FLAGS, argv);
     if (help) {
-      process.stdout.write(renderHelp(FLAGS, { usage: "specconf mutants [flags]", summary: "Switch each named fault on and search until a law fails; exit 0 when every fault is killed." }));
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf mutants [flags]",
+          summary: "Switch each named fault on and search until a law fails; exit 0 when every fault is killed.",
+        }),
+      );
       return 0;
     }
     const faults = (values.fault.length > 0 ? values.fault : [...FAULT_NAMES]) as FaultName[];
     const seed = values.seed ?? (process.env.SPECCONF_SEED ? seedFromEnvironment(undefined) : 1);
-    process.stderr.write(`specconf mutants: seed ${seed}, up to ${values["max-runs"]} runs per fault, ${faults.length} fault(s)\n`);
+    process.stderr.write(
+      `specconf mutants: seed ${seed}, up to ${values["max-runs"]} runs per fault, ${faults.length} fault(s)\n`,
+    );
     const reports: FaultReport[] = [];
     const kills: Kill[] = [];
     for (const fault of faults) {
@@ -139,21 +178,49 @@ export async function mutantsCommand(argv: string[]): Promise<number> {
       let runs = 0;
       let result: Awaited<ReturnType<typeof huntFault>>;
       try {
-        result = await huntFault(fault, { maxRuns: values["max-runs"], seed, shrinkSeconds: values["shrink-seconds"], batch: values.batch, onRun: () => progress.update(++runs) });
+        result = await huntFault(fault, {
+          maxRuns: values["max-runs"],
+          seed,
+          shrinkSeconds: values["shrink-seconds"],
+          batch: values.batch,
+          onRun: () => progress.update(++runs),
+        });
       } finally {
         progress.finish();
       }
       const { report, run, property } = result;
       reports.push(report);
-      if (!values.json) process.stderr.write(`${fault}: ${report.killed ? `killed by ${report.law} (property '${report.property}') after ${report.runs} runs (${report.seconds.toFixed(1)}s), shrunk to ${report.requests} request(s), ${report.promptTokens} prompt tokens, ${report.rounds} rounds` : report.crashed ? "the engine crashed (a crash proves no law)" : `survived ${report.runs} runs`}\n`);
+      if (!values.json)
+        process.stderr.write(
+          `${fault}: ${report.killed ? `killed by ${report.law} (property '${report.property}') after ${report.runs} runs (${report.seconds.toFixed(1)}s), shrunk to ${report.requests} request(s), ${report.promptTokens} prompt tokens, ${report.rounds} rounds` : report.crashed ? "the engine crashed (a crash proves no law)" : `survived ${report.runs} runs`}\n`,
+        );
       if (report.killed && run?.failure) {
-        kills.push({ fault, property: property.law, law: report.law!, laws: report.laws, seed: run.failure.seed, path: run.failure.path, requests: report.requests!, promptTokens: report.promptTokens!, rounds: report.rounds!, case: run.failure.testCase });
+        kills.push({
+          fault,
+          property: property.law,
+          law: report.law!,
+          laws: report.laws,
+          seed: run.failure.seed,
+          path: run.failure.path,
+          requests: report.requests!,
+          promptTokens: report.promptTokens!,
+          rounds: report.rounds!,
+          case: run.failure.testCase,
+        });
       }
     }
     if (values["update-kills"]) {
-      const previous = existsSync(KILLS_FILE) ? loadKills().kills.filter((kill) => !faults.includes(kill.fault as FaultName)) : [];
-      const merged = [...previous, ...kills].sort((a, b) => FAULT_NAMES.indexOf(a.fault as FaultName) - FAULT_NAMES.indexOf(b.fault as FaultName));
-      writeKills({ formatVersion: 1, generatedBy: `specconf mutants --seed ${seed} --max-runs ${values["max-runs"]}`, kills: merged });
+      const previous = existsSync(KILLS_FILE)
+        ? loadKills().kills.filter((kill) => !faults.includes(kill.fault as FaultName))
+        : [];
+      const merged = [...previous, ...kills].sort(
+        (a, b) => FAULT_NAMES.indexOf(a.fault as FaultName) - FAULT_NAMES.indexOf(b.fault as FaultName),
+      );
+      writeKills({
+        formatVersion: 1,
+        generatedBy: `specconf mutants --seed ${seed} --max-runs ${values["max-runs"]}`,
+        kills: merged,
+      });
       process.stderr.write(`wrote ${merged.length} kill(s) to ${KILLS_FILE}\n`);
     }
     const ok = reports.every((report) => report.killed);

@@ -13,7 +13,10 @@ import { InputError } from "../schema/input-error.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 
 const FLAGS = defineFlags({
-  json: { type: "boolean", description: "print one JSON object (laws, reproduced, identical trace) instead of the table" },
+  json: {
+    type: "boolean",
+    description: "print one JSON object (laws, reproduced, identical trace) instead of the table",
+  },
   from: { type: "integer", min: 0, description: "first event of the table" },
   to: { type: "integer", min: 0, description: "last event of the table" },
 });
@@ -23,17 +26,31 @@ export async function replayCommand(argv: string[]): Promise<number> {
   try {
     const { values, positionals, help } = parseFlags(FLAGS, argv, { allowPositionals: true });
     if (help) {
-      process.stdout.write(renderHelp(FLAGS, { usage: "specconf replay FILE [flags]", summary: "Rerun a failure record (.specconf/failures/*.json) or a case file, check every law and print the step table." }));
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf replay FILE [flags]",
+          summary:
+            "Rerun a failure record (.specconf/failures/*.json) or a case file, check every law and print the step table.",
+        }),
+      );
       return 0;
     }
-    if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "missing FILE (a failure record or a case file)" : `expected one FILE, got ${positionals.length}`);
+    if (positionals.length !== 1)
+      throw new UsageError(
+        positionals.length === 0
+          ? "missing FILE (a failure record or a case file)"
+          : `expected one FILE, got ${positionals.length}`,
+      );
     file = positionals[0];
     const input = loadReplayInput(file);
     const testCase = input.kind === "failure" ? input.record.case : input.testCase;
     const recordedLaws = input.kind === "failure" ? input.record.laws : [];
     const check = await checkCase(testCase);
     const failing = check.results.filter((result) => result.status === "fails");
-    const reproduced = input.kind === "failure" ? recordedLaws.some((law) => failing.some((result) => result.law === law)) : failing.length > 0;
+    const reproduced =
+      input.kind === "failure"
+        ? recordedLaws.some((law) => failing.some((result) => result.law === law))
+        : failing.length > 0;
     const traceFile = traceFileOf(input);
     let identical: boolean | undefined;
     if (traceFile && existsSync(traceFile) && check.run) {
@@ -41,18 +58,25 @@ export async function replayCommand(argv: string[]): Promise<number> {
       identical = stableJson(recorded.events) === stableJson(JSON.parse(JSON.stringify(check.run.trace.events)));
     }
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ file, reproduced, recordedLaws, identicalTrace: identical ?? null, crash: check.crash ?? null, laws: check.results })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ file, reproduced, recordedLaws, identicalTrace: identical ?? null, crash: check.crash ?? null, laws: check.results })}\n`,
+      );
       return failing.length > 0 ? 1 : 0;
     }
     const out: string[] = [];
     if (input.kind === "failure") {
       const record = input.record;
-      out.push(`replaying ${file}: ${record.laws.join(", ")} failed (property '${record.property}', seed ${record.seed}, path ${JSON.stringify(record.path)})`);
+      out.push(
+        `replaying ${file}: ${record.laws.join(", ")} failed (property '${record.property}', seed ${record.seed}, path ${JSON.stringify(record.path)})`,
+      );
     } else out.push(`replaying case ${file}`);
     out.push(describeCase(testCase), "");
     const offence = firstOffence(check.results, recordedLaws, check.run?.trace);
     if (check.run) {
-      const mark = offence?.event !== undefined ? { event: offence.event, note: `${offence.law.law}: ${offence.law.violation?.message ?? "fails"}` } : undefined;
+      const mark =
+        offence?.event !== undefined
+          ? { event: offence.event, note: `${offence.law.law}: ${offence.law.violation?.message ?? "fails"}` }
+          : undefined;
       out.push(stepTable(check.run.trace, { mark, from: values.from, to: values.to }));
     }
     for (const result of check.results) {
@@ -61,13 +85,28 @@ export async function replayCommand(argv: string[]): Promise<number> {
       out.push(`  ${result.law.padEnd(24)} ${verdict}${result.ties ? ` (${result.ties} ties)` : ""}${detail}`);
     }
     out.push("");
-    if (identical !== undefined) out.push(identical ? "the rerun's trace is identical to the recorded one" : "the rerun's trace DIFFERS from the recorded one (the engine changed since)");
-    if (input.kind === "failure") out.push(reproduced ? `reproduced: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails` : `not reproduced: ${recordedLaws.join(", ")} holds now`);
+    if (identical !== undefined)
+      out.push(
+        identical
+          ? "the rerun's trace is identical to the recorded one"
+          : "the rerun's trace DIFFERS from the recorded one (the engine changed since)",
+      );
+    if (input.kind === "failure")
+      out.push(
+        reproduced
+          ? `reproduced: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails`
+          : `not reproduced: ${recordedLaws.join(", ")} holds now`,
+      );
     else out.push(failing.length > 0 ? `${failing.map((result) => result.law).join(", ")} fails` : "every law holds");
     process.stdout.write(out.join("\n") + "\n");
     return failing.length > 0 ? 1 : 0;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof InputError || error instanceof SpecError || error instanceof RuntimeError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof InputError ||
+      error instanceof SpecError ||
+      error instanceof RuntimeError
+    ) {
       process.stderr.write(`specconf replay: ${error.message}\n`);
       return 2;
     }

@@ -9,12 +9,29 @@ import { LOSSLESS } from "../laws/lossless.ts";
 import { acceptanceStats } from "../laws/mirror-acceptance.ts";
 
 /** The --json booleans and the laws they come from. */
-export const LAW_KEYS = { lossless: LOSSLESS, acceptanceCorrect: ACCEPTANCE_CORRECTNESS, draftReference: DRAFT_REFERENCE } as const;
+export const LAW_KEYS = {
+  lossless: LOSSLESS,
+  acceptanceCorrect: ACCEPTANCE_CORRECTNESS,
+  draftReference: DRAFT_REFERENCE,
+} as const;
 
 export interface RunSummary {
   model: string;
   draft: string | null;
-  engine: { numSteps: number; topk: number; numDraftTokens: number; multiLayer: boolean; graphReplay: boolean; retracts: number; chunkSize: number | null; pageSize: number; ep: string; dtype: string; ortVersion: string; threads: number };
+  engine: {
+    numSteps: number;
+    topk: number;
+    numDraftTokens: number;
+    multiLayer: boolean;
+    graphReplay: boolean;
+    retracts: number;
+    chunkSize: number | null;
+    pageSize: number;
+    ep: string;
+    dtype: string;
+    ortVersion: string;
+    threads: number;
+  };
   outputs: { id: number; promptLength: number; tokens: number[]; finishReason: string; acceptLens: number[] }[];
   targetOnlyOutputs: number[][];
   meanAcceptLen: number;
@@ -34,7 +51,12 @@ function verdict(laws: readonly LawResult[], name: string): boolean | null {
   return !law || law.status === "not-checkable" ? null : law.status === "holds";
 }
 
-export function summarize(testCase: Case, speculative: RunResult, targetOnly: RunResult, laws: LawResult[]): RunSummary {
+export function summarize(
+  testCase: Case,
+  speculative: RunResult,
+  targetOnly: RunResult,
+  laws: LawResult[],
+): RunSummary {
   const spec = resolveModelSpec(testCase.model);
   const stats = acceptanceStats(speculative.trace, testCase.engine.numSteps);
   const prompts = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt.length]));

@@ -23,10 +23,21 @@ const FLAGS = defineFlags({
   draft: { type: "choice", choices: DRAFT_KINDS, default: "mirror", description: "draft model" },
   steps: { type: "integer", min: 1, default: 3, description: "draft steps per round (S)" },
   topk: { type: "integer", min: 1, default: 1, description: "candidates per draft node (K); > 1 drafts a tree" },
-  "draft-tokens": { type: "integer", min: 2, description: "verify rows per request (N); default S + 1 for a chain, min(2(S + 1), 1 + K + (S - 1)K^2) for a tree" },
-  "multi-layer": { type: "boolean", description: "multi-layer (MTP-style) drafting: one mirror module and pool per draft step" },
+  "draft-tokens": {
+    type: "integer",
+    min: 2,
+    description: "verify rows per request (N); default S + 1 for a chain, min(2(S + 1), 1 + K + (S - 1)K^2) for a tree",
+  },
+  "multi-layer": {
+    type: "boolean",
+    description: "multi-layer (MTP-style) drafting: one mirror module and pool per draft step",
+  },
   replay: { type: "boolean", description: "run draft decode through captured graphs (graph replay mode)" },
-  "retract-every": { type: "integer", min: 2, description: "retract every request every N steps (each resumes by re-prefilling)" },
+  "retract-every": {
+    type: "integer",
+    min: 2,
+    description: "retract every request every N steps (each resumes by re-prefilling)",
+  },
   chunk: { type: "string", default: "none", valueName: "N|none", description: "prefill chunk size" },
   page: { type: "integer", min: 1, default: 1, description: "KV page size" },
   budget: { type: "integer", min: 1, default: 256, description: "prefill token budget per step" },
@@ -43,7 +54,8 @@ const FLAGS = defineFlags({
 function parseChunk(raw: string): number | null {
   if (raw === "none") return null;
   const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`--chunk must be an integer >= 1 or 'none', got '${raw}'`, "--chunk");
+  if (!Number.isInteger(value) || value < 1)
+    throw new UsageError(`--chunk must be an integer >= 1 or 'none', got '${raw}'`, "--chunk");
   return value;
 }
 
@@ -61,7 +73,9 @@ function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]
   }
   const numSteps = values.steps;
   const topk = values.topk;
-  const numDraftTokens = values["draft-tokens"] ?? (topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), 1 + topk + (numSteps - 1) * topk * topk));
+  const numDraftTokens =
+    values["draft-tokens"] ??
+    (topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), 1 + topk + (numSteps - 1) * topk * topk));
   const testCase = defaultCase({
     preset: values.preset,
     draft: values.draft,
@@ -92,10 +106,17 @@ function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]
  * through the step (so retracts land mid-prefill, between draft and verify, and before extend).
  */
 function retractSchedule(testCase: Case, every: number): NonNullable<Case["workload"]["retracts"]> {
-  const longest = Math.max(...testCase.workload.requests.map((request) => request.arrivalStep + request.prompt.length + request.maxNewTokens));
+  const longest = Math.max(
+    ...testCase.workload.requests.map((request) => request.arrivalStep + request.prompt.length + request.maxNewTokens),
+  );
   const retracts: NonNullable<Case["workload"]["retracts"]> = [];
   for (let step = every, round = 0; step <= longest; step += every, round++) {
-    for (const request of testCase.workload.requests) retracts.push({ request: request.id, step, beforeForward: (round + request.id) % (testCase.engine.numSteps + 2) });
+    for (const request of testCase.workload.requests)
+      retracts.push({
+        request: request.id,
+        step,
+        beforeForward: (round + request.id) % (testCase.engine.numSteps + 2),
+      });
   }
   return retracts;
 }
@@ -105,7 +126,8 @@ async function runWithProgress(testCase: Case, label: string, json: boolean): Pr
   const progress = createProgress({ label, total, enabled: !json, unit: "tokens" });
   try {
     return await runCase(testCase, {
-      onStep: (_, engine) => progress.update([...engine.requests.values()].reduce((sum, request) => sum + request.output.length, 0)),
+      onStep: (_, engine) =>
+        progress.update([...engine.requests.values()].reduce((sum, request) => sum + request.output.length, 0)),
     });
   } finally {
     progress.finish();
@@ -118,21 +140,37 @@ export async function runCommand(argv: string[]): Promise<number> {
     const { values, help } = parseFlags(FLAGS, argv);
     caseFile = values.case;
     if (help) {
-      process.stdout.write(renderHelp(FLAGS, { usage: "specconf run [flags]", summary: "Run a case in target-only and speculative mode and check the laws." }));
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf run [flags]",
+          summary: "Run a case in target-only and speculative mode and check the laws.",
+        }),
+      );
       return 0;
     }
     const testCase = buildCase(values);
     // The baseline: target-only greedy, no faults and no retracts.
-    const targetOnlyCase: Case = { ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] }, workload: { ...testCase.workload, retracts: [] } };
+    const targetOnlyCase: Case = {
+      ...testCase,
+      engine: { ...testCase.engine, mode: "target-only", faults: [] },
+      workload: { ...testCase.workload, retracts: [] },
+    };
     const targetOnly = await runWithProgress(targetOnlyCase, "target-only", values.json);
-    const speculative = testCase.engine.mode === "speculative" ? await runWithProgress(testCase, "speculative", values.json) : targetOnly;
+    const speculative =
+      testCase.engine.mode === "speculative" ? await runWithProgress(testCase, "speculative", values.json) : targetOnly;
     const laws = await checkRun(testCase, speculative, targetOnly);
     if (values.trace) writeJsonAtomic(values.trace, speculative.trace);
     const summary = summarize(testCase, speculative, targetOnly, laws);
     process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary, laws, values.trace));
     return laws.some((law) => law.status === "fails") ? 1 : 0;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof InputError || error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof InputError ||
+      error instanceof ConfigError ||
+      error instanceof SpecError ||
+      error instanceof RuntimeError
+    ) {
       // A case file's consistency errors name the file, as its schema errors do.
       const where = error instanceof ConfigError && caseFile ? `${caseFile}: ` : "";
       process.stderr.write(`specconf run: ${where}${error.message}\n`);
@@ -145,18 +183,33 @@ export async function runCommand(argv: string[]): Promise<number> {
 function renderSummary(summary: RunSummary, laws: readonly LawResult[], tracePath: string | undefined): string {
   const lines: string[] = [];
   const { engine } = summary;
-  const drafting = engine.multiLayer ? `multi-layer S=${engine.numSteps}` : `S=${engine.numSteps} K=${engine.topk} N=${engine.numDraftTokens}`;
-  const extras = [engine.graphReplay ? "graph replay" : "", engine.retracts ? `${engine.retracts} retracts` : ""].filter(Boolean).join(", ");
-  lines.push(`model ${summary.model} (${engine.dtype}), draft ${summary.draft ?? "none"}, ${drafting}, chunk ${engine.chunkSize ?? "none"}, page ${engine.pageSize}, EP ${engine.ep}, ORT ${engine.ortVersion}${extras ? `, ${extras}` : ""}`);
+  const drafting = engine.multiLayer
+    ? `multi-layer S=${engine.numSteps}`
+    : `S=${engine.numSteps} K=${engine.topk} N=${engine.numDraftTokens}`;
+  const extras = [engine.graphReplay ? "graph replay" : "", engine.retracts ? `${engine.retracts} retracts` : ""]
+    .filter(Boolean)
+    .join(", ");
+  lines.push(
+    `model ${summary.model} (${engine.dtype}), draft ${summary.draft ?? "none"}, ${drafting}, chunk ${engine.chunkSize ?? "none"}, page ${engine.pageSize}, EP ${engine.ep}, ORT ${engine.ortVersion}${extras ? `, ${extras}` : ""}`,
+  );
   lines.push("");
   lines.push("request  prompt  output tokens                                   accept lens");
   for (const output of summary.outputs) {
     const tokens = output.tokens.join(" ");
-    lines.push(`${String(output.id).padStart(7)}  ${String(output.promptLength).padStart(6)}  ${tokens.length > 46 ? `${tokens.slice(0, 43)}...` : tokens.padEnd(46)}  ${output.acceptLens.join("")} (${output.finishReason})`);
+    lines.push(
+      `${String(output.id).padStart(7)}  ${String(output.promptLength).padStart(6)}  ${tokens.length > 46 ? `${tokens.slice(0, 43)}...` : tokens.padEnd(46)}  ${output.acceptLens.join("")} (${output.finishReason})`,
+    );
   }
   lines.push("");
-  lines.push(`mean accept length ${summary.meanAcceptLen.toFixed(3)}, full-accept rate ${summary.fullAcceptRate === null ? "n/a" : summary.fullAcceptRate.toFixed(3)}, ties ${summary.ties}`);
-  lines.push(`accept-length histogram: ${summary.acceptLenHistogram.map((count, len) => (len === 0 ? "" : `${len}:${count}`)).filter(Boolean).join("  ")}`);
+  lines.push(
+    `mean accept length ${summary.meanAcceptLen.toFixed(3)}, full-accept rate ${summary.fullAcceptRate === null ? "n/a" : summary.fullAcceptRate.toFixed(3)}, ties ${summary.ties}`,
+  );
+  lines.push(
+    `accept-length histogram: ${summary.acceptLenHistogram
+      .map((count, len) => (len === 0 ? "" : `${len}:${count}`))
+      .filter(Boolean)
+      .join("  ")}`,
+  );
   lines.push("");
   for (const law of laws) {
     const verdict = law.status === "holds" ? "holds" : law.status === "fails" ? "FAILS" : "not checkable";

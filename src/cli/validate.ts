@@ -11,16 +11,41 @@ import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 
 const FLAGS = defineFlags({
   golden: { type: "string", valueName: "FILE", description: "the golden file (golden/*.json)" },
-  outputs: { type: "string", valueName: "FILE.jsonl", description: "the engine's outputs, one JSON object per request per line (schemas/outputs.schema.json)" },
-  trace: { type: "string", multiple: true, valueName: "[CASE=]FILE", description: "a trace of one golden case (schemas/trace.schema.json); matched to its case by its requests unless CASE= is given" },
-  profile: { type: "choice", choices: profileNames(), default: "strict", description: "engine conventions to accept, each named in the report" },
-  case: { type: "string", multiple: true, valueName: "NAME", description: "validate only this golden case; lines of other cases are skipped" },
-  epsilon: { type: "string", valueName: "X", description: "tie threshold in target logit units instead of the golden file's (e.g. for another EP or dtype)" },
+  outputs: {
+    type: "string",
+    valueName: "FILE.jsonl",
+    description: "the engine's outputs, one JSON object per request per line (schemas/outputs.schema.json)",
+  },
+  trace: {
+    type: "string",
+    multiple: true,
+    valueName: "[CASE=]FILE",
+    description:
+      "a trace of one golden case (schemas/trace.schema.json); matched to its case by its requests unless CASE= is given",
+  },
+  profile: {
+    type: "choice",
+    choices: profileNames(),
+    default: "strict",
+    description: "engine conventions to accept, each named in the report",
+  },
+  case: {
+    type: "string",
+    multiple: true,
+    valueName: "NAME",
+    description: "validate only this golden case; lines of other cases are skipped",
+  },
+  epsilon: {
+    type: "string",
+    valueName: "X",
+    description: "tie threshold in target logit units instead of the golden file's (e.g. for another EP or dtype)",
+  },
   json: { type: "boolean", description: "print the report as one JSON object" },
   report: { type: "string", valueName: "FILE", description: "also write the JSON report here" },
 });
 
-const SUMMARY = "Check another engine's outputs (and traces) against a golden file: per request and per law, holds / fails with the first divergence / not checkable. Exit 0: everything holds; 1: something fails; 2: bad input.";
+const SUMMARY =
+  "Check another engine's outputs (and traces) against a golden file: per request and per law, holds / fails with the first divergence / not checkable. Exit 0: everything holds; 1: something fails; 2: bad input.";
 
 export function parseTraceArgument(raw: string): TraceInput {
   const match = /^([a-z0-9][a-z0-9-]*)=(.+)$/.exec(raw);
@@ -30,7 +55,8 @@ export function parseTraceArgument(raw: string): TraceInput {
 function parseEpsilon(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (raw.trim() === "" || !Number.isFinite(value) || value <= 0) throw new UsageError(`--epsilon must be a number > 0, got '${raw}'`, "--epsilon");
+  if (raw.trim() === "" || !Number.isFinite(value) || value <= 0)
+    throw new UsageError(`--epsilon must be a number > 0, got '${raw}'`, "--epsilon");
   return value;
 }
 
@@ -38,7 +64,12 @@ export async function validateCommand(argv: string[]): Promise<number> {
   try {
     const { values, help } = parseFlags(FLAGS, argv);
     if (help) {
-      process.stdout.write(renderHelp(FLAGS, { usage: "specconf validate --golden FILE --outputs FILE.jsonl [--trace [CASE=]FILE]... [--profile NAME]", summary: SUMMARY }));
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf validate --golden FILE --outputs FILE.jsonl [--trace [CASE=]FILE]... [--profile NAME]",
+          summary: SUMMARY,
+        }),
+      );
       return 0;
     }
     if (!values.golden) throw new UsageError("missing --golden FILE", "--golden");
@@ -55,7 +86,13 @@ export async function validateCommand(argv: string[]): Promise<number> {
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderReport(report));
     return report.exitCode;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof InputError || error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof InputError ||
+      error instanceof ConfigError ||
+      error instanceof SpecError ||
+      error instanceof RuntimeError
+    ) {
       process.stderr.write(`specconf validate: ${error.message}\n`);
       return 2;
     }

@@ -6,7 +6,12 @@ export const RuntimeSchema = Type.Object(
   {
     ep: Type.Union([Type.Literal("cpu"), Type.Literal("cuda"), Type.Literal("webgpu")]),
     threads: Type.Integer({ minimum: 1 }),
-    graphOptimizationLevel: Type.Union([Type.Literal("disabled"), Type.Literal("basic"), Type.Literal("extended"), Type.Literal("all")]),
+    graphOptimizationLevel: Type.Union([
+      Type.Literal("disabled"),
+      Type.Literal("basic"),
+      Type.Literal("extended"),
+      Type.Literal("all"),
+    ]),
   },
   { additionalProperties: false },
 );
@@ -59,7 +64,10 @@ export function defaultEngineConfig(overrides: Partial<EngineConfig> = {}): Engi
 
 /** A config that parses but cannot run; `field` is the JSON path below the engine config. */
 export class ConfigError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field}: ${message}`);
     this.name = "ConfigError";
   }
@@ -70,18 +78,28 @@ export function validateEngineConfig(config: EngineConfig): void {
   if (numSteps < 1) throw new ConfigError("/engine/numSteps", `must be >= 1, got ${numSteps}`);
   if (topk < 1) throw new ConfigError("/engine/topk", `must be >= 1, got ${topk}`);
   if (topk === 1 && numDraftTokens !== numSteps + 1) {
-    throw new ConfigError("/engine/numDraftTokens", `with topk 1 must be numSteps + 1 = ${numSteps + 1}, got ${numDraftTokens}`);
+    throw new ConfigError(
+      "/engine/numDraftTokens",
+      `with topk 1 must be numSteps + 1 = ${numSteps + 1}, got ${numDraftTokens}`,
+    );
   }
   if (topk > 1) {
     const max = 1 + topk + (numSteps - 1) * topk * topk;
     if (numDraftTokens < 2 || numDraftTokens > max) {
-      throw new ConfigError("/engine/numDraftTokens", `with topk ${topk} and numSteps ${numSteps} must be in [2, ${max}], got ${numDraftTokens}`);
+      throw new ConfigError(
+        "/engine/numDraftTokens",
+        `with topk ${topk} and numSteps ${numSteps} must be in [2, ${max}], got ${numDraftTokens}`,
+      );
     }
   }
-  if (config.chunkSize !== null && config.chunkSize < 1) throw new ConfigError("/engine/chunkSize", `must be >= 1, got ${config.chunkSize}`);
+  if (config.chunkSize !== null && config.chunkSize < 1)
+    throw new ConfigError("/engine/chunkSize", `must be >= 1, got ${config.chunkSize}`);
   if (config.pageSize < 1) throw new ConfigError("/engine/pageSize", `must be >= 1, got ${config.pageSize}`);
   if (config.tokenBudget < 1) throw new ConfigError("/engine/tokenBudget", `must be >= 1, got ${config.tokenBudget}`);
   if (config.poolSlots % config.pageSize !== 0) {
-    throw new ConfigError("/engine/poolSlots", `must be a multiple of pageSize ${config.pageSize}, got ${config.poolSlots}`);
+    throw new ConfigError(
+      "/engine/poolSlots",
+      `must be a multiple of pageSize ${config.pageSize}, got ${config.poolSlots}`,
+    );
   }
 }

@@ -34,17 +34,32 @@ export class Engine {
 
   constructor(config: EngineConfig, spec: ModelSpec, sessions: EngineSessions, options: EngineOptions) {
     const poolOf = (name: string, layers: number) =>
-      new KvPool({ name, numSlots: config.poolSlots, pageSize: config.pageSize, layers, kvDim: spec.kvHeads * spec.headDim, dtype: spec.dtype });
+      new KvPool({
+        name,
+        numSlots: config.poolSlots,
+        pageSize: config.pageSize,
+        layers,
+        kvDim: spec.kvHeads * spec.headDim,
+        dtype: spec.dtype,
+      });
     const speculative = config.mode === "speculative";
     const multiLayer = speculative && config.multiLayer === true;
     const pools = {
       target: poolOf("target", spec.layers),
       draft: speculative && !multiLayer ? poolOf("draft", sessions.draftLayers ?? 1) : undefined,
-      draftModules: multiLayer ? Array.from({ length: config.numSteps }, (_, k) => poolOf(`draft-${k}`, sessions.draftLayers ?? 1)) : undefined,
+      draftModules: multiLayer
+        ? Array.from({ length: config.numSteps }, (_, k) => poolOf(`draft-${k}`, sessions.draftLayers ?? 1))
+        : undefined,
     };
     this.checkPoolsEachStep = options.checkPools ?? true;
-    this.context = new EngineContext(config, spec, sessions, pools, new Faults(config.faults), new TraceRecorder(options.trace), (step, forwardInStep) =>
-      options.betweenForwards?.(this, step, forwardInStep),
+    this.context = new EngineContext(
+      config,
+      spec,
+      sessions,
+      pools,
+      new Faults(config.faults),
+      new TraceRecorder(options.trace),
+      (step, forwardInStep) => options.betweenForwards?.(this, step, forwardInStep),
     );
   }
 
@@ -127,8 +142,18 @@ export class Engine {
       const violations = [...pool.checkIntegrity()];
       for (const id of pool.requests()) {
         const request = this.requests.get(id);
-        if (!request?.active) violations.push({ pool: pool.name, request: id, message: `request ${id} is ${request?.status ?? "unknown"} but still holds slots` });
-        else if (pool.temporarySlots(id).length > 0) violations.push({ pool: pool.name, request: id, message: `request ${id} holds ${pool.temporarySlots(id).length} temporary slots between steps` });
+        if (!request?.active)
+          violations.push({
+            pool: pool.name,
+            request: id,
+            message: `request ${id} is ${request?.status ?? "unknown"} but still holds slots`,
+          });
+        else if (pool.temporarySlots(id).length > 0)
+          violations.push({
+            pool: pool.name,
+            request: id,
+            message: `request ${id} holds ${pool.temporarySlots(id).length} temporary slots between steps`,
+          });
       }
       if (violations.length > 0) this.poolChecks.push({ step: this.context.step, pool: pool.name, violations });
     }

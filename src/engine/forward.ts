@@ -64,7 +64,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   // Context columns: each request's persisted slots (a contiguous column range, up to the longest need
   // among its rows), then the temporary slots its rows attend.
   const persistedNeed = new Map<number, number>();
-  for (const row of rows) persistedNeed.set(row.request, Math.max(persistedNeed.get(row.request) ?? 0, row.attendPersisted));
+  for (const row of rows)
+    persistedNeed.set(row.request, Math.max(persistedNeed.get(row.request) ?? 0, row.attendPersisted));
   const ctxSlots: number[] = [];
   const firstColumnOfRequest = new Map<number, number>();
   for (const [request, need] of persistedNeed) {
@@ -170,7 +171,12 @@ function int64Array(values: readonly number[]): BigInt64Array {
 }
 
 /** The fault: every row of a request also sees the first context slot of the next request in the batch. */
-function leakAcrossRequests(rows: readonly RowPlan[], firstColumnOfRequest: Map<number, number>, mask: FloatArray, width: number): void {
+function leakAcrossRequests(
+  rows: readonly RowPlan[],
+  firstColumnOfRequest: Map<number, number>,
+  mask: FloatArray,
+  width: number,
+): void {
   const order = [...new Set(rows.map((row) => row.request))];
   rows.forEach((row, r) => {
     const next = order[order.indexOf(row.request) + 1];
@@ -180,7 +186,12 @@ function leakAcrossRequests(rows: readonly RowPlan[], firstColumnOfRequest: Map<
 }
 
 /** What one mask row lets the row see, resolved through the pool's slot owners. */
-function readAttended(pool: KvPool, request: number, maskRow: FloatArray, ctxSlots: readonly number[]): TraceRow["attended"] {
+function readAttended(
+  pool: KvPool,
+  request: number,
+  maskRow: FloatArray,
+  ctxSlots: readonly number[],
+): TraceRow["attended"] {
   const persisted: number[] = [];
   const temporary: number[] = [];
   const foreign: { request: number; position: number }[] = [];
@@ -192,7 +203,8 @@ function readAttended(pool: KvPool, request: number, maskRow: FloatArray, ctxSlo
       continue;
     }
     const owner = pool.ownerOf(ctxSlots[column]);
-    if (!owner || owner.request !== request) foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
+    if (!owner || owner.request !== request)
+      foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
     else persisted.push(owner.position);
   }

@@ -45,7 +45,14 @@ export class GraphReplay {
     }
     this.copyIn(graph, feeds);
     this.stats.replays += 1;
-    return this.session.run({ ...feeds, tokens: graph.tokens, positions: graph.positions, hiddenIn: graph.hiddenIn, ctxSlots: graph.ctxSlots, mask: graph.mask });
+    return this.session.run({
+      ...feeds,
+      tokens: graph.tokens,
+      positions: graph.positions,
+      hiddenIn: graph.hiddenIn,
+      ctxSlots: graph.ctxSlots,
+      mask: graph.mask,
+    });
   }
 
   private allocate(rows: number, bucket: number, like: FloatArray): CapturedGraph {
@@ -67,7 +74,14 @@ export class GraphReplay {
     this.stats.captures += 1;
     for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] += 1n;
     this.copyIn(graph, feeds);
-    await this.session.run({ ...feeds, tokens: graph.tokens, positions: graph.positions, hiddenIn: graph.hiddenIn, ctxSlots: graph.ctxSlots, mask: graph.mask });
+    await this.session.run({
+      ...feeds,
+      tokens: graph.tokens,
+      positions: graph.positions,
+      hiddenIn: graph.hiddenIn,
+      ctxSlots: graph.ctxSlots,
+      mask: graph.mask,
+    });
     if (!this.faults.has("positions-not-restored-after-capture")) {
       for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] -= 1n;
     }

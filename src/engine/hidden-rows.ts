@@ -13,7 +13,8 @@ export class HiddenRows {
     readonly values: FloatArray,
     readonly provenance: readonly Provenance[],
   ) {
-    if (values.length !== width * provenance.length) throw new Error(`hidden rows: ${values.length} values for ${provenance.length} rows of ${width}`);
+    if (values.length !== width * provenance.length)
+      throw new Error(`hidden rows: ${values.length} values for ${provenance.length} rows of ${width}`);
   }
 
   get count(): number {
@@ -24,13 +25,23 @@ export class HiddenRows {
   static fromForward(width: number, values: FloatArray, event: number, rows: readonly number[]): HiddenRows {
     const out = new (values.constructor as { new (n: number): FloatArray })(rows.length * width);
     rows.forEach((row, i) => out.set(values.subarray(row * width, (row + 1) * width), i * width));
-    return new HiddenRows(width, out, rows.map((row) => ({ event, row })));
+    return new HiddenRows(
+      width,
+      out,
+      rows.map((row) => ({ event, row })),
+    );
   }
 
   select(indices: readonly number[]): HiddenRows {
     const out = new (this.values.constructor as { new (n: number): FloatArray })(indices.length * this.width);
-    indices.forEach((index, i) => out.set(this.values.subarray(index * this.width, (index + 1) * this.width), i * this.width));
-    return new HiddenRows(this.width, out, indices.map((index) => this.provenance[index]));
+    indices.forEach((index, i) =>
+      out.set(this.values.subarray(index * this.width, (index + 1) * this.width), i * this.width),
+    );
+    return new HiddenRows(
+      this.width,
+      out,
+      indices.map((index) => this.provenance[index]),
+    );
   }
 
   /** Rows of several parts, in order; the array type (float32/64) is the parts'. Needs at least one part. */
@@ -43,6 +54,10 @@ export class HiddenRows {
       out.set(part.values, offset * width);
       offset += part.count;
     }
-    return new HiddenRows(width, out, parts.flatMap((part) => part.provenance));
+    return new HiddenRows(
+      width,
+      out,
+      parts.flatMap((part) => part.provenance),
+    );
   }
 }

@@ -140,7 +140,9 @@ export class KvPool {
   persistedSlotsInto(request: number, length: number, out: number[]): void {
     const table = this.state.tables.get(request);
     if (length > 0 && (!table || length > table.persistedLength)) {
-      throw new Error(`KvPool "${this.name}": request ${request} has ${table?.persistedLength ?? 0} persisted positions, ${length} asked`);
+      throw new Error(
+        `KvPool "${this.name}": request ${request} has ${table?.persistedLength ?? 0} persisted positions, ${length} asked`,
+      );
     }
     const pageSize = this.pageSize;
     for (let position = 0; position < length; position++) {
@@ -324,16 +326,13 @@ export class KvPool {
    * Writes row (rowOffset + i) of newKeys/newValues ([layers, numRows, kvDim]) to slots[i] in
    * every layer. Slots must be owned (writing a free slot is an engine bug). Mutates.
    */
-  writeRows(
-    slots: readonly number[],
-    newKeys: KvArray,
-    newValues: KvArray,
-    numRows: number,
-    rowOffset = 0,
-  ): void {
+  writeRows(slots: readonly number[], newKeys: KvArray, newValues: KvArray, numRows: number, rowOffset = 0): void {
     const { name, layers, kvDim, numSlots } = this;
     const expected = layers * numRows * kvDim;
-    for (const [label, source] of [["keys", newKeys], ["values", newValues]] as const) {
+    for (const [label, source] of [
+      ["keys", newKeys],
+      ["values", newValues],
+    ] as const) {
       // A silent float64 -> float32 downcast would hide a dtype mismatch between model and pool.
       if (source.constructor !== this.keys.constructor) {
         throw new Error(`KvPool "${name}": new ${label} dtype differs from pool dtype ${this.dtype}`);
@@ -444,9 +443,7 @@ function insertAscending(sorted: number[], value: number): void {
 }
 
 function describeOwner(owner: SlotOwner): string {
-  return owner.temporary
-    ? `request ${owner.request} temporary`
-    : `request ${owner.request} position ${owner.position}`;
+  return owner.temporary ? `request ${owner.request} temporary` : `request ${owner.request} position ${owner.position}`;
 }
 
 /**
@@ -477,12 +474,19 @@ function findIntegrityViolations(
   const claimSlot = (slot: number, owner: SlotOwner): void => {
     const previous = expectedOwners[slot];
     if (!previous) expectedOwners[slot] = owner;
-    else report(`slot owned twice: ${describeOwner(previous)} and ${describeOwner(owner)}`, { slot, request: owner.request });
+    else
+      report(`slot owned twice: ${describeOwner(previous)} and ${describeOwner(owner)}`, {
+        slot,
+        request: owner.request,
+      });
   };
 
   for (const [request, table] of state.tables) {
     const { persistedPages, persistedLength, temporaryPages, temporarySlots } = table;
-    for (const [pages, temporary] of [[persistedPages, false], [temporaryPages, true]] as const) {
+    for (const [pages, temporary] of [
+      [persistedPages, false],
+      [temporaryPages, true],
+    ] as const) {
       for (const page of pages) {
         if (inPageRange(page)) pageClaims[page].push({ request, temporary });
         else report(`table holds out-of-range page ${page}`, { request });
@@ -495,7 +499,9 @@ function findIntegrityViolations(
       report(`invalid persisted length ${persistedLength}`, { request });
     }
     if (persistedPages.length !== Math.ceil(persistedLength / pageSize)) {
-      report(`${persistedPages.length} persisted pages for length ${persistedLength} (page size ${pageSize})`, { request });
+      report(`${persistedPages.length} persisted pages for length ${persistedLength} (page size ${pageSize})`, {
+        request,
+      });
     }
     // Bounded by the pages held, so a corrupted huge length cannot make the check hang.
     const covered = Math.min(persistedLength, persistedPages.length * pageSize);
@@ -534,11 +540,14 @@ function findIntegrityViolations(
     if (claims.length > 1) return report(`page ${page} claimed ${claims.length} times`, { slot });
     const claim = claims[0];
     const recorded = state.pageOwners[page];
-    const agrees = claim === "free"
-      ? recorded === undefined
-      : recorded !== undefined && recorded.request === claim.request && recorded.temporary === claim.temporary;
+    const agrees =
+      claim === "free"
+        ? recorded === undefined
+        : recorded !== undefined && recorded.request === claim.request && recorded.temporary === claim.temporary;
     if (!agrees) {
-      report(`page ${page} reverse map ${JSON.stringify(recorded ?? "free")} disagrees with ${JSON.stringify(claim)}`, { slot });
+      report(`page ${page} reverse map ${JSON.stringify(recorded ?? "free")} disagrees with ${JSON.stringify(claim)}`, {
+        slot,
+      });
     }
   });
 
@@ -547,15 +556,17 @@ function findIntegrityViolations(
     const positionAgrees = expected?.temporary
       ? Number.isInteger(actual?.position) && actual!.position >= -1
       : actual?.position === expected?.position;
-    const agrees = expected === undefined
-      ? actual === undefined
-      : actual?.request === expected.request && actual.temporary === expected.temporary && positionAgrees;
+    const agrees =
+      expected === undefined
+        ? actual === undefined
+        : actual?.request === expected.request && actual.temporary === expected.temporary && positionAgrees;
     if (!agrees) {
       const describe = (owner: SlotOwner | undefined): string => (owner ? describeOwner(owner) : "free");
       const request = (expected ?? actual)?.request;
       report(`slot reverse map says ${describe(actual)}, tables say ${describe(expected)}`, { slot, request });
     }
   });
-  if (state.slotOwners.length !== expectedOwners.length) report(`slot reverse map has ${state.slotOwners.length} entries`);
+  if (state.slotOwners.length !== expectedOwners.length)
+    report(`slot reverse map has ${state.slotOwners.length} entries`);
   return violations;
 }

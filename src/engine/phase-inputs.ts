@@ -42,7 +42,9 @@ export class DraftDecodeInput {
   ) {
     const rows = requests.length * rowsPerRequest;
     if (hidden.count !== rows || tokens.length !== rows) {
-      throw new Error(`draft decode: ${hidden.count} hidden rows and ${tokens.length} tokens for ${requests.length} requests x ${rowsPerRequest}`);
+      throw new Error(
+        `draft decode: ${hidden.count} hidden rows and ${tokens.length} tokens for ${requests.length} requests x ${rowsPerRequest}`,
+      );
     }
   }
 }

@@ -42,7 +42,8 @@ export function resolveModelSpec(modelRef: Case["model"]): ModelSpec {
 export function loadModels(testCase: Case): LoadedModels {
   const spec = resolveModelSpec(testCase.model);
   const target = buildTarget(spec);
-  const numModules = testCase.engine.mode === "speculative" && testCase.engine.multiLayer ? testCase.engine.numSteps : 1;
+  const numModules =
+    testCase.engine.mode === "speculative" && testCase.engine.multiLayer ? testCase.engine.numSteps : 1;
   const draft = testCase.draft ? buildDraft(target, testCase.draft, numModules) : undefined;
   return { spec, target, draft };
 }
@@ -50,7 +51,12 @@ export function loadModels(testCase: Case): LoadedModels {
 const sessionCache = new Map<string, Promise<ModelSession>>();
 
 /** Sessions are cached by model digest and runtime options: building one costs tens of milliseconds. */
-export function sessionFor(bytes: Uint8Array, digest: string, spec: ModelSpec, runtime: RuntimeOptions): Promise<ModelSession> {
+export function sessionFor(
+  bytes: Uint8Array,
+  digest: string,
+  spec: ModelSpec,
+  runtime: RuntimeOptions,
+): Promise<ModelSession> {
   const key = `${digest}:${JSON.stringify(runtime)}`;
   let session = sessionCache.get(key);
   if (!session) {
@@ -64,41 +70,65 @@ export function sessionFor(bytes: Uint8Array, digest: string, spec: ModelSpec, r
 /** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
 export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   validateEngineConfig(testCase.engine);
-  if (testCase.engine.mode === "speculative" && !testCase.draft) throw new ConfigError("/draft", "speculative mode needs a draft model");
+  if (testCase.engine.mode === "speculative" && !testCase.draft)
+    throw new ConfigError("/draft", "speculative mode needs a draft model");
   const ids = new Set<number>();
   const multiLayer = testCase.engine.mode === "speculative" && testCase.engine.multiLayer === true;
   if (multiLayer) {
     if (testCase.engine.topk !== 1) throw new ConfigError("/engine/topk", "multi-layer drafting needs topk 1");
-    if (testCase.draft?.kind === "eagle") throw new ConfigError("/draft/kind", "multi-layer drafting needs a mirror-family draft (modules), not the EAGLE head");
+    if (testCase.draft?.kind === "eagle")
+      throw new ConfigError(
+        "/draft/kind",
+        "multi-layer drafting needs a mirror-family draft (modules), not the EAGLE head",
+      );
     if (spec.preamble.length < testCase.engine.numSteps) {
-      throw new ConfigError("/engine/numSteps", `multi-layer drafting with ${testCase.engine.numSteps} modules needs a preamble of ${testCase.engine.numSteps} tokens; the model's has ${spec.preamble.length}`);
+      throw new ConfigError(
+        "/engine/numSteps",
+        `multi-layer drafting with ${testCase.engine.numSteps} modules needs a preamble of ${testCase.engine.numSteps} tokens; the model's has ${spec.preamble.length}`,
+      );
     }
   }
   testCase.workload.requests.forEach((request, i) => {
     if (ids.has(request.id)) throw new ConfigError(`/workload/requests/${i}/id`, `duplicate request id ${request.id}`);
     ids.add(request.id);
     request.prompt.forEach((token, t) => {
-      if (token >= spec.vocab) throw new ConfigError(`/workload/requests/${i}/prompt/${t}`, `token ${token} is outside the vocabulary (${spec.vocab})`);
+      if (token >= spec.vocab)
+        throw new ConfigError(
+          `/workload/requests/${i}/prompt/${t}`,
+          `token ${token} is outside the vocabulary (${spec.vocab})`,
+        );
     });
     if (multiLayer) {
       const preamble = spec.preamble.slice(0, testCase.engine.numSteps);
       const at = preamble.findIndex((token, t) => request.prompt[t] !== token);
-      if (at >= 0) throw new ConfigError(`/workload/requests/${i}/prompt/${at}`, `multi-layer mirror modules need prompts starting with the preamble [${preamble.join(", ")}]`);
+      if (at >= 0)
+        throw new ConfigError(
+          `/workload/requests/${i}/prompt/${at}`,
+          `multi-layer mirror modules need prompts starting with the preamble [${preamble.join(", ")}]`,
+        );
     }
     const mirror = testCase.draft && testCase.draft.kind !== "eagle";
     if (mirror && testCase.engine.mode === "speculative" && request.prompt[0] !== spec.bosId) {
-      throw new ConfigError(`/workload/requests/${i}/prompt/0`, `mirror drafts need prompts starting with BOS (${spec.bosId})`);
+      throw new ConfigError(
+        `/workload/requests/${i}/prompt/0`,
+        `mirror drafts need prompts starting with BOS (${spec.bosId})`,
+      );
     }
     const longest = request.prompt.length + request.maxNewTokens + testCase.engine.numDraftTokens + 1;
     if (longest > spec.maxPositions) {
-      throw new ConfigError(`/workload/requests/${i}`, `prompt + maxNewTokens + draft tokens (${longest}) exceed the model's maxPositions ${spec.maxPositions}`);
+      throw new ConfigError(
+        `/workload/requests/${i}`,
+        `prompt + maxNewTokens + draft tokens (${longest}) exceed the model's maxPositions ${spec.maxPositions}`,
+      );
     }
   });
   testCase.workload.aborts.forEach((abort, i) => {
-    if (!ids.has(abort.request)) throw new ConfigError(`/workload/aborts/${i}/request`, `no request with id ${abort.request}`);
+    if (!ids.has(abort.request))
+      throw new ConfigError(`/workload/aborts/${i}/request`, `no request with id ${abort.request}`);
   });
   (testCase.workload.retracts ?? []).forEach((retract, i) => {
-    if (!ids.has(retract.request)) throw new ConfigError(`/workload/retracts/${i}/request`, `no request with id ${retract.request}`);
+    if (!ids.has(retract.request))
+      throw new ConfigError(`/workload/retracts/${i}/request`, `no request with id ${retract.request}`);
   });
 }
 
@@ -117,9 +147,16 @@ export async function engineSessions(testCase: Case, models: LoadedModels): Prom
   const runtime = testCase.engine.runtime;
   const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
-  const drafts = await Promise.all(draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
+  const drafts = await Promise.all(
+    draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)),
+  );
   const multiLayer = testCase.engine.multiLayer === true;
-  return { target, draft: multiLayer ? undefined : drafts[0], draftModules: multiLayer ? drafts : undefined, draftLayers: draftGraphs[0]?.layers };
+  return {
+    target,
+    draft: multiLayer ? undefined : drafts[0],
+    draftModules: multiLayer ? drafts : undefined,
+    draftLayers: draftGraphs[0]?.layers,
+  };
 }
 
 export async function runCase(testCase: Case, options: RunOptions = {}): Promise<RunResult> {
@@ -142,7 +179,10 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     },
   });
   for (const request of testCase.workload.requests) engine.addRequest(request);
-  const lastAbortStep = Math.max(0, ...[...testCase.workload.aborts, ...(testCase.workload.retracts ?? [])].map((event) => event.step));
+  const lastAbortStep = Math.max(
+    0,
+    ...[...testCase.workload.aborts, ...(testCase.workload.retracts ?? [])].map((event) => event.step),
+  );
   const maxSteps = options.maxSteps ?? 100_000;
   while (engine.hasWork() || engine.step <= lastAbortStep) {
     if (engine.step >= maxSteps) throw new Error(`run did not finish within ${maxSteps} steps`);
@@ -151,15 +191,27 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   }
   const outputs: RequestOutput[] = testCase.workload.requests.map(({ id }) => {
     const request = engine.requests.get(id)!;
-    return { id, tokens: [...request.output], finishReason: request.finishReason ?? "unfinished", acceptLens: [...request.acceptLens], cutRounds: request.cutRounds };
+    return {
+      id,
+      tokens: [...request.output],
+      finishReason: request.finishReason ?? "unfinished",
+      acceptLens: [...request.acceptLens],
+      cutRounds: request.cutRounds,
+    };
   });
   const pools = engine.context.pools;
-  const slotsInUseAtEnd = [pools.target, ...engine.context.draftPools()].reduce((sum, pool) => sum + pool.numUsedSlots(), 0);
+  const slotsInUseAtEnd = [pools.target, ...engine.context.draftPools()].reduce(
+    (sum, pool) => sum + pool.numUsedSlots(),
+    0,
+  );
   const info = runtimeInfo(runtime);
   const trace: Trace = {
     formatVersion: TRACE_FORMAT_VERSION,
     engine: { name: "specconf-reference", version: "0.1.0", ...info, dtype: models.spec.dtype },
-    models: { target: models.target.graph.digest, draft: draftGraphs.length > 0 ? draftGraphs.map((graph) => graph.digest) : undefined },
+    models: {
+      target: models.target.graph.digest,
+      draft: draftGraphs.length > 0 ? draftGraphs.map((graph) => graph.digest) : undefined,
+    },
     config: { ...testCase.engine, draft: testCase.draft },
     requests: outputs.map((output): TraceRequest => ({
       id: output.id,

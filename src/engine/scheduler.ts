@@ -15,7 +15,11 @@ export interface PrefillChunk {
  * the rest of the prompt), until the step's token budget is spent. The budget limits prefill rows
  * only: verify and draft rows always run.
  */
-export function planPrefillChunks(prefilling: readonly Request[], chunkSize: number | null, tokenBudget: number): PrefillChunk[] {
+export function planPrefillChunks(
+  prefilling: readonly Request[],
+  chunkSize: number | null,
+  tokenBudget: number,
+): PrefillChunk[] {
   const chunks: PrefillChunk[] = [];
   let budgetLeft = tokenBudget;
   for (const request of prefilling) {

@@ -22,7 +22,13 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
   };
   const draft = models.draft;
   const draftKind = draft?.spec.kind ?? null;
-  const manifest: Record<string, unknown> = { suite, format, golden: `golden/${suite}.json`, dtype: spec.dtype, models: {} as Record<string, unknown> };
+  const manifest: Record<string, unknown> = {
+    suite,
+    format,
+    golden: `golden/${suite}.json`,
+    dtype: spec.dtype,
+    models: {} as Record<string, unknown>,
+  };
   const entries = manifest.models as Record<string, unknown>;
   if (format === "onnx") {
     files.set(`${suite}/target.onnx`, models.target.graph.bytes);
@@ -35,12 +41,33 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
     manifest.callingConvention =
       "inputs tokens [T] int64, positions [T] int64, hidden_in [T, H] (draft graphs), k_cache/v_cache [layers, slots, kvDim], ctx_slots [C] int64, mask [T, C + T] additive; outputs logits [T, V], hidden [T, H], k_new/v_new [layers, T, kvDim] (see src/model/graphs.ts)";
   } else {
-    add("target", llamaCheckpoint(spec, models.target.weights, { digest: models.target.graph.digest, role: "target", suite }));
-    add("draft", llamaCheckpoint(spec, models.target.weights, { digest: models.target.graph.digest, role: "standalone-draft", suite }));
+    add(
+      "target",
+      llamaCheckpoint(spec, models.target.weights, { digest: models.target.graph.digest, role: "target", suite }),
+    );
+    add(
+      "draft",
+      llamaCheckpoint(spec, models.target.weights, {
+        digest: models.target.graph.digest,
+        role: "standalone-draft",
+        suite,
+      }),
+    );
     entries.target = { dir: "target", architecture: "LlamaForCausalLM", onnxDigest: models.target.graph.digest };
-    entries.draft = { dir: "draft", architecture: "LlamaForCausalLM", role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted" };
+    entries.draft = {
+      dir: "draft",
+      architecture: "LlamaForCausalLM",
+      role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted",
+    };
     if (draft?.eagle) {
-      add("eagle", eagleCheckpoint(spec, models.target.weights, draft.eagle, { digest: draft.graphs[0].digest, role: "eagle", suite }));
+      add(
+        "eagle",
+        eagleCheckpoint(spec, models.target.weights, draft.eagle, {
+          digest: draft.graphs[0].digest,
+          role: "eagle",
+          suite,
+        }),
+      );
       entries.eagle = { dir: "eagle", architecture: "LlamaForCausalLMEagle", onnxDigest: draft.graphs[0].digest };
     }
   }

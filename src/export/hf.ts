@@ -28,7 +28,12 @@ function dtypeOf(spec: ModelSpec): SafetensorsDtype {
   return spec.dtype === "float32" ? "F32" : "F64";
 }
 
-export function llamaConfig(spec: ModelSpec, layers: number, architecture: string, identity: ExportIdentity): Record<string, unknown> {
+export function llamaConfig(
+  spec: ModelSpec,
+  layers: number,
+  architecture: string,
+  identity: ExportIdentity,
+): Record<string, unknown> {
   return {
     architectures: [architecture],
     model_type: "llama",
@@ -55,7 +60,12 @@ export function llamaConfig(spec: ModelSpec, layers: number, architecture: strin
     pretraining_tp: 1,
     use_cache: true,
     torch_dtype: spec.dtype,
-    specconf: { role: identity.role, onnxDigest: identity.digest, ...(identity.suite ? { suite: identity.suite } : {}), spec },
+    specconf: {
+      role: identity.role,
+      onnxDigest: identity.digest,
+      ...(identity.suite ? { suite: identity.suite } : {}),
+      spec,
+    },
   };
 }
 
@@ -64,7 +74,12 @@ function layerTensors(spec: ModelSpec, prefix: string, layer: LayerWeights): Ten
   const { hidden, intermediate } = spec;
   const qDim = spec.heads * spec.headDim;
   const kvDim = spec.kvHeads * spec.headDim;
-  const linear = (name: string, weights: Float64Array, inDim: number, outDim: number): TensorEntry => ({ name: `${prefix}.${name}.weight`, dtype, shape: [outDim, inDim], data: transpose(weights, inDim, outDim) });
+  const linear = (name: string, weights: Float64Array, inDim: number, outDim: number): TensorEntry => ({
+    name: `${prefix}.${name}.weight`,
+    dtype,
+    shape: [outDim, inDim],
+    data: transpose(weights, inDim, outDim),
+  });
   const tensors = [
     linear("self_attn.q_proj", layer.wq, hidden, qDim),
     linear("self_attn.k_proj", layer.wk, hidden, kvDim),
@@ -75,7 +90,8 @@ function layerTensors(spec: ModelSpec, prefix: string, layer: LayerWeights): Ten
     linear("mlp.up_proj", layer.wUp, hidden, intermediate),
     linear("mlp.down_proj", layer.wDown, intermediate, hidden),
   ];
-  if (layer.attnNorm) tensors.push({ name: `${prefix}.input_layernorm.weight`, dtype, shape: [hidden], data: layer.attnNorm });
+  if (layer.attnNorm)
+    tensors.push({ name: `${prefix}.input_layernorm.weight`, dtype, shape: [hidden], data: layer.attnNorm });
   return tensors;
 }
 
@@ -93,7 +109,15 @@ export function tokenizerFiles(spec: ModelSpec): CheckpointFiles {
     decoder: null,
     model: { type: "WordLevel", vocab, unk_token: `t${spec.bosId}` },
   };
-  const config = { tokenizer_class: "PreTrainedTokenizerFast", bos_token: `t${spec.bosId}`, eos_token: `t${spec.eosId}`, unk_token: `t${spec.bosId}`, add_bos_token: false, model_max_length: spec.maxPositions, clean_up_tokenization_spaces: false };
+  const config = {
+    tokenizer_class: "PreTrainedTokenizerFast",
+    bos_token: `t${spec.bosId}`,
+    eos_token: `t${spec.eosId}`,
+    unk_token: `t${spec.bosId}`,
+    add_bos_token: false,
+    model_max_length: spec.maxPositions,
+    clean_up_tokenization_spaces: false,
+  };
   return new Map<string, Uint8Array | string>([
     ["tokenizer.json", `${JSON.stringify(tokenizer)}\n`],
     ["tokenizer_config.json", `${JSON.stringify(config, null, 2)}\n`],
@@ -114,7 +138,12 @@ export function targetTensors(spec: ModelSpec, weights: TargetWeights): TensorEn
     { name: "model.embed_tokens.weight", dtype, shape: [spec.vocab, spec.hidden], data: weights.embed },
     ...weights.layers.flatMap((layer, l) => layerTensors(spec, `model.layers.${l}`, layer)),
     { name: "model.norm.weight", dtype, shape: [spec.hidden], data: weights.finalNorm },
-    { name: "lm_head.weight", dtype, shape: [spec.vocab, spec.hidden], data: transpose(weights.lmHead, spec.hidden, spec.vocab) },
+    {
+      name: "lm_head.weight",
+      dtype,
+      shape: [spec.vocab, spec.hidden],
+      data: transpose(weights.lmHead, spec.hidden, spec.vocab),
+    },
   ];
 }
 
@@ -123,7 +152,14 @@ export function llamaCheckpoint(spec: ModelSpec, weights: TargetWeights, identit
   const files: CheckpointFiles = new Map();
   files.set("config.json", json(llamaConfig(spec, weights.layers.length, "LlamaForCausalLM", identity)));
   files.set("generation_config.json", generationConfig(spec));
-  files.set("model.safetensors", writeSafetensors(targetTensors(spec, weights), { format: "pt", specconf_role: identity.role, specconf_onnx_digest: identity.digest }));
+  files.set(
+    "model.safetensors",
+    writeSafetensors(targetTensors(spec, weights), {
+      format: "pt",
+      specconf_role: identity.role,
+      specconf_onnx_digest: identity.digest,
+    }),
+  );
   for (const [name, content] of tokenizerFiles(spec)) files.set(name, content);
   return files;
 }
@@ -132,17 +168,34 @@ export function eagleTensors(spec: ModelSpec, target: TargetWeights, eagle: Eagl
   const dtype = dtypeOf(spec);
   return [
     { name: "embed_tokens.weight", dtype, shape: [spec.vocab, spec.hidden], data: target.embed },
-    { name: "fc.weight", dtype, shape: [spec.hidden, 2 * spec.hidden], data: transpose(eagle.fc, 2 * spec.hidden, spec.hidden) },
+    {
+      name: "fc.weight",
+      dtype,
+      shape: [spec.hidden, 2 * spec.hidden],
+      data: transpose(eagle.fc, 2 * spec.hidden, spec.hidden),
+    },
     { name: "fc.bias", dtype, shape: [spec.hidden], data: eagle.fcBias },
     ...layerTensors(spec, "layers.0", eagle.layer),
   ];
 }
 
-export function eagleCheckpoint(spec: ModelSpec, target: TargetWeights, eagle: EagleWeights, identity: ExportIdentity): CheckpointFiles {
+export function eagleCheckpoint(
+  spec: ModelSpec,
+  target: TargetWeights,
+  eagle: EagleWeights,
+  identity: ExportIdentity,
+): CheckpointFiles {
   const files: CheckpointFiles = new Map();
   files.set("config.json", json(llamaConfig(spec, 1, "LlamaForCausalLMEagle", identity)));
   files.set("generation_config.json", generationConfig(spec));
-  files.set("model.safetensors", writeSafetensors(eagleTensors(spec, target, eagle), { format: "pt", specconf_role: identity.role, specconf_onnx_digest: identity.digest }));
+  files.set(
+    "model.safetensors",
+    writeSafetensors(eagleTensors(spec, target, eagle), {
+      format: "pt",
+      specconf_role: identity.role,
+      specconf_onnx_digest: identity.digest,
+    }),
+  );
   for (const [name, content] of tokenizerFiles(spec)) files.set(name, content);
   return files;
 }

@@ -25,7 +25,8 @@ export function writeSafetensors(tensors: readonly TensorEntry[], metadata: Reco
     if (names.has(tensor.name)) throw new Error(`duplicate tensor name ${tensor.name}`);
     names.add(tensor.name);
     const count = tensor.shape.reduce((product, dim) => product * dim, 1);
-    if (count !== tensor.data.length) throw new Error(`${tensor.name}: shape [${tensor.shape}] holds ${count} values, got ${tensor.data.length}`);
+    if (count !== tensor.data.length)
+      throw new Error(`${tensor.name}: shape [${tensor.shape}] holds ${count} values, got ${tensor.data.length}`);
     const size = count * BYTES[tensor.dtype];
     header[tensor.name] = { dtype: tensor.dtype, shape: tensor.shape, data_offsets: [offset, offset + size] };
     offset += size;
@@ -40,7 +41,8 @@ export function writeSafetensors(tensors: readonly TensorEntry[], metadata: Reco
   out.set(headerBuffer, 8);
   let at = 8 + headerBuffer.length;
   for (const tensor of sorted) {
-    if (tensor.dtype === "F32") for (let i = 0; i < tensor.data.length; i++, at += 4) view.setFloat32(at, tensor.data[i], true);
+    if (tensor.dtype === "F32")
+      for (let i = 0; i < tensor.data.length; i++, at += 4) view.setFloat32(at, tensor.data[i], true);
     else for (let i = 0; i < tensor.data.length; i++, at += 8) view.setFloat64(at, tensor.data[i], true);
   }
   return out;

@@ -63,11 +63,17 @@ export interface FailureInput {
 }
 
 export function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
 }
 
 function issueText(what: string, issues: readonly ValidationIssue[]): string {
-  return `${what} fails its schema: ${issues.slice(0, 3).map((issue) => `${issue.path || "/"} ${issue.message}`).join("; ")}`;
+  return `${what} fails its schema: ${issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path || "/"} ${issue.message}`)
+    .join("; ")}`;
 }
 
 /** Writes the record, the case and the trace; returns the record's path and the one-line replay command. */
@@ -113,7 +119,8 @@ export function validateFailureRecord(data: unknown): ValidationIssue[] {
   return result.ok ? [] : result.errors;
 }
 
-export type ReplayInput = { kind: "failure"; record: FailureRecord; file: string } | { kind: "case"; testCase: Case; file: string };
+export type ReplayInput =
+  { kind: "failure"; record: FailureRecord; file: string } | { kind: "case"; testCase: Case; file: string };
 
 /** Reads what `specconf replay` accepts: a failure record, or a bare case file. InputError on anything else. */
 export function loadReplayInput(file: string): ReplayInput {
@@ -132,4 +139,3 @@ export function loadReplayInput(file: string): ReplayInput {
 export function traceFileOf(input: ReplayInput): string | undefined {
   return input.kind === "failure" ? join(dirname(input.file), input.record.traceFile) : undefined;
 }
-

@@ -49,6 +49,9 @@ export function loadKills(file = KILLS_FILE): Kills {
 
 export function writeKills(kills: Kills, file = KILLS_FILE): void {
   const result = validateAgainst<Kills>(KillsSchema, kills, "kills");
-  if (!result.ok) throw new Error(`kills fail their schema: ${result.errors.map((issue) => `${issue.path} ${issue.message}`).join("; ")}`);
+  if (!result.ok)
+    throw new Error(
+      `kills fail their schema: ${result.errors.map((issue) => `${issue.path} ${issue.message}`).join("; ")}`,
+    );
   writeJsonAtomic(file, kills);
 }

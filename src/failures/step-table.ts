@@ -27,10 +27,17 @@ function rowText(event: TraceEvent): string[] {
 export function describeCase(testCase: Case): string {
   const { engine, workload } = testCase;
   const model = "preset" in testCase.model ? testCase.model.preset : testCase.model.spec.name;
-  const requests = workload.requests.map((request) => `r${request.id} prompt [${request.prompt.join(" ")}] max ${request.maxNewTokens} arrives @${request.arrivalStep}`);
+  const requests = workload.requests.map(
+    (request) =>
+      `r${request.id} prompt [${request.prompt.join(" ")}] max ${request.maxNewTokens} arrives @${request.arrivalStep}`,
+  );
   const events = [
-    ...workload.aborts.map((abort) => `abort r${abort.request} at step ${abort.step} before forward ${abort.beforeForward}`),
-    ...(workload.retracts ?? []).map((retract) => `retract r${retract.request} at step ${retract.step} before forward ${retract.beforeForward}`),
+    ...workload.aborts.map(
+      (abort) => `abort r${abort.request} at step ${abort.step} before forward ${abort.beforeForward}`,
+    ),
+    ...(workload.retracts ?? []).map(
+      (retract) => `retract r${retract.request} at step ${retract.step} before forward ${retract.beforeForward}`,
+    ),
   ];
   return [
     `model ${model}, draft ${testCase.draft?.kind ?? "none"}, ${engine.mode}, S=${engine.numSteps} K=${engine.topk} N=${engine.numDraftTokens}, chunk ${engine.chunkSize ?? "none"}, page ${engine.pageSize}, budget ${engine.tokenBudget}${engine.faults.length ? `, faults ${engine.faults.join(", ")}` : ""}`,
@@ -42,7 +49,8 @@ export function describeCase(testCase: Case): string {
 export function stepTable(trace: Trace, options: StepTableOptions = {}): string {
   const lines = ["   event step  phase               pool      rows: token@position/slot (t: temporary)"];
   const lifecycle = new Map<number, string[]>();
-  for (const entry of trace.lifecycle ?? []) lifecycle.set(entry.beforeEvent, [...(lifecycle.get(entry.beforeEvent) ?? []), `${entry.kind} r${entry.request}`]);
+  for (const entry of trace.lifecycle ?? [])
+    lifecycle.set(entry.beforeEvent, [...(lifecycle.get(entry.beforeEvent) ?? []), `${entry.kind} r${entry.request}`]);
   for (const event of trace.events) {
     if (options.from !== undefined && event.index < options.from) continue;
     if (options.to !== undefined && event.index > options.to) continue;
@@ -54,8 +62,12 @@ export function stepTable(trace: Trace, options: StepTableOptions = {}): string 
     lines.push(head + (rows[0] ?? "(no rows)"));
     for (const more of rows.slice(1)) lines.push(" ".repeat(head.length) + more);
     for (const result of event.verify ?? []) {
-      const emitted = result.emitted ? ` emitted [${result.emitted.join(" ")}]${result.finished ? " finished" : ""}` : "";
-      lines.push(`${" ".repeat(head.length)}accept r${result.request}: len ${result.acceptLen} index [${result.acceptIndex.join(" ")}] bonus ${result.bonus}${emitted}`);
+      const emitted = result.emitted
+        ? ` emitted [${result.emitted.join(" ")}]${result.finished ? " finished" : ""}`
+        : "";
+      lines.push(
+        `${" ".repeat(head.length)}accept r${result.request}: len ${result.acceptLen} index [${result.acceptIndex.join(" ")}] bonus ${result.bonus}${emitted}`,
+      );
     }
     if (marked) lines.push(`${" ".repeat(head.length)}^ ${options.mark!.note}`);
   }
@@ -66,7 +78,11 @@ export function stepTable(trace: Trace, options: StepTableOptions = {}): string 
  * The event to mark: the first failing law's offending event, if it names one; a violation found "after
  * step N" (KV conservation's per-step pool checks) marks the last forward of step N.
  */
-export function firstOffence(results: readonly LawResult[], preferred?: readonly string[], trace?: Trace): { law: LawResult; event?: number } | undefined {
+export function firstOffence(
+  results: readonly LawResult[],
+  preferred?: readonly string[],
+  trace?: Trace,
+): { law: LawResult; event?: number } | undefined {
   const failing = results.filter((result) => result.status === "fails");
   const ordered = [...failing].sort((a, b) => rank(a.law, preferred) - rank(b.law, preferred));
   const law = ordered[0];

@@ -28,7 +28,9 @@ export async function checkAcceptanceCorrectness(trace: Trace, oracle: Reference
       const position = rootPosition + depth;
       if (position >= reference.predictions.length) break; // the request was cut: nothing verified beyond
       const prediction = reference.predictions[position];
-      const referenceNext = rows.findIndex((row, index) => index > 0 && parentOf(index) === node && row.token === prediction.argmax);
+      const referenceNext = rows.findIndex(
+        (row, index) => index > 0 && parentOf(index) === node && row.token === prediction.argmax,
+      );
       const engineNext = depth + 1 < enginePath.length ? enginePath[depth + 1] : -1;
       if (referenceNext === engineNext) {
         if (engineNext < 0) break;
@@ -39,7 +41,12 @@ export async function checkAcceptanceCorrectness(trace: Trace, oracle: Reference
         tally.ties += 1;
         break;
       }
-      const kind = engineNext >= 0 && referenceNext < 0 ? "over-accepted" : engineNext < 0 ? "under-accepted" : "accepted the wrong child";
+      const kind =
+        engineNext >= 0 && referenceNext < 0
+          ? "over-accepted"
+          : engineNext < 0
+            ? "under-accepted"
+            : "accepted the wrong child";
       tally.fail({
         message: `request ${round.request}, verify event ${round.event}: ${kind} at depth ${depth + 1}: accept_len ${round.result.acceptLen}, the reference target's argmax after node ${node} is ${prediction.argmax} (margin ${prediction.margin})`,
         request: round.request,

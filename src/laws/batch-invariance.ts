@@ -31,6 +31,12 @@ export function hasSharedBatch(trace: Trace): boolean {
 }
 
 export function checkBatchInvariance(batched: Trace, reordered: Trace, tolerance?: Tolerance): LawResult {
-  if (!hasSharedBatch(batched) && !hasSharedBatch(reordered)) return notCheckable(BATCH_INVARIANCE, "no forward packed two requests");
-  return checkInvariance(batched, reordered, { law: BATCH_INVARIANCE, subject: "this batch", baseline: "the reordered batch", tolerance });
+  if (!hasSharedBatch(batched) && !hasSharedBatch(reordered))
+    return notCheckable(BATCH_INVARIANCE, "no forward packed two requests");
+  return checkInvariance(batched, reordered, {
+    law: BATCH_INVARIANCE,
+    subject: "this batch",
+    baseline: "the reordered batch",
+    tolerance,
+  });
 }

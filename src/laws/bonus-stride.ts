@@ -21,13 +21,22 @@ export function checkBonusStride(trace: Trace): LawResult {
       const entries = result.acceptIndex.slice(0, result.acceptLen);
       const outside = entries.find((index) => index < r * numNodes || index >= (r + 1) * numNodes);
       if (outside !== undefined) {
-        tally.fail({ ...where, message: `verify event ${event.index}: request ${result.request}'s accept_index entry ${outside} lies outside its rows [${r * numNodes}, ${(r + 1) * numNodes})`, got: outside });
+        tally.fail({
+          ...where,
+          message: `verify event ${event.index}: request ${result.request}'s accept_index entry ${outside} lies outside its rows [${r * numNodes}, ${(r + 1) * numNodes})`,
+          got: outside,
+        });
         continue;
       }
       const lastNode = entries[entries.length - 1];
       const predict = event.rows[lastNode]?.predict;
       if (predict !== undefined && predict !== result.bonus) {
-        tally.fail({ ...where, message: `verify event ${event.index}: request ${result.request}'s bonus is ${result.bonus}, predict at its last accepted node (row ${lastNode}) is ${predict}`, expected: predict, got: result.bonus });
+        tally.fail({
+          ...where,
+          message: `verify event ${event.index}: request ${result.request}'s bonus is ${result.bonus}, predict at its last accepted node (row ${lastNode}) is ${predict}`,
+          expected: predict,
+          got: result.bonus,
+        });
       }
     }
   }

@@ -145,24 +145,30 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
   if ((options.twins ?? "combined") === "combined" && invariances.length > 0) {
     combined = await timed("canonical twin", async () => {
       try {
-        return checkInvariance(run.trace, (await twin("canonical")).trace, { law: "invariance", subject: "this run", baseline: "the canonical run (unchunked, page 1, reordered, no aborts or retracts)" });
+        return checkInvariance(run.trace, (await twin("canonical")).trace, {
+          law: "invariance",
+          subject: "this run",
+          baseline: "the canonical run (unchunked, page 1, reordered, no aborts or retracts)",
+        });
       } catch (error) {
         return crashed("invariance", error);
       }
     });
     // The canonical run's cost is shared by the laws it stands for.
-    for (const law of invariances) seconds[law.name] = (seconds[law.name] ?? 0) + seconds["canonical twin"] / invariances.length;
+    for (const law of invariances)
+      seconds[law.name] = (seconds[law.name] ?? 0) + seconds["canonical twin"] / invariances.length;
   }
   for (const law of laws) {
     if (law.invariance && combined?.status === "holds") {
       // Not checkable stays the law's own verdict: nothing of its kind happened in this run.
-      const reason = law.name === CHUNK_INVARIANCE && !isChunkedRun(run)
-        ? "no prompt was prefilled in more than one chunk"
-        : law.name === RETRACT_INVARIANCE && !retractLanded(run)
-          ? "no retract landed on an active request"
-          : law.name === BATCH_INVARIANCE && !hasSharedBatch(run.trace)
-            ? "no forward packed two requests"
-            : undefined;
+      const reason =
+        law.name === CHUNK_INVARIANCE && !isChunkedRun(run)
+          ? "no prompt was prefilled in more than one chunk"
+          : law.name === RETRACT_INVARIANCE && !retractLanded(run)
+            ? "no retract landed on an active request"
+            : law.name === BATCH_INVARIANCE && !hasSharedBatch(run.trace)
+              ? "no forward packed two requests"
+              : undefined;
       check.results.push(reason ? notCheckable(law.name, reason) : { ...combined, law: law.name });
       continue;
     }
@@ -177,17 +183,27 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
     });
     check.results.push(result);
   }
-  if (combined?.status === "fails" && !check.results.some((result) => invariances.some((law) => law.name === result.law) && result.status === "fails")) {
+  if (
+    combined?.status === "fails" &&
+    !check.results.some((result) => invariances.some((law) => law.name === result.law) && result.status === "fails")
+  ) {
     // Only the run differing in every dimension at once disagrees: reported, under the first such law.
     const first = check.results.find((result) => result.law === invariances[0].name)!;
-    Object.assign(first, { ...combined, law: first.law, violation: { ...combined.violation!, message: `against the canonical run only: ${combined.violation!.message}` } });
+    Object.assign(first, {
+      ...combined,
+      law: first.law,
+      violation: { ...combined.violation!, message: `against the canonical run only: ${combined.violation!.message}` },
+    });
   }
   return check;
 }
 
 function isChunkedRun(run: RunResult): boolean {
   const chunks = new Map<number, number>();
-  for (const event of run.trace.events) if (event.phase === "prefill") for (const request of new Set(event.rows.map((row) => row.request))) chunks.set(request, (chunks.get(request) ?? 0) + 1);
+  for (const event of run.trace.events)
+    if (event.phase === "prefill")
+      for (const request of new Set(event.rows.map((row) => row.request)))
+        chunks.set(request, (chunks.get(request) ?? 0) + 1);
   return [...chunks.values()].some((count) => count > 1);
 }
 

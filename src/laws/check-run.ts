@@ -26,7 +26,16 @@ export async function checkRun(testCase: Case, result: RunResult, targetOnly?: R
   if (testCase.engine.mode === "speculative") {
     if (targetOnly?.trace.requests && trace.requests) {
       const baseline = new Map(targetOnly.trace.requests.map((request) => [request.id, request]));
-      laws.push(await checkLossless(trace.requests.map((request) => ({ request, targetOnly: baseline.get(request.id)?.output ?? [], baselineAborted: baseline.get(request.id)?.finishReason === "abort" })), oracle));
+      laws.push(
+        await checkLossless(
+          trace.requests.map((request) => ({
+            request,
+            targetOnly: baseline.get(request.id)?.output ?? [],
+            baselineAborted: baseline.get(request.id)?.finishReason === "abort",
+          })),
+          oracle,
+        ),
+      );
     }
     laws.push(await checkAcceptanceCorrectness(trace, oracle));
     laws.push(await checkDraftReference(trace, oracle));
@@ -34,7 +43,8 @@ export async function checkRun(testCase: Case, result: RunResult, targetOnly?: R
     laws.push(checkBonusStride(trace));
     if (testCase.engine.multiLayer) laws.push(checkPerStepPools(trace));
     const kind = testCase.draft?.kind;
-    if (kind === "mirror" || kind === "tapped-mirror") laws.push(await checkMirrorAcceptance(trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle));
+    if (kind === "mirror" || kind === "tapped-mirror")
+      laws.push(await checkMirrorAcceptance(trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle));
   }
   return laws;
 }

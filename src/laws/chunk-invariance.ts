@@ -23,13 +23,23 @@ export function unchunkedTwin(testCase: Case): Case {
 /** Some prompt is prefilled in more than one chunk (by chunk size or by the token budget). */
 export function isChunked(testCase: Case): boolean {
   const { chunkSize, tokenBudget } = testCase.engine;
-  return testCase.workload.requests.some((request) => request.prompt.length > Math.min(chunkSize ?? Infinity, tokenBudget));
+  return testCase.workload.requests.some(
+    (request) => request.prompt.length > Math.min(chunkSize ?? Infinity, tokenBudget),
+  );
 }
 
 export function checkChunkInvariance(chunked: Trace, unchunked: Trace, tolerance?: Tolerance): LawResult {
   const prefillEvents = chunked.events.filter((event) => event.phase === "prefill");
   const chunksPerRequest = new Map<number, number>();
-  for (const event of prefillEvents) for (const request of new Set(event.rows.map((row) => row.request))) chunksPerRequest.set(request, (chunksPerRequest.get(request) ?? 0) + 1);
-  if (![...chunksPerRequest.values()].some((chunks) => chunks > 1)) return notCheckable(CHUNK_INVARIANCE, "no prompt was prefilled in more than one chunk");
-  return checkInvariance(chunked, unchunked, { law: CHUNK_INVARIANCE, subject: "the chunked run", baseline: "the unchunked run", tolerance });
+  for (const event of prefillEvents)
+    for (const request of new Set(event.rows.map((row) => row.request)))
+      chunksPerRequest.set(request, (chunksPerRequest.get(request) ?? 0) + 1);
+  if (![...chunksPerRequest.values()].some((chunks) => chunks > 1))
+    return notCheckable(CHUNK_INVARIANCE, "no prompt was prefilled in more than one chunk");
+  return checkInvariance(chunked, unchunked, {
+    law: CHUNK_INVARIANCE,
+    subject: "the chunked run",
+    baseline: "the unchunked run",
+    tolerance,
+  });
 }

@@ -47,16 +47,20 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
     }
     if (event.phase === "verify") {
       if ((event.verify?.length ?? 0) >= 2 || new Set(event.rows.map((row) => row.request)).size >= 2) batch = true;
-      for (const result of event.verify ?? []) if (result.finished && (result.emitted?.length ?? result.acceptLen) < result.acceptLen) midRound = true;
+      for (const result of event.verify ?? [])
+        if (result.finished && (result.emitted?.length ?? result.acceptLen) < result.acceptLen) midRound = true;
       if (P > 1) {
         const roots = new Map<number, number>();
         for (const row of event.rows) if (!roots.has(row.request)) roots.set(row.request, row.position);
-        for (const root of roots.values()) if (Math.floor(root / P) !== Math.floor((root + N - 1) / P)) pageInVerify = true;
+        for (const root of roots.values())
+          if (Math.floor(root / P) !== Math.floor((root + N - 1) / P)) pageInVerify = true;
       }
     }
   }
   const active = new Set(trace.events.flatMap((event) => event.rows.map((row) => row.request)));
-  const abortLanded = (trace.requests ?? []).some((request) => request.finishReason === "abort" && active.has(request.id));
+  const abortLanded = (trace.requests ?? []).some(
+    (request) => request.finishReason === "abort" && active.has(request.id),
+  );
   if (chunkTail) labels.push("chunk ends within S of prompt end");
   if (midRound) labels.push("request finishes mid-round");
   if (batch) labels.push("batch of 2+ requests");
@@ -95,6 +99,9 @@ export class CoverageCounter {
 
   /** fc.statistics-style lines: label, share, count. */
   lines(): string[] {
-    return COVERAGE_LABELS.map((label) => `${label.padEnd(38)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`);
+    return COVERAGE_LABELS.map(
+      (label) =>
+        `${label.padEnd(38)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`,
+    );
   }
 }

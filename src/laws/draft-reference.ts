@@ -36,7 +36,10 @@ function rowsToCheck(trace: Trace): CheckedRow[] | string {
       event.rows.forEach((row, rowIndex) => last.set(row.request, rowIndex));
       for (const rowIndex of last.values()) {
         const row = event.rows[rowIndex];
-        const drafts = event.phase === "draft-decode" ? event.rows.filter((other) => other.request === row.request).map((other) => other.token) : [];
+        const drafts =
+          event.phase === "draft-decode"
+            ? event.rows.filter((other) => other.request === row.request).map((other) => other.token)
+            : [];
         checked.push({ event, rowIndex, row, rootPosition: row.position + 1, pathTokens: drafts });
       }
     } else if (event.phase === "draft-decode") {
@@ -55,7 +58,8 @@ function rowsToCheck(trace: Trace): CheckedRow[] | string {
           path.unshift(source.token);
           provenance = source.hidden;
         }
-        if (rootPosition === undefined) return `draft-decode event ${event.index} row ${rowIndex} has no hidden-state provenance back to a draft extend`;
+        if (rootPosition === undefined)
+          return `draft-decode event ${event.index} row ${rowIndex} has no hidden-state provenance back to a draft extend`;
         checked.push({ event, rowIndex, row, rootPosition, pathTokens: path });
       }
     }
@@ -68,7 +72,8 @@ export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle)
   const rows = rowsToCheck(trace);
   if (typeof rows === "string") return notCheckable(DRAFT_REFERENCE, rows);
   if (rows.length === 0) return notCheckable(DRAFT_REFERENCE, "the trace has no draft rows");
-  if (rows.some(({ row }) => row.predict === undefined)) return notCheckable(DRAFT_REFERENCE, "draft rows carry no predict");
+  if (rows.some(({ row }) => row.predict === undefined))
+    return notCheckable(DRAFT_REFERENCE, "draft rows carry no predict");
   const tally = new LawTally(DRAFT_REFERENCE);
   for (const { event, rowIndex, row, rootPosition, pathTokens } of rows) {
     const sequence = sequenceOf(trace, row.request);
@@ -92,13 +97,22 @@ export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle)
         tally.ties += 1;
         continue;
       }
-      tally.fail({ ...where, message: `${label}: the draft predicts ${row.predict}, the cache-free draft ${expected.argmax} (draft margin ${expected.margin})`, expected: expected.argmax, got: row.predict, margin: expected.margin });
+      tally.fail({
+        ...where,
+        message: `${label}: the draft predicts ${row.predict}, the cache-free draft ${expected.argmax} (draft margin ${expected.margin})`,
+        expected: expected.argmax,
+        got: row.predict,
+        margin: expected.margin,
+      });
       continue;
     }
     if (row.topLogit === undefined) continue;
     const tolerance = oracle.draftEpsilon + relativeTolerance(oracle) * Math.abs(expected.topLogit);
     if (Math.abs(row.topLogit - expected.topLogit) > tolerance) {
-      tally.fail({ ...where, message: `${label}: logit ${row.topLogit} differs from the cache-free draft's ${expected.topLogit} by more than ${tolerance.toPrecision(3)}` });
+      tally.fail({
+        ...where,
+        message: `${label}: logit ${row.topLogit} differs from the cache-free draft's ${expected.topLogit} by more than ${tolerance.toPrecision(3)}`,
+      });
     }
   }
   return tally.result();

@@ -60,7 +60,13 @@ function describe(row: ViewRow): string {
 }
 
 /** Compares two projected rows; returns a content difference, or marks a near-tie prediction flip. */
-function compareRows(a: ViewRow, b: ViewRow, tolerance: Tolerance, names: [string, string], nearTies: number[]): Difference | undefined {
+function compareRows(
+  a: ViewRow,
+  b: ViewRow,
+  tolerance: Tolerance,
+  names: [string, string],
+  nearTies: number[],
+): Difference | undefined {
   const where = { segment: Math.min(a.segment, b.segment), event: a.event, index: a.row };
   const label = `${a.pool} pool, ${describe(a)} (event ${a.event} row ${a.row}; ${names[1]}: event ${b.event} row ${b.row})`;
   const fields: [string, unknown, unknown][] = [
@@ -71,7 +77,12 @@ function compareRows(a: ViewRow, b: ViewRow, tolerance: Tolerance, names: [strin
     ["temporary flag", a.temporary, b.temporary],
   ];
   for (const [name, x, y] of fields) {
-    if (x !== y) return { ...where, message: `${label}: ${name} ${String(x)} in ${names[0]}, ${String(y)} in ${names[1]}`, ...(typeof x === "number" && typeof y === "number" ? { got: x, expected: y } : {}) };
+    if (x !== y)
+      return {
+        ...where,
+        message: `${label}: ${name} ${String(x)} in ${names[0]}, ${String(y)} in ${names[1]}`,
+        ...(typeof x === "number" && typeof y === "number" ? { got: x, expected: y } : {}),
+      };
   }
   if (a.attended !== undefined && b.attended !== undefined && a.attended !== b.attended) {
     return { ...where, message: `${label}: attends [${a.attended}] in ${names[0]}, [${b.attended}] in ${names[1]}` };
@@ -83,12 +94,20 @@ function compareRows(a: ViewRow, b: ViewRow, tolerance: Tolerance, names: [strin
       nearTies.push(where.segment);
       return undefined;
     }
-    return { ...where, message: `${label}: predicts ${a.predict} in ${names[0]}, ${b.predict} in ${names[1]} (margin ${margin})`, got: a.predict, expected: b.predict };
+    return {
+      ...where,
+      message: `${label}: predicts ${a.predict} in ${names[0]}, ${b.predict} in ${names[1]} (margin ${margin})`,
+      got: a.predict,
+      expected: b.predict,
+    };
   }
   if (a.topLogit !== undefined && b.topLogit !== undefined) {
     const allowed = epsilon + tolerance.relative * Math.abs(b.topLogit);
     if (Math.abs(a.topLogit - b.topLogit) > allowed) {
-      return { ...where, message: `${label}: top logit ${a.topLogit} in ${names[0]}, ${b.topLogit} in ${names[1]} (differ by more than ${allowed})` };
+      return {
+        ...where,
+        message: `${label}: top logit ${a.topLogit} in ${names[0]}, ${b.topLogit} in ${names[1]} (differ by more than ${allowed})`,
+      };
     }
   }
   return undefined;
@@ -99,7 +118,13 @@ function compareRows(a: ViewRow, b: ViewRow, tolerance: Tolerance, names: [strin
  * budget-split) prefill already extended its non-final chunks: extra draft-extend rows in the segment
  * where the request finished are legitimate.
  */
-function finishedExtendsOnly(a: RequestView, b: RequestView, rowsA: readonly ViewRow[], rowsB: readonly ViewRow[], common: number): boolean {
+function finishedExtendsOnly(
+  a: RequestView,
+  b: RequestView,
+  rowsA: readonly ViewRow[],
+  rowsB: readonly ViewRow[],
+  common: number,
+): boolean {
   const finished = (view: RequestView) => view.finishReason === "eos" || view.finishReason === "length";
   if (!finished(a) || !finished(b)) return false;
   const [longer, view] = rowsA.length > rowsB.length ? [rowsA, a] : [rowsB, b];
@@ -107,9 +132,17 @@ function finishedExtendsOnly(a: RequestView, b: RequestView, rowsA: readonly Vie
   return longer.slice(common).every((row) => row.phase === "draft-extend" && row.segment >= finalSegment);
 }
 
-function compareRequest(a: RequestView, b: RequestView, options: Required<Omit<InvarianceOptions, "tolerance">> & { tolerance: Tolerance }): { compared: number; nearTies: number[]; differences: Difference[] } {
+function compareRequest(
+  a: RequestView,
+  b: RequestView,
+  options: Required<Omit<InvarianceOptions, "tolerance">> & { tolerance: Tolerance },
+): { compared: number; nearTies: number[]; differences: Difference[] } {
   const names: [string, string] = [options.subject, options.baseline];
-  const prefixOnly = a.finishReason === "abort" || b.finishReason === "abort" || a.finishReason === "unfinished" || b.finishReason === "unfinished";
+  const prefixOnly =
+    a.finishReason === "abort" ||
+    b.finishReason === "abort" ||
+    a.finishReason === "unfinished" ||
+    b.finishReason === "unfinished";
   const nearTies: number[] = [];
   const differences: Difference[] = [];
   let compared = 0;
@@ -129,7 +162,12 @@ function compareRequest(a: RequestView, b: RequestView, options: Required<Omit<I
           break;
         }
       }
-      if (i === common && rowsA.length !== rowsB.length && !prefixOnly && !finishedExtendsOnly(a, b, rowsA, rowsB, common)) {
+      if (
+        i === common &&
+        rowsA.length !== rowsB.length &&
+        !prefixOnly &&
+        !finishedExtendsOnly(a, b, rowsA, rowsB, common)
+      ) {
         const extra = rowsA[common] ?? rowsB[common];
         differences.push({
           segment: extra.segment,
@@ -147,9 +185,10 @@ function compareRequest(a: RequestView, b: RequestView, options: Required<Omit<I
   if (index < common || (a.output.length !== b.output.length && !prefixOnly)) {
     differences.push({
       segment: segmentOfOutput(a, index),
-      message: index < common
-        ? `request ${a.id} output token ${index}: ${a.output[index]} in ${names[0]}, ${b.output[index]} in ${names[1]}`
-        : `request ${a.id}: ${a.output.length} output tokens in ${names[0]}, ${b.output.length} in ${names[1]}`,
+      message:
+        index < common
+          ? `request ${a.id} output token ${index}: ${a.output[index]} in ${names[0]}, ${b.output[index]} in ${names[1]}`
+          : `request ${a.id}: ${a.output.length} output tokens in ${names[0]}, ${b.output.length} in ${names[1]}`,
       index,
       got: a.output[index],
       expected: b.output[index],
@@ -162,8 +201,17 @@ function compareRequest(a: RequestView, b: RequestView, options: Required<Omit<I
     const y = b.rounds[k];
     compared += 1;
     if (x.result.acceptLen !== y.result.acceptLen || x.result.bonus !== y.result.bonus) {
-      const what = x.result.acceptLen !== y.result.acceptLen ? `accept_len ${x.result.acceptLen} vs ${y.result.acceptLen}` : `bonus ${x.result.bonus} vs ${y.result.bonus}`;
-      differences.push({ segment: Math.min(x.segment, y.segment), event: x.event, message: `request ${a.id} round ${k + 1} (verify event ${x.event}; ${names[1]}: event ${y.event}): ${what} (${names[0]} vs ${names[1]})`, got: x.result.acceptLen, expected: y.result.acceptLen });
+      const what =
+        x.result.acceptLen !== y.result.acceptLen
+          ? `accept_len ${x.result.acceptLen} vs ${y.result.acceptLen}`
+          : `bonus ${x.result.bonus} vs ${y.result.bonus}`;
+      differences.push({
+        segment: Math.min(x.segment, y.segment),
+        event: x.event,
+        message: `request ${a.id} round ${k + 1} (verify event ${x.event}; ${names[1]}: event ${y.event}): ${what} (${names[0]} vs ${names[1]})`,
+        got: x.result.acceptLen,
+        expected: y.result.acceptLen,
+      });
       break;
     }
   }
@@ -181,7 +229,13 @@ export function checkInvariance(subject: Trace, baseline: Trace, options: Invari
   const ids = subject.requests.map((request) => request.id).filter((id) => viewsB.has(id));
   if (ids.length === 0) return notCheckable(options.law, "the two runs share no request");
   const tolerance = options.tolerance ?? toleranceOf(subject);
-  const full = { law: options.law, subject: options.subject, baseline: options.baseline, rows: options.rows ?? true, tolerance };
+  const full = {
+    law: options.law,
+    subject: options.subject,
+    baseline: options.baseline,
+    rows: options.rows ?? true,
+    tolerance,
+  };
   const tally = new LawTally(options.law);
   for (const id of ids) {
     const { compared, nearTies, differences } = compareRequest(viewsA.get(id)!, viewsB.get(id)!, full);
@@ -192,7 +246,14 @@ export function checkInvariance(subject: Trace, baseline: Trace, options: Invari
       tally.ties += 1;
       continue;
     }
-    tally.fail({ request: id, message: `${options.law}: ${first.message}`, event: first.event, index: first.index, expected: first.expected, got: first.got });
+    tally.fail({
+      request: id,
+      message: `${options.law}: ${first.message}`,
+      event: first.event,
+      index: first.index,
+      expected: first.expected,
+      got: first.got,
+    });
   }
   return tally.result();
 }

@@ -40,7 +40,13 @@ export class LawTally {
   }
 
   result(): LawResult {
-    return { law: this.law, status: this.violation ? "fails" : "holds", checked: this.checked, ties: this.ties, ...(this.violation ? { violation: this.violation } : {}) };
+    return {
+      law: this.law,
+      status: this.violation ? "fails" : "holds",
+      checked: this.checked,
+      ties: this.ties,
+      ...(this.violation ? { violation: this.violation } : {}),
+    };
   }
 }
 

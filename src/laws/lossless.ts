@@ -22,7 +22,11 @@ export async function checkLossless(pairs: readonly OutputPair[], oracle: Refere
  * Two runs of the same requests must emit the same tokens, tie-aware (lossless: speculative vs
  * target-only; retract/resume invariance: with vs without retracts; and the other invariances).
  */
-export async function checkOutputsAgree(law: string, pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
+export async function checkOutputsAgree(
+  law: string,
+  pairs: readonly OutputPair[],
+  oracle: ReferenceOracle,
+): Promise<LawResult> {
   const tally = new LawTally(law);
   for (const { request, targetOnly, baselineAborted } of pairs) {
     const speculative = request.output;
@@ -34,7 +38,11 @@ export async function checkOutputsAgree(law: string, pairs: readonly OutputPair[
     tally.checked += index;
     if (index === common) {
       if (speculative.length !== targetOnly.length && !aborted) {
-        tally.fail({ message: `request ${request.id}: ${speculative.length} tokens, the baseline (${law === LOSSLESS ? "target-only" : "reference run"}) has ${targetOnly.length}`, request: request.id, index });
+        tally.fail({
+          message: `request ${request.id}: ${speculative.length} tokens, the baseline (${law === LOSSLESS ? "target-only" : "reference run"}) has ${targetOnly.length}`,
+          request: request.id,
+          index,
+        });
       }
       continue;
     }

@@ -31,11 +31,26 @@ export function acceptanceStats(trace: Trace, numSteps: number): AcceptanceStats
     uncutRounds += 1;
     if (result.acceptLen === numSteps + 1) fullAcceptRounds += 1;
   }
-  return { rounds: rounds.length, uncutRounds, fullAcceptRounds, histogram, meanAcceptLen: rounds.length ? total / rounds.length : 0 };
+  return {
+    rounds: rounds.length,
+    uncutRounds,
+    fullAcceptRounds,
+    histogram,
+    meanAcceptLen: rounds.length ? total / rounds.length : 0,
+  };
 }
 
-export async function checkMirrorAcceptance(trace: Trace, numSteps: number, numDraftTokens: number, oracle: ReferenceOracle): Promise<LawResult> {
-  if (numDraftTokens - 1 < numSteps) return notCheckable(MIRROR_ACCEPTANCE, `a tree of ${numDraftTokens - 1} drafts cannot hold the greedy chain of ${numSteps}`);
+export async function checkMirrorAcceptance(
+  trace: Trace,
+  numSteps: number,
+  numDraftTokens: number,
+  oracle: ReferenceOracle,
+): Promise<LawResult> {
+  if (numDraftTokens - 1 < numSteps)
+    return notCheckable(
+      MIRROR_ACCEPTANCE,
+      `a tree of ${numDraftTokens - 1} drafts cannot hold the greedy chain of ${numSteps}`,
+    );
   const rounds = readRounds(trace);
   if (rounds.length === 0) return notCheckable(MIRROR_ACCEPTANCE, "the trace has no verify events with results");
   const tally = new LawTally(MIRROR_ACCEPTANCE);

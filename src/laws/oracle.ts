@@ -4,7 +4,14 @@ import type { LoadedModels } from "../engine/run-case.ts";
 import { sessionFor } from "../engine/run-case.ts";
 import { draftLogitScale, type ModelSpec } from "../model/spec.ts";
 import type { ModelSession, RuntimeOptions } from "../runtime/ort.ts";
-import { recomputeDraftRow, recomputeModuleRow, teacherForcedTarget, type DraftRowReference, type RowPrediction, type TeacherForcedTarget } from "../reference/cache-free.ts";
+import {
+  recomputeDraftRow,
+  recomputeModuleRow,
+  teacherForcedTarget,
+  type DraftRowReference,
+  type RowPrediction,
+  type TeacherForcedTarget,
+} from "../reference/cache-free.ts";
 import { epsilonFor } from "./law.ts";
 
 export class ReferenceOracle {
@@ -30,7 +37,9 @@ export class ReferenceOracle {
   static async create(models: LoadedModels, runtime: RuntimeOptions): Promise<ReferenceOracle> {
     const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
     const graphs = models.draft?.graphs ?? [];
-    const sessions = await Promise.all(graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)));
+    const sessions = await Promise.all(
+      graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)),
+    );
     const scale = models.draft ? draftLogitScale(models.draft.spec) : 1;
     return new ReferenceOracle(models.spec, target, sessions[0], sessions, graphs[0]?.layers ?? 0, runtime, scale);
   }
@@ -55,7 +64,11 @@ export class ReferenceOracle {
    * end of the draft path `pathTokens` ([] is the draft-extend row at anchor L - 1, which yields the
    * root's candidates). Memoized per path, so a tree costs one forward per node.
    */
-  draftRow(sequence: readonly number[], rootPosition: number, pathTokens: readonly number[]): Promise<DraftRowReference> {
+  draftRow(
+    sequence: readonly number[],
+    rootPosition: number,
+    pathTokens: readonly number[],
+  ): Promise<DraftRowReference> {
     if (!this.draft) throw new Error("no draft model");
     const key = `${sequence.join(",")}|${rootPosition}|${pathTokens.join(",")}`;
     let memo = this.draftMemo.get(key);
@@ -64,8 +77,17 @@ export class ReferenceOracle {
         // By causality the whole sequence's forward holds every prefix's hidden states: one forward per request.
         const target = await this.targetOver(sequence);
         const pathHidden = [];
-        for (let depth = 0; depth < pathTokens.length; depth++) pathHidden.push((await this.draftRow(sequence, rootPosition, pathTokens.slice(0, depth))).hidden);
-        return recomputeDraftRow(this.draft!, this.spec, this.draftLayers, target, rootPosition, pathTokens, pathHidden);
+        for (let depth = 0; depth < pathTokens.length; depth++)
+          pathHidden.push((await this.draftRow(sequence, rootPosition, pathTokens.slice(0, depth))).hidden);
+        return recomputeDraftRow(
+          this.draft!,
+          this.spec,
+          this.draftLayers,
+          target,
+          rootPosition,
+          pathTokens,
+          pathHidden,
+        );
       })();
       this.draftMemo.set(key, memo);
     }
@@ -76,10 +98,19 @@ export class ReferenceOracle {
    * Multi-layer: module k's row at lastAnchor recomputed without a cache, over the verified tokens up to
    * the round's root x_L followed by the round's drafts (none for a persisted extend row).
    */
-  async moduleRow(sequence: readonly number[], module: number, lastAnchor: number, rootPosition: number, drafts: readonly number[]): Promise<RowPrediction> {
+  async moduleRow(
+    sequence: readonly number[],
+    module: number,
+    lastAnchor: number,
+    rootPosition: number,
+    drafts: readonly number[],
+  ): Promise<RowPrediction> {
     const session = this.modules[module];
     if (!session) throw new Error(`no draft module ${module}`);
     const target = await this.targetOver(sequence);
-    return recomputeModuleRow(session, this.spec, this.draftLayers, target, module, lastAnchor, [...sequence.slice(0, rootPosition + 1), ...drafts]);
+    return recomputeModuleRow(session, this.spec, this.draftLayers, target, module, lastAnchor, [
+      ...sequence.slice(0, rootPosition + 1),
+      ...drafts,
+    ]);
   }
 }

@@ -16,6 +16,12 @@ export function unpagedTwin(testCase: Case): Case {
 export function checkPageSizeInvariance(paged: Trace, unpaged: Trace, tolerance?: Tolerance): LawResult {
   const pageSize = (paged.config as { pageSize?: number } | undefined)?.pageSize;
   const baselinePage = (unpaged.config as { pageSize?: number } | undefined)?.pageSize;
-  if (pageSize !== undefined && pageSize === baselinePage) return notCheckable(PAGE_SIZE_INVARIANCE, `both runs use page size ${pageSize}`);
-  return checkInvariance(paged, unpaged, { law: PAGE_SIZE_INVARIANCE, subject: `page size ${pageSize ?? "?"}`, baseline: `page size ${baselinePage ?? "?"}`, tolerance });
+  if (pageSize !== undefined && pageSize === baselinePage)
+    return notCheckable(PAGE_SIZE_INVARIANCE, `both runs use page size ${pageSize}`);
+  return checkInvariance(paged, unpaged, {
+    law: PAGE_SIZE_INVARIANCE,
+    subject: `page size ${pageSize ?? "?"}`,
+    baseline: `page size ${baselinePage ?? "?"}`,
+    tolerance,
+  });
 }

@@ -9,7 +9,8 @@ export const PER_STEP_POOLS = "per-step pools";
 export function checkPerStepPools(trace: Trace): LawResult {
   const moduleEvents = trace.events.filter((event) => event.module !== undefined);
   if (moduleEvents.length === 0) return notCheckable(PER_STEP_POOLS, "the trace has no multi-layer (module) events");
-  if (moduleEvents.some((event) => event.pool === undefined)) return notCheckable(PER_STEP_POOLS, "module events carry no pool id");
+  if (moduleEvents.some((event) => event.pool === undefined))
+    return notCheckable(PER_STEP_POOLS, "module events carry no pool id");
   const tally = new LawTally(PER_STEP_POOLS);
   const poolOfModule = new Map<number, string>();
   const moduleOfPool = new Map<string, number>();
@@ -20,9 +21,15 @@ export function checkPerStepPools(trace: Trace): LawResult {
     const ownPool = poolOfModule.get(module);
     const owner = moduleOfPool.get(pool);
     if (ownPool !== undefined && ownPool !== pool) {
-      tally.fail({ event: event.index, message: `${event.phase} event ${event.index} runs module ${module} on pool ${pool}, but module ${module} earlier used pool ${ownPool}` });
+      tally.fail({
+        event: event.index,
+        message: `${event.phase} event ${event.index} runs module ${module} on pool ${pool}, but module ${module} earlier used pool ${ownPool}`,
+      });
     } else if (owner !== undefined && owner !== module) {
-      tally.fail({ event: event.index, message: `${event.phase} event ${event.index} runs module ${module} on pool ${pool}, which belongs to module ${owner}` });
+      tally.fail({
+        event: event.index,
+        message: `${event.phase} event ${event.index} runs module ${module} on pool ${pool}, which belongs to module ${owner}`,
+      });
     }
     if (ownPool === undefined) poolOfModule.set(module, pool);
     if (owner === undefined) moduleOfPool.set(pool, module);

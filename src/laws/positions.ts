@@ -15,7 +15,8 @@ export function checkPositions(trace: Trace): LawResult {
   // A retract frees the request's KV in every pool; resume rewrites it from position 0.
   const retractsBefore = new Map<number, number[]>();
   for (const entry of trace.lifecycle ?? []) {
-    if (entry.kind === "retract") retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
+    if (entry.kind === "retract")
+      retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
   }
   for (const event of trace.events) {
     for (const request of retractsBefore.get(event.index) ?? []) {
@@ -30,7 +31,12 @@ export function checkPositions(trace: Trace): LawResult {
         const expected = persistedLength.get(key) ?? 0;
         if (row.position !== expected) {
           const what = row.position > expected ? "skips to" : "rewrites";
-          tally.fail({ ...where, message: `${pool} KV of request ${row.request} ${what} position ${row.position}, next expected ${expected}`, expected, got: row.position });
+          tally.fail({
+            ...where,
+            message: `${pool} KV of request ${row.request} ${what} position ${row.position}, next expected ${expected}`,
+            expected,
+            got: row.position,
+          });
         }
         persistedLength.set(key, Math.max(expected, row.position + 1));
       }
@@ -38,7 +44,10 @@ export function checkPositions(trace: Trace): LawResult {
       if (!attended) return;
       if (attended.foreign?.length) {
         const other = attended.foreign[0];
-        tally.fail({ ...where, message: `row of request ${row.request} attends request ${other.request}'s position ${other.position}` });
+        tally.fail({
+          ...where,
+          message: `row of request ${row.request} attends request ${other.request}'s position ${other.position}`,
+        });
         return;
       }
       const seen: number[] = [];
@@ -52,7 +61,10 @@ export function checkPositions(trace: Trace): LawResult {
       seen.sort((a, b) => a - b);
       const exact = seen.length === row.position && seen.every((position, i) => position === i);
       if (!exact || (attended.batchRows && !sawSelf)) {
-        tally.fail({ ...where, message: `row at position ${row.position} of request ${row.request} (${event.phase}) attends positions [${compress(seen)}]${sawSelf ? "" : " without itself"}, expected 0..${row.position - 1} and itself` });
+        tally.fail({
+          ...where,
+          message: `row at position ${row.position} of request ${row.request} (${event.phase}) attends positions [${compress(seen)}]${sawSelf ? "" : " without itself"}, expected 0..${row.position - 1} and itself`,
+        });
       }
     });
   }

@@ -7,7 +7,10 @@ import type { ReferenceOracle } from "./oracle.ts";
 
 export const REFERENCE_DECODE = "reference decode";
 
-export async function checkReferenceDecode(requests: readonly TraceRequest[] | undefined, oracle: ReferenceOracle): Promise<LawResult> {
+export async function checkReferenceDecode(
+  requests: readonly TraceRequest[] | undefined,
+  oracle: ReferenceOracle,
+): Promise<LawResult> {
   if (!requests) return notCheckable(REFERENCE_DECODE, "the trace has no requests with outputs");
   const tally = new LawTally(REFERENCE_DECODE);
   for (const request of requests) {

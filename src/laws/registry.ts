@@ -75,7 +75,11 @@ export const LAWS: readonly LawDefinition[] = [
     summary: "outputs (speculative and target-only) equal a cache-free teacher-forced target forward",
     applies: () => true,
     baseline: true,
-    check: async ({ run, targetOnly, oracle }) => combine(await checkReferenceDecode(run.trace.requests, oracle), await checkReferenceDecode((await targetOnly()).trace.requests, oracle)),
+    check: async ({ run, targetOnly, oracle }) =>
+      combine(
+        await checkReferenceDecode(run.trace.requests, oracle),
+        await checkReferenceDecode((await targetOnly()).trace.requests, oracle),
+      ),
   },
   {
     name: LOSSLESS,
@@ -109,15 +113,18 @@ export const LAWS: readonly LawDefinition[] = [
   {
     name: MIRROR_ACCEPTANCE,
     summary: "a mirror draft accepts every draft of every uncut round",
-    applies: (testCase) => speculative(testCase) && (testCase.draft?.kind === "mirror" || testCase.draft?.kind === "tapped-mirror"),
-    check: ({ testCase, run, oracle }) => checkMirrorAcceptance(run.trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle),
+    applies: (testCase) =>
+      speculative(testCase) && (testCase.draft?.kind === "mirror" || testCase.draft?.kind === "tapped-mirror"),
+    check: ({ testCase, run, oracle }) =>
+      checkMirrorAcceptance(run.trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle),
   },
   {
     name: POSITIONS,
     summary: "persisted KV contiguous per request and pool; each row attends exactly its request's earlier positions",
     applies: () => true,
     baseline: true,
-    check: async ({ run, targetOnly }) => combine(checkPositions(run.trace), checkPositions((await targetOnly()).trace)),
+    check: async ({ run, targetOnly }) =>
+      combine(checkPositions(run.trace), checkPositions((await targetOnly()).trace)),
   },
   {
     name: PHASE_CONTRACTS,
@@ -144,7 +151,10 @@ export const LAWS: readonly LawDefinition[] = [
     baseline: true,
     check: async ({ run, targetOnly }) => {
       const baseline = await targetOnly();
-      return combine(checkKvConservation(run.poolChecks, run.steps, run.slotsInUseAtEnd), checkKvConservation(baseline.poolChecks, baseline.steps, baseline.slotsInUseAtEnd));
+      return combine(
+        checkKvConservation(run.poolChecks, run.steps, run.slotsInUseAtEnd),
+        checkKvConservation(baseline.poolChecks, baseline.steps, baseline.slotsInUseAtEnd),
+      );
     },
   },
   {
@@ -178,7 +188,11 @@ export const LAWS: readonly LawDefinition[] = [
     twins: ["eager"],
     check: async ({ run, twin, oracle }) => {
       const relative = oracle.spec.dtype === "float32" ? 1e-5 : 1e-12;
-      return checkReplayEquivalence((await twin("eager")).trace, run.trace, { epsilon: oracle.draftEpsilon, absolute: oracle.draftEpsilon, relative });
+      return checkReplayEquivalence((await twin("eager")).trace, run.trace, {
+        epsilon: oracle.draftEpsilon,
+        absolute: oracle.draftEpsilon,
+        relative,
+      });
     },
   },
   {
@@ -194,6 +208,10 @@ export const LAWS: readonly LawDefinition[] = [
 export const LAW_NAMES: readonly string[] = LAWS.map((law) => law.name);
 
 export function lawByName(name: string): LawDefinition | undefined {
-  const normal = (text: string) => text.trim().toLowerCase().replace(/[-_\s]+/g, " ");
+  const normal = (text: string) =>
+    text
+      .trim()
+      .toLowerCase()
+      .replace(/[-_\s]+/g, " ");
   return LAWS.find((law) => normal(law.name) === normal(name));
 }

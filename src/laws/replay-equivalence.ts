@@ -23,7 +23,10 @@ export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: R
     tally.checked += 1;
     const where = { event: got.index };
     if (expected.phase !== got.phase || expected.rows.length !== got.rows.length) {
-      tally.fail({ ...where, message: `event ${got.index}: replay ran ${got.phase} with ${got.rows.length} rows, eager ${expected.phase} with ${expected.rows.length}` });
+      tally.fail({
+        ...where,
+        message: `event ${got.index}: replay ran ${got.phase} with ${got.rows.length} rows, eager ${expected.phase} with ${expected.rows.length}`,
+      });
       return tally.result();
     }
     for (let r = 0; r < got.rows.length; r++) {
@@ -32,7 +35,10 @@ export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: R
       const rowWhere = { ...where, index: r, request: b.request };
       for (const field of ["request", "token", "position", "slot", "temporary"] as const) {
         if (a[field] !== b[field]) {
-          tally.fail({ ...rowWhere, message: `event ${got.index} row ${r}: replay ${field} ${String(b[field])}, eager ${String(a[field])}` });
+          tally.fail({
+            ...rowWhere,
+            message: `event ${got.index} row ${r}: replay ${field} ${String(b[field])}, eager ${String(a[field])}`,
+          });
           return tally.result();
         }
       }
@@ -42,15 +48,28 @@ export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: R
           tally.ties += 1;
           return tally.result();
         }
-        tally.fail({ ...rowWhere, message: `event ${got.index} row ${r}: replay predicts ${b.predict}, eager ${a.predict} (margin ${a.margin})`, expected: a.predict, got: b.predict });
+        tally.fail({
+          ...rowWhere,
+          message: `event ${got.index} row ${r}: replay predicts ${b.predict}, eager ${a.predict} (margin ${a.margin})`,
+          expected: a.predict,
+          got: b.predict,
+        });
         return tally.result();
       }
-      if (a.topLogit !== undefined && b.topLogit !== undefined && Math.abs(a.topLogit - b.topLogit) > tolerance.absolute + tolerance.relative * Math.abs(a.topLogit)) {
-        tally.fail({ ...rowWhere, message: `event ${got.index} row ${r}: replay logit ${b.topLogit}, eager ${a.topLogit}` });
+      if (
+        a.topLogit !== undefined &&
+        b.topLogit !== undefined &&
+        Math.abs(a.topLogit - b.topLogit) > tolerance.absolute + tolerance.relative * Math.abs(a.topLogit)
+      ) {
+        tally.fail({
+          ...rowWhere,
+          message: `event ${got.index} row ${r}: replay logit ${b.topLogit}, eager ${a.topLogit}`,
+        });
         return tally.result();
       }
     }
   }
-  if (eager.events.length !== replay.events.length) tally.fail({ message: `replay ran ${replay.events.length} forwards, eager ${eager.events.length}` });
+  if (eager.events.length !== replay.events.length)
+    tally.fail({ message: `replay ran ${replay.events.length} forwards, eager ${eager.events.length}` });
   return tally.result();
 }

@@ -77,7 +77,8 @@ export function compressRanges(positions: readonly number[]): string {
   let start = 0;
   for (let i = 1; i <= positions.length; i++) {
     if (i === positions.length || positions[i] !== positions[i - 1] + 1) {
-      if (positions.length > 0) parts.push(start === i - 1 ? `${positions[start]}` : `${positions[start]}..${positions[i - 1]}`);
+      if (positions.length > 0)
+        parts.push(start === i - 1 ? `${positions[start]}` : `${positions[start]}..${positions[i - 1]}`);
       start = i;
     }
   }
@@ -90,7 +91,16 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
     let view = views.get(id);
     if (!view) {
       const entry = trace.requests?.find((request) => request.id === id);
-      view = { id, prompt: entry?.prompt ?? [], output: entry?.output ?? [], finishReason: entry?.finishReason, pools: new Map(), rounds: [], emissions: [], retracted: false };
+      view = {
+        id,
+        prompt: entry?.prompt ?? [],
+        output: entry?.output ?? [],
+        finishReason: entry?.finishReason,
+        pools: new Map(),
+        rounds: [],
+        emissions: [],
+        retracted: false,
+      };
       views.set(id, view);
     }
     return view;
@@ -99,7 +109,8 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
 
   const retractsBefore = new Map<number, number[]>();
   for (const entry of trace.lifecycle ?? []) {
-    if (entry.kind === "retract") retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
+    if (entry.kind === "retract")
+      retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
   }
   const segments = new Map<number, number>();
   /** Persisted positions already written per request and pool, and whether the request is rebuilding after a retract. */
@@ -114,7 +125,8 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
       // The round the retract cut short is run again after resume: its temporary rows are dropped.
       const segment = segments.get(request) ?? 0;
       for (const rows of view.pools.values()) {
-        while (rows.length > 0 && rows[rows.length - 1].temporary === true && rows[rows.length - 1].segment === segment) rows.pop();
+        while (rows.length > 0 && rows[rows.length - 1].temporary === true && rows[rows.length - 1].segment === segment)
+          rows.pop();
       }
     }
     const pool = poolOf(event);

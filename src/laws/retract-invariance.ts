@@ -16,6 +16,12 @@ export function unretractedTwin(testCase: Case): Case {
 }
 
 export function checkRetractInvariance(retracted: Trace, baseline: Trace, tolerance?: Tolerance): LawResult {
-  if (!(retracted.lifecycle ?? []).some((entry) => entry.kind === "retract")) return notCheckable(RETRACT_INVARIANCE, "no retract landed on an active request");
-  return checkInvariance(retracted, baseline, { law: RETRACT_INVARIANCE, subject: "the retracted run", baseline: "the run without retracts", tolerance });
+  if (!(retracted.lifecycle ?? []).some((entry) => entry.kind === "retract"))
+    return notCheckable(RETRACT_INVARIANCE, "no retract landed on an active request");
+  return checkInvariance(retracted, baseline, {
+    law: RETRACT_INVARIANCE,
+    subject: "the retracted run",
+    baseline: "the run without retracts",
+    tolerance,
+  });
 }

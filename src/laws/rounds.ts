@@ -14,7 +14,12 @@ export function readRounds(trace: Trace): Round[] {
   for (const event of trace.events) {
     if (event.phase !== "verify" || !event.verify) continue;
     for (const result of event.verify) {
-      rounds.push({ event: event.index, request: result.request, result, verifyRows: event.rows.filter((row) => row.request === result.request) });
+      rounds.push({
+        event: event.index,
+        request: result.request,
+        result,
+        verifyRows: event.rows.filter((row) => row.request === result.request),
+      });
     }
   }
   return rounds;

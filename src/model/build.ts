@@ -66,13 +66,21 @@ export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1
   if (draft.kind === "eagle") {
     if (numModules !== 1) throw new Error("multi-layer drafting needs a mirror-family draft");
     const eagle = generateEagleWeights(spec, draft);
-    model = { spec: draft, graphs: [built(writeEagleGraph(spec, target.weights, eagle), 1)], stack: target.weights, eagle };
+    model = {
+      spec: draft,
+      graphs: [built(writeEagleGraph(spec, target.weights, eagle), 1)],
+      stack: target.weights,
+      eagle,
+    };
   } else {
     const stack = draft.kind === "noisy-mirror" ? perturbTargetWeights(spec, target.weights, draft) : target.weights;
     const layerCount = draft.kind === "truncated-mirror" ? Math.min(draft.truncatedLayers, spec.layers) : spec.layers;
     const tap = draft.kind === "tapped-mirror" ? generateTapVector(spec, draft) : undefined;
     const graphs = Array.from({ length: numModules }, (_, step) =>
-      built(writeMirrorGraph(spec, draft, { stack, layerCount, step, tap: tap && { vector: tap, delta: draft.tapDelta } }), layerCount),
+      built(
+        writeMirrorGraph(spec, draft, { stack, layerCount, step, tap: tap && { vector: tap, delta: draft.tapDelta } }),
+        layerCount,
+      ),
     );
     model = { spec: draft, graphs, stack, tap };
   }

@@ -76,7 +76,8 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   const tables = ropeTables(spec);
   const cosTable = g.weight("rope_cos", [tables.rows, headDim], tables.cos);
   const sinTable = g.weight("rope_sin_signed", [tables.rows, headDim], tables.sinSigned);
-  const ropePositions = graph.ropeOffset === 0 ? positions : g.op("Add", [positions, g.int64("rope_offset", [], [graph.ropeOffset])]);
+  const ropePositions =
+    graph.ropeOffset === 0 ? positions : g.op("Add", [positions, g.int64("rope_offset", [], [graph.ropeOffset])]);
   const cos = g.op("Unsqueeze", [g.op("Gather", [cosTable, ropePositions]), axis1]); // [T, 1, hd]
   const sin = g.op("Unsqueeze", [g.op("Gather", [sinTable, ropePositions]), axis1]);
   const half = headDim / 2;
@@ -101,7 +102,8 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   if (prefixLength > 0) {
     const firstColumn = g.op("Slice", [mask, sliceStartA, shape("one", [1]), axis1]);
     const zeros = g.op("Mul", [firstColumn, g.scalar(0)]); // mask values are finite, so * 0 is exactly 0
-    const prefixColumns = prefixLength === 1 ? zeros : g.op("Tile", [zeros, shape("prefix_repeats", [1, prefixLength])]);
+    const prefixColumns =
+      prefixLength === 1 ? zeros : g.op("Tile", [zeros, shape("prefix_repeats", [1, prefixLength])]);
     mask = g.op("Concat", [prefixColumns, mask], { axis: 1 });
   }
 
@@ -138,8 +140,15 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
 
   graph.layers.forEach((layer, l) => {
     const normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
-    const q = rope(g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wq`, [hidden, heads * headDim], layer.wq)]), headsShape]));
-    const k = rope(g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wk`, [hidden, kvDimension], layer.wk)]), kvHeadsShape]));
+    const q = rope(
+      g.op("Reshape", [
+        g.op("MatMul", [normed, g.weight(`l${l}_wq`, [hidden, heads * headDim], layer.wq)]),
+        headsShape,
+      ]),
+    );
+    const k = rope(
+      g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wk`, [hidden, kvDimension], layer.wk)]), kvHeadsShape]),
+    );
     const kFlat = g.op("Reshape", [k, kvFlatShape]);
     const vFlat = g.op("MatMul", [normed, g.weight(`l${l}_wv`, [hidden, kvDimension], layer.wv)]);
     newKeys.push(g.op("Unsqueeze", [kFlat, axis0]));
@@ -157,14 +166,20 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
     const scores = g.op("MatMul", [qHeads, g.op("Transpose", [allKeys], { perm: [0, 2, 1] })]);
     const probs = g.op("Softmax", [g.op("Add", [g.op("Mul", [scores, attentionScale]), mask])], { axis: -1 });
     const attended = g.op("Transpose", [g.op("MatMul", [probs, allValues])], { perm: [1, 0, 2] }); // [T, heads, hd]
-    const projected = g.op("MatMul", [g.op("Reshape", [attended, attnFlatShape]), g.weight(`l${l}_wo`, [heads * headDim, hidden], layer.wo)]);
+    const projected = g.op("MatMul", [
+      g.op("Reshape", [attended, attnFlatShape]),
+      g.weight(`l${l}_wo`, [heads * headDim, hidden], layer.wo),
+    ]);
     x = g.op("Add", [x, projected]);
     const mlpIn = rmsNorm(x, layer.mlpNorm, `l${l}_mlp_norm`);
     const gate = g.op("MatMul", [mlpIn, g.weight(`l${l}_w_gate`, [hidden, intermediate], layer.wGate)]);
     const up = g.op("MatMul", [mlpIn, g.weight(`l${l}_w_up`, [hidden, intermediate], layer.wUp)]);
     // SiLU as gate / (1 + exp(-gate)): ORT has float64 kernels for these, not for Sigmoid on every build.
     const silu = g.op("Div", [gate, g.op("Add", [one, g.op("Exp", [g.op("Neg", [gate])])])]);
-    const down = g.op("MatMul", [g.op("Mul", [silu, up]), g.weight(`l${l}_w_down`, [intermediate, hidden], layer.wDown)]);
+    const down = g.op("MatMul", [
+      g.op("Mul", [silu, up]),
+      g.weight(`l${l}_w_down`, [intermediate, hidden], layer.wDown),
+    ]);
     x = g.op("Add", [x, down]);
   });
 
@@ -180,7 +195,10 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   }
   g.op("Identity", [logits], {}, "logits");
   const topK = Math.min(TOP_K, vocab);
-  g.node("TopK", ["logits", g.int64("top_k", [1], [topK])], { axis: -1, largest: 1, sorted: 1 }, ["top_values", "top_indices"]);
+  g.node("TopK", ["logits", g.int64("top_k", [1], [topK])], { axis: -1, largest: 1, sorted: 1 }, [
+    "top_values",
+    "top_indices",
+  ]);
   // log-sum-exp from primitives (float64 kernels exist for each): max + log(sum(exp(logits - max))).
   const rowMax = g.op("ReduceMax", ["logits", axesLast], { keepdims: 1 });
   const sumExp = g.op("ReduceSum", [g.op("Exp", [g.op("Sub", ["logits", rowMax])]), axesLast], { keepdims: 1 });
@@ -213,7 +231,12 @@ export function writeTargetGraph(spec: ModelSpec, weights: TargetWeights): Uint8
  * Constant K/V of the fixed tokens a mirror skips (BOS for module 0, preamble[0..k] for module k),
  * computed by the float64 reference: a causal prefix's K/V depends only on the prefix itself.
  */
-export function mirrorPrefix(spec: ModelSpec, weights: TargetWeights, prefixTokens: readonly number[], layerCount: number): PrefixKv {
+export function mirrorPrefix(
+  spec: ModelSpec,
+  weights: TargetWeights,
+  prefixTokens: readonly number[],
+  layerCount: number,
+): PrefixKv {
   const reference = referenceTarget(spec, weights, prefixTokens, undefined, layerCount);
   return { keys: reference.keys, values: reference.values, length: prefixTokens.length };
 }
@@ -229,7 +252,8 @@ export interface MirrorGraphOptions {
 
 export function writeMirrorGraph(spec: ModelSpec, draft: DraftSpec, options: MirrorGraphOptions): Uint8Array {
   const prefixTokens = spec.preamble.slice(0, options.step + 1);
-  if (prefixTokens.length !== options.step + 1) throw new Error(`mirror module ${options.step} needs a preamble of ${options.step + 1} tokens`);
+  if (prefixTokens.length !== options.step + 1)
+    throw new Error(`mirror module ${options.step} needs a preamble of ${options.step + 1} tokens`);
   return writeStackGraph(spec, options.stack, {
     name: `${spec.name}-${draft.kind}-step${options.step}`,
     layers: options.stack.layers.slice(0, options.layerCount),

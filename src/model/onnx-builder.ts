@@ -113,7 +113,13 @@ export class GraphBuilder {
   }
 
   /** Appends a node; returns its output names (fresh unless given). */
-  node(opType: string, inputs: readonly string[], attrs: Record<string, AttrValue> = {}, outputs?: readonly string[], numOutputs = 1): string[] {
+  node(
+    opType: string,
+    inputs: readonly string[],
+    attrs: Record<string, AttrValue> = {},
+    outputs?: readonly string[],
+    numOutputs = 1,
+  ): string[] {
     const outs = outputs ? [...outputs] : Array.from({ length: numOutputs }, () => this.fresh(opType.toLowerCase()));
     this.nodes.push(
       create(NodeProtoSchema, {

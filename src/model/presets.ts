@@ -29,17 +29,52 @@ export const PRESETS: Record<string, ModelSpec> = {
   tiny: preset("tiny", {}),
   "tiny-f64": preset("tiny-f64", { dtype: "float64" }),
   /** Multi-head attention (kvHeads = heads) and a larger vocab. */
-  "small-mha": preset("small-mha", { vocab: 256, hidden: 64, heads: 4, kvHeads: 4, headDim: 16, intermediate: 128, seed: 7 }),
+  "small-mha": preset("small-mha", {
+    vocab: 256,
+    hidden: 64,
+    heads: 4,
+    kvHeads: 4,
+    headDim: 16,
+    intermediate: 128,
+    seed: 7,
+  }),
   /** Deeper, grouped-query (8 heads over 2 KV heads); the EOS id is likely to be emitted. */
-  "small-gqa": preset("small-gqa", { vocab: 48, hidden: 64, layers: 3, heads: 8, kvHeads: 2, headDim: 8, intermediate: 96, seed: 11 }),
+  "small-gqa": preset("small-gqa", {
+    vocab: 48,
+    hidden: 64,
+    layers: 3,
+    heads: 8,
+    kvHeads: 2,
+    headDim: 8,
+    intermediate: 96,
+    seed: 11,
+  }),
   /** A model whose forward takes >= 1 ms on 2 cores: the engine-overhead benchmark runs on it. */
-  medium: preset("medium", { vocab: 2048, hidden: 256, layers: 4, heads: 8, kvHeads: 4, headDim: 32, intermediate: 768, maxPositions: 512, seed: 3 }),
+  medium: preset("medium", {
+    vocab: 2048,
+    hidden: 256,
+    layers: 4,
+    heads: 8,
+    kvHeads: 4,
+    headDim: 32,
+    intermediate: 768,
+    maxPositions: 512,
+    seed: 3,
+  }),
   /**
    * The GPU benchmark's model (~170M parameters, 680 MB in float32): deeper layers contribute a tenth of
    * their residual, so the truncated mirror (its first layer) is a cheap draft that is often right.
    */
   large: preset("large", {
-    vocab: 32000, hidden: 1024, layers: 8, heads: 16, kvHeads: 8, headDim: 64, intermediate: 2816, maxPositions: 1024, seed: 5,
+    vocab: 32000,
+    hidden: 1024,
+    layers: 8,
+    heads: 16,
+    kvHeads: 8,
+    headDim: 64,
+    intermediate: 2816,
+    maxPositions: 1024,
+    seed: 5,
     residualScale: { fromLayer: 1, factor: 0.1 },
   }),
 };

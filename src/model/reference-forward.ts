@@ -40,7 +40,14 @@ function rmsNorm(x: Float64Array, rows: number, dim: number, gain: ArrayLike<num
 }
 
 /** HF Llama rotate-half RoPE on [rows, numHeads, headDim] in place. */
-function applyRope(x: Float64Array, rows: number, numHeads: number, headDim: number, positions: readonly number[], theta: number): void {
+function applyRope(
+  x: Float64Array,
+  rows: number,
+  numHeads: number,
+  headDim: number,
+  positions: readonly number[],
+  theta: number,
+): void {
   const half = headDim / 2;
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < half; i++) {
@@ -142,16 +149,29 @@ export function runLayers(
 
 function embed(spec: ModelSpec, weights: TargetWeights, tokens: readonly number[]): Float64Array {
   const out = new Float64Array(tokens.length * spec.hidden);
-  tokens.forEach((token, row) => out.set(weights.embed.subarray(token * spec.hidden, (token + 1) * spec.hidden), row * spec.hidden));
+  tokens.forEach((token, row) =>
+    out.set(weights.embed.subarray(token * spec.hidden, (token + 1) * spec.hidden), row * spec.hidden),
+  );
   return out;
 }
 
 /** Target: tokens at positions 0..T-1 (or the given positions). hidden = final-normed LM-head input. */
-export function referenceTarget(spec: ModelSpec, weights: TargetWeights, tokens: readonly number[], positions?: readonly number[], layerCount = spec.layers): HeadOutput & LayerKv {
+export function referenceTarget(
+  spec: ModelSpec,
+  weights: TargetWeights,
+  tokens: readonly number[],
+  positions?: readonly number[],
+  layerCount = spec.layers,
+): HeadOutput & LayerKv {
   const pos = positions ?? tokens.map((_, i) => i);
   const stack = runLayers(spec, weights.layers.slice(0, layerCount), embed(spec, weights, tokens), pos);
   const hidden = rmsNorm(stack.residual, tokens.length, spec.hidden, weights.finalNorm, spec.rmsEps);
-  return { logits: matmul(hidden, tokens.length, spec.hidden, weights.lmHead, spec.vocab), hidden, keys: stack.keys, values: stack.values };
+  return {
+    logits: matmul(hidden, tokens.length, spec.hidden, weights.lmHead, spec.vocab),
+    hidden,
+    keys: stack.keys,
+    values: stack.values,
+  };
 }
 
 /**

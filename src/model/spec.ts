@@ -30,7 +30,13 @@ export interface ModelSpec {
 }
 
 export type DraftKind = "mirror" | "tapped-mirror" | "noisy-mirror" | "truncated-mirror" | "eagle";
-export const DRAFT_KINDS: readonly DraftKind[] = ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"];
+export const DRAFT_KINDS: readonly DraftKind[] = [
+  "mirror",
+  "tapped-mirror",
+  "noisy-mirror",
+  "truncated-mirror",
+  "eagle",
+];
 
 export interface DraftSpec {
   kind: DraftKind;
@@ -57,7 +63,10 @@ export function draftLogitScale(draft: DraftSpec): number {
 }
 
 export class SpecError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field}: ${message}`);
     this.name = "SpecError";
   }
@@ -65,19 +74,32 @@ export class SpecError extends Error {
 
 /** Throws SpecError naming the first impossible field. */
 export function validateModelSpec(spec: ModelSpec): void {
-  const positive: (keyof ModelSpec)[] = ["vocab", "hidden", "layers", "heads", "kvHeads", "headDim", "intermediate", "maxPositions"];
+  const positive: (keyof ModelSpec)[] = [
+    "vocab",
+    "hidden",
+    "layers",
+    "heads",
+    "kvHeads",
+    "headDim",
+    "intermediate",
+    "maxPositions",
+  ];
   for (const field of positive) {
     const value = spec[field];
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new SpecError(field, `must be an integer >= 1, got ${JSON.stringify(value)}`);
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
+      throw new SpecError(field, `must be an integer >= 1, got ${JSON.stringify(value)}`);
   }
   if (spec.heads % spec.kvHeads !== 0) throw new SpecError("heads", `must be a multiple of kvHeads (${spec.kvHeads})`);
   if (spec.headDim % 2 !== 0) throw new SpecError("headDim", "must be even (RoPE rotates pairs)");
   if (spec.dtype !== "float32" && spec.dtype !== "float64") throw new SpecError("dtype", `must be float32 or float64`);
   for (const field of ["bosId", "eosId"] as const) {
-    if (!Number.isInteger(spec[field]) || spec[field] < 0 || spec[field] >= spec.vocab) throw new SpecError(field, `must be a token id below vocab`);
+    if (!Number.isInteger(spec[field]) || spec[field] < 0 || spec[field] >= spec.vocab)
+      throw new SpecError(field, `must be a token id below vocab`);
   }
-  if (spec.preamble.length < 1 || spec.preamble[0] !== spec.bosId) throw new SpecError("preamble", "must start with bosId");
-  if (spec.preamble.some((t) => !Number.isInteger(t) || t < 0 || t >= spec.vocab)) throw new SpecError("preamble", "token ids must be below vocab");
+  if (spec.preamble.length < 1 || spec.preamble[0] !== spec.bosId)
+    throw new SpecError("preamble", "must start with bosId");
+  if (spec.preamble.some((t) => !Number.isInteger(t) || t < 0 || t >= spec.vocab))
+    throw new SpecError("preamble", "token ids must be below vocab");
 }
 
 export function kvDim(spec: ModelSpec): number {

@@ -93,7 +93,9 @@ export function generateTargetWeights(spec: ModelSpec): TargetWeights {
   const scale = spec.residualScale;
   if (scale) {
     for (const layer of layers.slice(scale.fromLayer)) {
-      for (const matrix of [layer.wo, layer.wDown]) for (let i = 0; i < matrix.length; i++) matrix[i] = spec.dtype === "float32" ? Math.fround(matrix[i] * scale.factor) : matrix[i] * scale.factor;
+      for (const matrix of [layer.wo, layer.wDown])
+        for (let i = 0; i < matrix.length; i++)
+          matrix[i] = spec.dtype === "float32" ? Math.fround(matrix[i] * scale.factor) : matrix[i] * scale.factor;
     }
   }
   const finalNorm = r(gauss.fill(spec.hidden, 0.1, 1));
@@ -114,7 +116,11 @@ export function generateEagleWeights(spec: ModelSpec, draft: DraftSpec): EagleWe
 export function perturbTargetWeights(spec: ModelSpec, weights: TargetWeights, draft: DraftSpec): TargetWeights {
   const gauss = new Gaussian(draft.seed * 104729 + 3);
   const perturb = (values: Float64Array | undefined): Float64Array | undefined =>
-    values && roundTo(spec.dtype, values.map((v) => v * (1 + draft.noiseAlpha * gauss.next())));
+    values &&
+    roundTo(
+      spec.dtype,
+      values.map((v) => v * (1 + draft.noiseAlpha * gauss.next())),
+    );
   return {
     embed: weights.embed,
     layers: weights.layers.map((layer) => ({

@@ -28,8 +28,18 @@ function causalMask(rows: number, dtype: ModelSpec["dtype"]): FloatArray {
 }
 
 /** One forward over a whole causal sequence with an empty KV context. */
-async function runCacheFree(session: ModelSession, spec: ModelSpec, layers: number, tokens: readonly number[], positions: readonly number[], hiddenIn?: FloatArray) {
-  const emptyCache = spec.dtype === "float32" ? new Float32Array(layers * spec.kvHeads * spec.headDim) : new Float64Array(layers * spec.kvHeads * spec.headDim);
+async function runCacheFree(
+  session: ModelSession,
+  spec: ModelSpec,
+  layers: number,
+  tokens: readonly number[],
+  positions: readonly number[],
+  hiddenIn?: FloatArray,
+) {
+  const emptyCache =
+    spec.dtype === "float32"
+      ? new Float32Array(layers * spec.kvHeads * spec.headDim)
+      : new Float64Array(layers * spec.kvHeads * spec.headDim);
   const result = await session.run({
     tokens: BigInt64Array.from(tokens, BigInt),
     positions: BigInt64Array.from(positions, BigInt),
@@ -47,8 +57,18 @@ async function runCacheFree(session: ModelSession, spec: ModelSpec, layers: numb
   return { predictions, hidden: result.hidden };
 }
 
-export async function teacherForcedTarget(session: ModelSession, spec: ModelSpec, tokens: readonly number[]): Promise<TeacherForcedTarget> {
-  const { predictions, hidden } = await runCacheFree(session, spec, spec.layers, tokens, tokens.map((_, i) => i));
+export async function teacherForcedTarget(
+  session: ModelSession,
+  spec: ModelSpec,
+  tokens: readonly number[],
+): Promise<TeacherForcedTarget> {
+  const { predictions, hidden } = await runCacheFree(
+    session,
+    spec,
+    spec.layers,
+    tokens,
+    tokens.map((_, i) => i),
+  );
   return { tokens, predictions, hidden };
 }
 
@@ -77,7 +97,14 @@ export async function recomputeDraftRow(
   const L = rootPosition;
   const tokens = [...target.tokens.slice(1, L + 1), ...pathTokens];
   const hiddenIn = concatRows([target.hidden.slice(0, L * width), ...pathHidden], spec.dtype);
-  const out = await runCacheFree(session, spec, draftLayers, tokens, tokens.map((_, i) => i), hiddenIn);
+  const out = await runCacheFree(
+    session,
+    spec,
+    draftLayers,
+    tokens,
+    tokens.map((_, i) => i),
+    hiddenIn,
+  );
   const last = tokens.length - 1;
   return { prediction: out.predictions[last], hidden: out.hidden.slice(last * width, (last + 1) * width) };
 }
@@ -98,7 +125,14 @@ export async function recomputeModuleRow(
 ): Promise<RowPrediction> {
   const rows = lastAnchor + 1;
   const tokens = Array.from({ length: rows }, (_, anchor) => extended[anchor + module + 1]);
-  const out = await runCacheFree(session, spec, draftLayers, tokens, tokens.map((_, i) => i), target.hidden.slice(0, rows * spec.hidden));
+  const out = await runCacheFree(
+    session,
+    spec,
+    draftLayers,
+    tokens,
+    tokens.map((_, i) => i),
+    target.hidden.slice(0, rows * spec.hidden),
+  );
   return out.predictions[rows - 1];
 }
 

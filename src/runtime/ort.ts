@@ -64,7 +64,11 @@ export interface ForwardResult {
 export const ENGINE_OUTPUTS = ["top_values", "top_indices", "log_normalizer", "hidden", "k_new", "v_new"];
 
 export class RuntimeError extends Error {
-  constructor(message: string, readonly ep: ExecutionProvider, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    readonly ep: ExecutionProvider,
+    override readonly cause?: unknown,
+  ) {
     super(message);
     this.name = "RuntimeError";
   }
@@ -75,7 +79,8 @@ function providerHint(ep: ExecutionProvider): string {
   if (ep === "cuda") {
     return "the CUDA EP libraries are missing: install onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 (internet), or copy the CUDA 13 provider .so files next to libonnxruntime.so.1 and set LD_LIBRARY_PATH (see docs/gpu.md)";
   }
-  if (ep === "webgpu") return "the WebGPU EP needs a Vulkan loader (libvulkan1) and the GPU's ICD (VK_DRIVER_FILES); see docs/gpu.md";
+  if (ep === "webgpu")
+    return "the WebGPU EP needs a Vulkan loader (libvulkan1) and the GPU's ICD (VK_DRIVER_FILES); see docs/gpu.md";
   return "";
 }
 
@@ -88,9 +93,17 @@ export class ModelSession {
     readonly ep: ExecutionProvider,
   ) {}
 
-  static async create(bytes: Uint8Array, dtype: Dtype, hiddenSize: number, options: RuntimeOptions): Promise<ModelSession> {
+  static async create(
+    bytes: Uint8Array,
+    dtype: Dtype,
+    hiddenSize: number,
+    options: RuntimeOptions,
+  ): Promise<ModelSession> {
     if (options.ep === "webgpu" && dtype === "float64") {
-      throw new RuntimeError("the WebGPU EP has no float64 kernels: use a float32 model spec with --ep webgpu", options.ep);
+      throw new RuntimeError(
+        "the WebGPU EP has no float64 kernels: use a float32 model spec with --ep webgpu",
+        options.ep,
+      );
     }
     if (options.ep === "cuda") {
       // cuBLAS and cuDNN use TF32 (a 10-bit mantissa) for float32 matmuls on Ampere and later by default,
@@ -111,7 +124,11 @@ export class ModelSession {
     } catch (error) {
       const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
       const hint = providerHint(options.ep);
-      throw new RuntimeError(`cannot create an ONNX Runtime session on EP '${options.ep}': ${hint || reason}${hint ? ` (${reason})` : ""}`, options.ep, error);
+      throw new RuntimeError(
+        `cannot create an ONNX Runtime session on EP '${options.ep}': ${hint || reason}${hint ? ` (${reason})` : ""}`,
+        options.ep,
+        error,
+      );
     }
   }
 
@@ -135,7 +152,10 @@ export class ModelSession {
   }
 
   async run(feeds: ForwardFeeds): Promise<ForwardResult> {
-    const out = await this.session.run(this.tensorsFor(feeds), feeds.withLogits ? [...ENGINE_OUTPUTS, "logits"] : ENGINE_OUTPUTS);
+    const out = await this.session.run(
+      this.tensorsFor(feeds),
+      feeds.withLogits ? [...ENGINE_OUTPUTS, "logits"] : ENGINE_OUTPUTS,
+    );
     return {
       logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
       topValues: out.top_values.data as FloatArray,

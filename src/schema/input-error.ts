@@ -14,9 +14,16 @@ export class InputError extends Error {
   /** All schema issues found, when the error comes from schema validation (the message names the first). */
   readonly issues: readonly ValidationIssue[];
 
-  constructor(file: string, path: string | undefined, detail: string, options: { issues?: readonly ValidationIssue[]; cause?: unknown } = {}) {
+  constructor(
+    file: string,
+    path: string | undefined,
+    detail: string,
+    options: { issues?: readonly ValidationIssue[]; cause?: unknown } = {},
+  ) {
     const oneLine = detail.replace(/\s*\n\s*/g, " ");
-    super(path === undefined ? `${file}: ${oneLine}` : `${file}: ${displayPath(path)}: ${oneLine}`, { cause: options.cause });
+    super(path === undefined ? `${file}: ${oneLine}` : `${file}: ${displayPath(path)}: ${oneLine}`, {
+      cause: options.cause,
+    });
     this.name = "InputError";
     this.file = file;
     this.path = path;
@@ -37,7 +44,13 @@ export function readInputFile(path: string): string {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const detail =
-      code === "ENOENT" ? "file not found" : code === "EISDIR" ? "is a directory, not a file" : code === "EACCES" ? "permission denied" : `cannot read: ${(err as Error).message}`;
+      code === "ENOENT"
+        ? "file not found"
+        : code === "EISDIR"
+          ? "is a directory, not a file"
+          : code === "EACCES"
+            ? "permission denied"
+            : `cannot read: ${(err as Error).message}`;
     throw new InputError(path, undefined, detail, { cause: err });
   }
 }

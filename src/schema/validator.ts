@@ -53,7 +53,10 @@ export function formatVersionIssue(data: unknown, kind: string, supported: numbe
   if (typeof data !== "object" || data === null || Array.isArray(data) || !("formatVersion" in data)) return undefined;
   const version = (data as { formatVersion: unknown }).formatVersion;
   if (version === supported) return undefined;
-  return { path: "/formatVersion", message: `unsupported ${kind} format version ${JSON.stringify(version)} (this specconf reads ${supported})` };
+  return {
+    path: "/formatVersion",
+    message: `unsupported ${kind} format version ${JSON.stringify(version)} (this specconf reads ${supported})`,
+  };
 }
 
 /** `case.json: /engine/numSteps must be >= 1` */
@@ -145,7 +148,10 @@ function belongsTo(error: ErrorObject, union: ErrorObject): boolean {
 }
 
 function isUnion(error: ErrorObject): boolean {
-  return error.keyword === "anyOf" || (error.keyword === "oneOf" && (error.params as { passingSchemas?: unknown }).passingSchemas == null);
+  return (
+    error.keyword === "anyOf" ||
+    (error.keyword === "oneOf" && (error.params as { passingSchemas?: unknown }).passingSchemas == null)
+  );
 }
 
 export function issuesFromAjv(errors: readonly ErrorObject[]): ValidationIssue[] {
@@ -166,7 +172,12 @@ function simplify(errors: readonly ErrorObject[]): RawIssue[] {
   const out: RawIssue[] = [];
   for (const error of errors) {
     if (outer.includes(error)) {
-      out.push(...resolveUnion(error, errors.filter((e) => belongsTo(e, error))));
+      out.push(
+        ...resolveUnion(
+          error,
+          errors.filter((e) => belongsTo(e, error)),
+        ),
+      );
     } else if (!outer.some((u) => belongsTo(error, u))) {
       out.push(toIssue(error));
     }
@@ -233,7 +244,12 @@ function toIssue(error: ErrorObject): RawIssue {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case "required":
-      return { path: `${at}/${pointerToken(String(params.missingProperty))}`, at, message: "is required", shallow: true };
+      return {
+        path: `${at}/${pointerToken(String(params.missingProperty))}`,
+        at,
+        message: "is required",
+        shallow: true,
+      };
     case "additionalProperties":
       return {
         path: `${at}/${pointerToken(String(params.additionalProperty))}`,

@@ -58,9 +58,7 @@ export function compareTokens(
 ): TokenComparison {
   checkEpsilon(epsilon);
   if (margins.length < expected.length) {
-    throw new RangeError(
-      `margins has ${margins.length} entries for ${expected.length} expected tokens`,
-    );
+    throw new RangeError(`margins has ${margins.length} entries for ${expected.length} expected tokens`);
   }
   const n = Math.min(expected.length, got.length);
   for (let i = 0; i < n; i++) {
@@ -93,9 +91,7 @@ function checkRow(logits: ArrayLike<number>, offset: number, width: number): voi
     throw new RangeError(`width must be an integer >= 1, got ${width}`);
   }
   if (!Number.isInteger(offset) || offset < 0 || offset + width > logits.length) {
-    throw new RangeError(
-      `logits row [${offset}, ${offset + width}) is outside an array of length ${logits.length}`,
-    );
+    throw new RangeError(`logits row [${offset}, ${offset + width}) is outside an array of length ${logits.length}`);
   }
 }
 

@@ -20,7 +20,9 @@ const Attended = Type.Object(
     /** Rows of this same forward attended, including itself. */
     batchRows: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
     /** Slots attended that belong to another request (a leak): request and position. */
-    foreign: Type.Optional(Type.Array(Type.Object({ request: Type.Integer(), position: Type.Integer() }, { additionalProperties: false }))),
+    foreign: Type.Optional(
+      Type.Array(Type.Object({ request: Type.Integer(), position: Type.Integer() }, { additionalProperties: false })),
+    ),
   },
   { additionalProperties: false },
 );
@@ -88,7 +90,12 @@ export const TraceRequestSchema = Type.Object(
     id: Type.Integer({ minimum: 0 }),
     prompt: Type.Array(Type.Integer({ minimum: 0 })),
     output: Type.Array(Type.Integer({ minimum: 0 })),
-    finishReason: Type.Union([Type.Literal("length"), Type.Literal("eos"), Type.Literal("abort"), Type.Literal("unfinished")]),
+    finishReason: Type.Union([
+      Type.Literal("length"),
+      Type.Literal("eos"),
+      Type.Literal("abort"),
+      Type.Literal("unfinished"),
+    ]),
   },
   { additionalProperties: false },
 );
@@ -119,7 +126,12 @@ export const TraceSchema = Type.Object(
       },
       { additionalProperties: true },
     ),
-    models: Type.Optional(Type.Object({ target: Type.String(), draft: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false })),
+    models: Type.Optional(
+      Type.Object(
+        { target: Type.String(), draft: Type.Optional(Type.Array(Type.String())) },
+        { additionalProperties: false },
+      ),
+    ),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     requests: Type.Optional(Type.Array(TraceRequestSchema)),
     events: Type.Array(TraceEventSchema),

@@ -21,7 +21,12 @@ function checkReadable(path: string): void {
   } catch (err) {
     if (err instanceof InputError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError(path, undefined, code === "ENOENT" ? "file not found" : `cannot read: ${(err as Error).message}`, { cause: err });
+    throw new InputError(
+      path,
+      undefined,
+      code === "ENOENT" ? "file not found" : `cannot read: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -44,7 +49,9 @@ export async function* readJsonLines(path: string, options: { maxLineBytes?: num
       return { line, value: parseJsonText(text, label), label };
     } catch (err) {
       if (err instanceof InputError && !endedWithNewline) {
-        throw new InputError(label, undefined, `${err.detail} (the last line has no newline: is the file truncated?)`, { cause: err });
+        throw new InputError(label, undefined, `${err.detail} (the last line has no newline: is the file truncated?)`, {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -56,7 +63,11 @@ export async function* readJsonLines(path: string, options: { maxLineBytes?: num
         const newline = chunk.indexOf(0x0a, start);
         const end = newline < 0 ? chunk.length : newline;
         if (partBytes + (end - start) > maxLineBytes) {
-          throw new InputError(`${path}:${line + 1}`, undefined, `line is longer than ${maxLineBytes} bytes (JSON Lines needs one JSON value per line)`);
+          throw new InputError(
+            `${path}:${line + 1}`,
+            undefined,
+            `line is longer than ${maxLineBytes} bytes (JSON Lines needs one JSON value per line)`,
+          );
         }
         if (end > start) {
           parts.push(chunk.subarray(start, end));

@@ -32,13 +32,22 @@ function fails(law: string, checked: number, violation: NonNullable<LawResult["v
   return { law, status: "fails", checked, ties, violation };
 }
 
-export function checkGoldenTokens(golden: GoldenRequest, output: RequestOutput, epsilon: number): { result: LawResult; stopIndex?: number } {
+export function checkGoldenTokens(
+  golden: GoldenRequest,
+  output: RequestOutput,
+  epsilon: number,
+): { result: LawResult; stopIndex?: number } {
   const id = golden.id;
   const comparison = compareTokens(golden.tokens, golden.margins, output.tokens, epsilon);
   const prefixAllowed = output.finishReason === "abort";
   if (comparison.status === "equal") {
     if (output.finishReason && output.finishReason !== golden.finishReason) {
-      return { result: fails(GOLDEN_TOKENS, comparison.compared, { message: `request ${id}: finish reason '${output.finishReason}', golden '${golden.finishReason}'`, request: id }) };
+      return {
+        result: fails(GOLDEN_TOKENS, comparison.compared, {
+          message: `request ${id}: finish reason '${output.finishReason}', golden '${golden.finishReason}'`,
+          request: id,
+        }),
+      };
     }
     return { result: holds(GOLDEN_TOKENS, comparison.compared) };
   }
@@ -47,13 +56,23 @@ export function checkGoldenTokens(golden: GoldenRequest, output: RequestOutput, 
   if (comparison.got === undefined) {
     if (prefixAllowed) return { result: holds(GOLDEN_TOKENS, comparison.compared), stopIndex: index };
     return {
-      result: fails(GOLDEN_TOKENS, comparison.compared, { message: `request ${id}: ${output.tokens.length} tokens, golden has ${golden.tokens.length} (golden finish '${golden.finishReason}')`, request: id, index, expected: comparison.expected }),
+      result: fails(GOLDEN_TOKENS, comparison.compared, {
+        message: `request ${id}: ${output.tokens.length} tokens, golden has ${golden.tokens.length} (golden finish '${golden.finishReason}')`,
+        request: id,
+        index,
+        expected: comparison.expected,
+      }),
       stopIndex: index,
     };
   }
   if (comparison.expected === undefined) {
     return {
-      result: fails(GOLDEN_TOKENS, comparison.compared, { message: `request ${id}: ${output.tokens.length} tokens, golden stops after ${golden.tokens.length} (finish '${golden.finishReason}')`, request: id, index, got: comparison.got }),
+      result: fails(GOLDEN_TOKENS, comparison.compared, {
+        message: `request ${id}: ${output.tokens.length} tokens, golden stops after ${golden.tokens.length} (finish '${golden.finishReason}')`,
+        request: id,
+        index,
+        got: comparison.got,
+      }),
       stopIndex: index,
     };
   }
@@ -76,18 +95,33 @@ export function checkGoldenTokens(golden: GoldenRequest, output: RequestOutput, 
  * a tie when the golden draft margin there, or the target margin at output o_k + j, is below epsilon.
  * The golden's last round is cut by EOS or max new tokens and is not compared.
  */
-export function checkAcceptLengths(golden: GoldenRequest, output: RequestOutput, epsilon: Epsilon, log: RelaxationLog, stopIndex: number | undefined): LawResult {
+export function checkAcceptLengths(
+  golden: GoldenRequest,
+  output: RequestOutput,
+  epsilon: Epsilon,
+  log: RelaxationLog,
+  stopIndex: number | undefined,
+): LawResult {
   const id = golden.id;
   if (!output.acceptLens) return notCheckable(ACCEPT_LENGTHS, "the output has no acceptLens");
   if (golden.rounds.length === 0) return notCheckable(ACCEPT_LENGTHS, "the golden case has no chain rounds");
   let lens = output.acceptLens;
   if (hasRelaxation(log.profile, RELAXATIONS.acceptLengthDraftsOnly)) {
     lens = lens.map((len) => len + 1);
-    log.record(RELAXATIONS.acceptLengthDraftsOnly, lens.length, `request ${id}: ${lens.length} accept lengths read as drafts only`);
+    log.record(
+      RELAXATIONS.acceptLengthDraftsOnly,
+      lens.length,
+      `request ${id}: ${lens.length} accept lengths read as drafts only`,
+    );
   }
   const zero = lens.findIndex((len) => len < 1);
   if (zero >= 0) {
-    return fails(ACCEPT_LENGTHS, 0, { message: `request ${id} round ${zero}: accept length ${lens[zero]} < 1 (SGLang v1's drafts-only accept_length? use --profile sglang-v1)`, request: id, index: zero, got: lens[zero] });
+    return fails(ACCEPT_LENGTHS, 0, {
+      message: `request ${id} round ${zero}: accept length ${lens[zero]} < 1 (SGLang v1's drafts-only accept_length? use --profile sglang-v1)`,
+      request: id,
+      index: zero,
+      got: lens[zero],
+    });
   }
   let offset = 1;
   let checked = 0;
@@ -96,7 +130,8 @@ export function checkAcceptLengths(golden: GoldenRequest, output: RequestOutput,
     if (k === lastGolden) return holds(ACCEPT_LENGTHS, checked);
     const got = lens[k];
     const round = golden.rounds[k];
-    if (stopIndex !== undefined && offset + Math.max(got, round.acceptLen) - 1 >= stopIndex) return holds(ACCEPT_LENGTHS, checked);
+    if (stopIndex !== undefined && offset + Math.max(got, round.acceptLen) - 1 >= stopIndex)
+      return holds(ACCEPT_LENGTHS, checked);
     checked += 1;
     if (got === round.acceptLen) {
       offset += got;
@@ -105,7 +140,11 @@ export function checkAcceptLengths(golden: GoldenRequest, output: RequestOutput,
     const j = Math.min(got, round.acceptLen) - 1;
     const draftMargin = round.draftMargins[j];
     const targetMargin = golden.margins[offset + j];
-    if ((draftMargin !== undefined && draftMargin < epsilon.draft) || (targetMargin !== undefined && targetMargin < epsilon.target)) return holds(ACCEPT_LENGTHS, checked, 1);
+    if (
+      (draftMargin !== undefined && draftMargin < epsilon.draft) ||
+      (targetMargin !== undefined && targetMargin < epsilon.target)
+    )
+      return holds(ACCEPT_LENGTHS, checked, 1);
     const margins = `draft ${j + 1}: draft margin ${draftMargin?.toPrecision(4) ?? "n/a"}, target margin ${targetMargin?.toPrecision(4) ?? "n/a"}`;
     return fails(ACCEPT_LENGTHS, checked, {
       message: `request ${id} round ${k} (output tokens from ${offset}): accept length ${got}, golden ${round.acceptLen} (${got > round.acceptLen ? "over" : "under"}-accepted; ${margins})`,
@@ -117,23 +156,38 @@ export function checkAcceptLengths(golden: GoldenRequest, output: RequestOutput,
     });
   }
   if (lens.length < golden.rounds.length && output.finishReason !== "abort" && stopIndex === undefined) {
-    return fails(ACCEPT_LENGTHS, checked, { message: `request ${id}: ${lens.length} rounds, golden ${golden.rounds.length}`, request: id, expected: golden.rounds.length, got: lens.length });
+    return fails(ACCEPT_LENGTHS, checked, {
+      message: `request ${id}: ${lens.length} rounds, golden ${golden.rounds.length}`,
+      request: id,
+      expected: golden.rounds.length,
+      got: lens.length,
+    });
   }
   return holds(ACCEPT_LENGTHS, checked);
 }
 
-export function checkFirstRoundDrafts(golden: GoldenRequest, output: RequestOutput, epsilon: Epsilon, stopIndex: number | undefined): LawResult {
+export function checkFirstRoundDrafts(
+  golden: GoldenRequest,
+  output: RequestOutput,
+  epsilon: Epsilon,
+  stopIndex: number | undefined,
+): LawResult {
   const id = golden.id;
   if (!output.firstRoundDrafts) return notCheckable(FIRST_ROUND_DRAFTS, "the output has no firstRoundDrafts");
   const first = golden.rounds[0];
   if (!first) return notCheckable(FIRST_ROUND_DRAFTS, "the golden case has no chain rounds");
-  if (stopIndex === 0) return notCheckable(FIRST_ROUND_DRAFTS, "the first output token already differs: the first round has another root");
+  if (stopIndex === 0)
+    return notCheckable(FIRST_ROUND_DRAFTS, "the first output token already differs: the first round has another root");
   const comparison = compareTokens(first.drafts, first.draftMargins, output.firstRoundDrafts, epsilon.draft);
   if (comparison.status === "equal") return holds(FIRST_ROUND_DRAFTS, comparison.compared);
   if (comparison.status === "tie") return holds(FIRST_ROUND_DRAFTS, comparison.compared, 1);
   const index = comparison.index!;
   if (comparison.expected === undefined || comparison.got === undefined) {
-    return fails(FIRST_ROUND_DRAFTS, comparison.compared, { message: `request ${id}: ${output.firstRoundDrafts.length} first-round drafts, golden ${first.drafts.length}`, request: id, index });
+    return fails(FIRST_ROUND_DRAFTS, comparison.compared, {
+      message: `request ${id}: ${output.firstRoundDrafts.length} first-round drafts, golden ${first.drafts.length}`,
+      request: id,
+      index,
+    });
   }
   return fails(FIRST_ROUND_DRAFTS, comparison.compared, {
     message: `request ${id} first-round draft ${index + 1}: got ${comparison.got}, golden ${comparison.expected} (draft margin ${comparison.margin!.toPrecision(4)} >= draft epsilon ${epsilon.draft})`,
@@ -145,9 +199,18 @@ export function checkFirstRoundDrafts(golden: GoldenRequest, output: RequestOutp
   });
 }
 
-export function checkRequestOutput(golden: GoldenRequest, output: RequestOutput, epsilon: Epsilon, log: RelaxationLog): LawResult[] {
+export function checkRequestOutput(
+  golden: GoldenRequest,
+  output: RequestOutput,
+  epsilon: Epsilon,
+  log: RelaxationLog,
+): LawResult[] {
   const tokens = checkGoldenTokens(golden, output, epsilon.target);
-  return [tokens.result, checkAcceptLengths(golden, output, epsilon, log, tokens.stopIndex), checkFirstRoundDrafts(golden, output, epsilon, tokens.stopIndex)];
+  return [
+    tokens.result,
+    checkAcceptLengths(golden, output, epsilon, log, tokens.stopIndex),
+    checkFirstRoundDrafts(golden, output, epsilon, tokens.stopIndex),
+  ];
 }
 
 export function missingOutput(golden: GoldenRequest): LawResult[] {

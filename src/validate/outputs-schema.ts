@@ -10,7 +10,9 @@ export const RequestOutputFields = {
   id: Type.Integer({ minimum: 0 }),
   /** Generated tokens (greedy), without the prompt, cut at EOS (EOS included) or max new tokens. */
   tokens: Type.Array(Type.Integer({ minimum: 0 })),
-  finishReason: Type.Optional(Type.Union([Type.Literal("length"), Type.Literal("eos"), Type.Literal("abort"), Type.Literal("unfinished")])),
+  finishReason: Type.Optional(
+    Type.Union([Type.Literal("length"), Type.Literal("eos"), Type.Literal("abort"), Type.Literal("unfinished")]),
+  ),
   /** accept_len of every verify round, root included (SGLang v2 accept_lens; profile sglang-v1 reads v1's drafts-only accept_length). */
   acceptLens: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
   /** The first round's chain drafts d_1..d_S. */

@@ -21,37 +21,47 @@ export interface Profile {
 export const RELAXATIONS = {
   treeDraftPerLane: {
     id: "tree-draft-per-lane-attention",
-    convention: "SGLang's tree draft decode (topk > 1) attends per lane (each of the topk lanes sees its own earlier rows), not per ancestor: an approximation of the tree",
-    effect: "with topk > 1, draft-decode rows' attended sets are not checked by positions, and draft reference is not checkable",
+    convention:
+      "SGLang's tree draft decode (topk > 1) attends per lane (each of the topk lanes sees its own earlier rows), not per ancestor: an approximation of the tree",
+    effect:
+      "with topk > 1, draft-decode rows' attended sets are not checked by positions, and draft reference is not checkable",
     laws: ["positions", "draft reference"],
   },
   multiLayerKeptKv: {
     id: "multi-layer-kept-draft-kv",
-    convention: "SGLang's multi-layer (MTP) drafting keeps, instead of recomputing, the draft KV of rows whose input token was a draft",
+    convention:
+      "SGLang's multi-layer (MTP) drafting keeps, instead of recomputing, the draft KV of rows whose input token was a draft",
     effect: "in multi-layer traces draft reference is not checkable",
     laws: ["draft reference"],
   },
   extendPadding: {
     id: "draft-extend-padded-rows",
-    convention: "SGLang spec v2's draft extend after verify runs a fixed num_draft_tokens rows per request, padding beyond accept_len",
-    effect: "draft-extend rows of a request beyond its last accept_len are dropped before positions, phase contracts and draft reference",
+    convention:
+      "SGLang spec v2's draft extend after verify runs a fixed num_draft_tokens rows per request, padding beyond accept_len",
+    effect:
+      "draft-extend rows of a request beyond its last accept_len are dropped before positions, phase contracts and draft reference",
     laws: ["positions", "phase contracts", "draft reference"],
   },
   seqLensExcludeBonus: {
     id: "seq-lens-exclude-bonus",
-    convention: "SGLang's batch.seq_lens excludes the pending bonus token while request lengths (origin_input_ids + output_ids) include it",
-    effect: "none needed: traces carry positions read from the tensors and requests' full outputs; named so a trace built from seq_lens is read with it in mind",
+    convention:
+      "SGLang's batch.seq_lens excludes the pending bonus token while request lengths (origin_input_ids + output_ids) include it",
+    effect:
+      "none needed: traces carry positions read from the tensors and requests' full outputs; named so a trace built from seq_lens is read with it in mind",
     laws: [],
   },
   radixSharedPrefix: {
     id: "radix-shared-prefix",
-    convention: "SGLang's radix cache shares a prompt prefix's KV between requests: slots are reference-counted and a request's first persisted write may start past position 0",
-    effect: "positions treats a request's KV below its first persisted write as a shared prefix (counted per request and pool)",
+    convention:
+      "SGLang's radix cache shares a prompt prefix's KV between requests: slots are reference-counted and a request's first persisted write may start past position 0",
+    effect:
+      "positions treats a request's KV below its first persisted write as a shared prefix (counted per request and pool)",
     laws: ["positions"],
   },
   acceptLengthDraftsOnly: {
     id: "accept-length-drafts-only",
-    convention: "SGLang spec v1 reports accept_length as accepted drafts, without the bonus (v2's accept_lens include it)",
+    convention:
+      "SGLang spec v1 reports accept_length as accepted drafts, without the bonus (v2's accept_lens include it)",
     effect: "outputs' acceptLens are read as drafts only: 1 is added before comparing",
     laws: ["accept lengths"],
   },
@@ -68,7 +78,11 @@ const SGLANG_V2: readonly Relaxation[] = [
 export const PROFILES: Record<string, Profile> = {
   strict: { name: "strict", description: "the reference engine's exact semantics: no relaxation", relaxations: [] },
   sglang: { name: "sglang", description: "SGLang (speculative v2) conventions", relaxations: SGLANG_V2 },
-  "sglang-v1": { name: "sglang-v1", description: "SGLang speculative v1: the sglang relaxations plus v1's drafts-only accept_length", relaxations: [...SGLANG_V2, RELAXATIONS.acceptLengthDraftsOnly] },
+  "sglang-v1": {
+    name: "sglang-v1",
+    description: "SGLang speculative v1: the sglang relaxations plus v1's drafts-only accept_length",
+    relaxations: [...SGLANG_V2, RELAXATIONS.acceptLengthDraftsOnly],
+  },
 };
 
 export function profileNames(): string[] {
@@ -94,7 +108,14 @@ export class RelaxationLog {
     if (entry.details.length < 5) entry.details.push(detail);
   }
 
-  entries(): { id: string; convention: string; effect: string; laws: readonly string[]; applied: number; details: string[] }[] {
+  entries(): {
+    id: string;
+    convention: string;
+    effect: string;
+    laws: readonly string[];
+    applied: number;
+    details: string[];
+  }[] {
     return this.profile.relaxations.map((relaxation) => ({ ...relaxation, ...this.counts.get(relaxation.id)! }));
   }
 }

@@ -18,20 +18,62 @@ interface Published {
 }
 
 const PUBLISHED: readonly Published[] = [
-  { file: "case.schema.json", title: `specconf case (formatVersion ${CASE_FORMAT_VERSION})`, description: "One input for run, replay, golden suites and external engines: model, draft, engine config, workload.", schema: CaseSchema },
-  { file: "trace.schema.json", title: `specconf trace (formatVersion ${TRACE_FORMAT_VERSION})`, description: "One event per forward, rows read from the tensors passed to the runtime. Only a small core is required; each law says 'not checkable' for what a trace lacks.", schema: TraceSchema },
-  { file: "golden.schema.json", title: `specconf golden file (formatVersion ${GOLDEN_FORMAT_VERSION})`, description: "A suite of cases with the reference's expected results: greedy tokens with margins, rounds with drafts and draft margins, epsilon, models by spec and digest.", schema: GoldenSchema },
-  { file: "outputs.schema.json", title: `specconf outputs line (formatVersion ${OUTPUTS_FORMAT_VERSION})`, description: "One line of an outputs .jsonl file for specconf validate: one request of one golden case.", schema: OutputLineSchema },
-  { file: "adapter-request.schema.json", title: `specconf engine protocol request (version ${PROTOCOL_VERSION})`, description: "One line specconf writes to an external engine's stdin.", schema: AdapterRequestSchema },
-  { file: "adapter-response.schema.json", title: `specconf engine protocol response (version ${PROTOCOL_VERSION})`, description: "One line an external engine writes to its stdout per request.", schema: AdapterResponseSchema },
+  {
+    file: "case.schema.json",
+    title: `specconf case (formatVersion ${CASE_FORMAT_VERSION})`,
+    description:
+      "One input for run, replay, golden suites and external engines: model, draft, engine config, workload.",
+    schema: CaseSchema,
+  },
+  {
+    file: "trace.schema.json",
+    title: `specconf trace (formatVersion ${TRACE_FORMAT_VERSION})`,
+    description:
+      "One event per forward, rows read from the tensors passed to the runtime. Only a small core is required; each law says 'not checkable' for what a trace lacks.",
+    schema: TraceSchema,
+  },
+  {
+    file: "golden.schema.json",
+    title: `specconf golden file (formatVersion ${GOLDEN_FORMAT_VERSION})`,
+    description:
+      "A suite of cases with the reference's expected results: greedy tokens with margins, rounds with drafts and draft margins, epsilon, models by spec and digest.",
+    schema: GoldenSchema,
+  },
+  {
+    file: "outputs.schema.json",
+    title: `specconf outputs line (formatVersion ${OUTPUTS_FORMAT_VERSION})`,
+    description: "One line of an outputs .jsonl file for specconf validate: one request of one golden case.",
+    schema: OutputLineSchema,
+  },
+  {
+    file: "adapter-request.schema.json",
+    title: `specconf engine protocol request (version ${PROTOCOL_VERSION})`,
+    description: "One line specconf writes to an external engine's stdin.",
+    schema: AdapterRequestSchema,
+  },
+  {
+    file: "adapter-response.schema.json",
+    title: `specconf engine protocol response (version ${PROTOCOL_VERSION})`,
+    description: "One line an external engine writes to its stdout per request.",
+    schema: AdapterResponseSchema,
+  },
 ];
 
 /** File name -> exact file text. */
 export function publishedSchemas(): Map<string, string> {
   const out = new Map<string, string>();
   for (const entry of PUBLISHED) {
-    const { description: _, ...body } = toDraft2020(JSON.parse(JSON.stringify(entry.schema))) as Record<string, unknown>;
-    const document = { $schema: "https://json-schema.org/draft/2020-12/schema", $id: `urn:specconf:${entry.file.replace(/\.schema\.json$/, "")}`, title: entry.title, description: entry.description, ...body };
+    const { description: _, ...body } = toDraft2020(JSON.parse(JSON.stringify(entry.schema))) as Record<
+      string,
+      unknown
+    >;
+    const document = {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      $id: `urn:specconf:${entry.file.replace(/\.schema\.json$/, "")}`,
+      title: entry.title,
+      description: entry.description,
+      ...body,
+    };
     out.set(entry.file, `${JSON.stringify(document, null, 2)}\n`);
   }
   return out;

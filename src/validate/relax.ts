@@ -59,10 +59,19 @@ function remapRowReferences(trace: Trace, remaps: Map<number, (number | undefine
     for (const row of event.rows) {
       if (row.hidden) {
         const remap = remaps.get(row.hidden.event);
-        if (remap) row.hidden = { ...row.hidden, row: remap[row.hidden.row] ?? (sizes.get(row.hidden.event) ?? 0) + row.hidden.row };
+        if (remap)
+          row.hidden = {
+            ...row.hidden,
+            row: remap[row.hidden.row] ?? (sizes.get(row.hidden.event) ?? 0) + row.hidden.row,
+          };
       }
       if (own && row.attended?.batchRows) {
-        row.attended = { ...row.attended, batchRows: row.attended.batchRows.map((index) => own[index]).filter((index): index is number => index !== undefined) };
+        row.attended = {
+          ...row.attended,
+          batchRows: row.attended.batchRows
+            .map((index) => own[index])
+            .filter((index): index is number => index !== undefined),
+        };
       }
     }
   }
@@ -107,13 +116,20 @@ export function declareSharedPrefixes(trace: Trace): Transformed {
   for (const [offset, pool] of [...new Set(shared.map((write) => write.pool))].entries()) {
     const rows: TraceRow[] = [];
     for (const write of shared.filter((candidate) => candidate.pool === pool)) {
-      for (let position = 0; position < write.position; position++) rows.push({ request: write.request, token: 0, position, temporary: false });
+      for (let position = 0; position < write.position; position++)
+        rows.push({ request: write.request, token: 0, position, temporary: false });
     }
     const phase = pool.startsWith("draft") ? "draft-extend" : "prefill";
     synthetic.push({ index: maxIndex + 1 + offset, phase, pool, rows });
   }
   out.events = [...synthetic, ...out.events];
-  return { trace: out, applied: shared.length, detail: shared.map((write) => `request ${write.request} ${write.pool} KV starts at position ${write.position}`).join("; ") };
+  return {
+    trace: out,
+    applied: shared.length,
+    detail: shared
+      .map((write) => `request ${write.request} ${write.pool} KV starts at position ${write.position}`)
+      .join("; "),
+  };
 }
 
 export function poolOf(event: TraceEvent): string {

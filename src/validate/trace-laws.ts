@@ -16,10 +16,19 @@ import { POSITIONS } from "../laws/positions.ts";
 import { LAWS, type TwinKind } from "../laws/registry.ts";
 import type { Trace } from "../trace/schema.ts";
 import { hasRelaxation, RELAXATIONS, type Relaxation, type RelaxationLog } from "./profiles.ts";
-import { declareSharedPrefixes, dropPaddedExtendRows, isMultiLayer, stripDraftDecodeAttention, traceTopk, type Transformed } from "./relax.ts";
+import {
+  declareSharedPrefixes,
+  dropPaddedExtendRows,
+  isMultiLayer,
+  stripDraftDecodeAttention,
+  traceTopk,
+  type Transformed,
+} from "./relax.ts";
 
 /** Laws that read what only the engine itself knows (pool integrity checks), never a trace. */
-export const ENGINE_INTERNAL_LAWS: ReadonlyMap<string, string> = new Map([[KV_CONSERVATION, "needs the engine's pool integrity checks, which a trace does not carry"]]);
+export const ENGINE_INTERNAL_LAWS: ReadonlyMap<string, string> = new Map([
+  [KV_CONSERVATION, "needs the engine's pool integrity checks, which a trace does not carry"],
+]);
 
 export interface TraceLawInputs {
   /** The case as run (config and workload). */
@@ -42,7 +51,9 @@ export interface TraceLawResult extends LawResult {
 /** A RunResult made of what a trace holds: outputs from its requests and verify events, no pool checks. */
 export function runFromTrace(trace: Trace): RunResult {
   const acceptLens = new Map<number, number[]>();
-  for (const event of trace.events) for (const result of event.verify ?? []) acceptLens.set(result.request, [...(acceptLens.get(result.request) ?? []), result.acceptLen]);
+  for (const event of trace.events)
+    for (const result of event.verify ?? [])
+      acceptLens.set(result.request, [...(acceptLens.get(result.request) ?? []), result.acceptLen]);
   const outputs = (trace.requests ?? []).map((request) => ({
     id: request.id,
     tokens: request.output,
@@ -58,7 +69,12 @@ interface View {
   used: string[];
 }
 
-function transformed(view: View, log: RelaxationLog, relaxation: Relaxation, transform: (trace: Trace) => Transformed): View {
+function transformed(
+  view: View,
+  log: RelaxationLog,
+  relaxation: Relaxation,
+  transform: (trace: Trace) => Transformed,
+): View {
   if (!hasRelaxation(log.profile, relaxation)) return view;
   const result = transform(view.trace);
   log.record(relaxation, result.applied, result.detail);
@@ -67,7 +83,10 @@ function transformed(view: View, log: RelaxationLog, relaxation: Relaxation, tra
 
 function judged(result: LawResult, used: string[]): TraceLawResult {
   // A law that compared nothing says so instead of "holds".
-  const out: LawResult = result.status === "holds" && result.checked === 0 ? { ...notCheckable(result.law, "nothing in the trace for this law to compare"), ties: result.ties } : result;
+  const out: LawResult =
+    result.status === "holds" && result.checked === 0
+      ? { ...notCheckable(result.law, "nothing in the trace for this law to compare"), ties: result.ties }
+      : result;
   return used.length > 0 ? { ...out, relaxedBy: used } : out;
 }
 
@@ -79,7 +98,8 @@ export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawRe
   const plain: View = { trace, used: [] };
   const unpadded = transformed(plain, log, RELAXATIONS.extendPadding, dropPaddedExtendRows);
   const topk = traceTopk(trace);
-  let positionsView = topk > 1 ? transformed(unpadded, log, RELAXATIONS.treeDraftPerLane, stripDraftDecodeAttention) : unpadded;
+  let positionsView =
+    topk > 1 ? transformed(unpadded, log, RELAXATIONS.treeDraftPerLane, stripDraftDecodeAttention) : unpadded;
   positionsView = transformed(positionsView, log, RELAXATIONS.radixSharedPrefix, declareSharedPrefixes);
   const draftRelaxation =
     topk > 1 && hasRelaxation(profile, RELAXATIONS.treeDraftPerLane)
@@ -87,7 +107,8 @@ export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawRe
       : isMultiLayer(trace) && hasRelaxation(profile, RELAXATIONS.multiLayerKeptKv)
         ? RELAXATIONS.multiLayerKeptKv
         : undefined;
-  const viewFor = (law: string): View => (law === POSITIONS ? positionsView : law === PHASE_CONTRACTS || law === DRAFT_REFERENCE ? unpadded : plain);
+  const viewFor = (law: string): View =>
+    law === POSITIONS ? positionsView : law === PHASE_CONTRACTS || law === DRAFT_REFERENCE ? unpadded : plain;
 
   const results: TraceLawResult[] = [];
   for (const law of LAWS) {
@@ -98,12 +119,24 @@ export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawRe
       continue;
     }
     if (law.twins?.length && !inputs.twin) {
-      results.push(notCheckable(law.name, `compares with ${law.twins.join(" and ")} runs of the case, which a single trace does not have (specconf check --engine runs them)`));
+      results.push(
+        notCheckable(
+          law.name,
+          `compares with ${law.twins.join(" and ")} runs of the case, which a single trace does not have (specconf check --engine runs them)`,
+        ),
+      );
       continue;
     }
     if (law.name === DRAFT_REFERENCE && draftRelaxation) {
-      log.record(draftRelaxation, 1, `draft reference not checked (${draftRelaxation === RELAXATIONS.treeDraftPerLane ? "topk > 1" : "multi-layer trace"})`);
-      results.push({ ...notCheckable(law.name, `relaxed by profile ${profile.name}: ${draftRelaxation.id}`), relaxedBy: [draftRelaxation.id] });
+      log.record(
+        draftRelaxation,
+        1,
+        `draft reference not checked (${draftRelaxation === RELAXATIONS.treeDraftPerLane ? "topk > 1" : "multi-layer trace"})`,
+      );
+      results.push({
+        ...notCheckable(law.name, `relaxed by profile ${profile.name}: ${draftRelaxation.id}`),
+        relaxedBy: [draftRelaxation.id],
+      });
       continue;
     }
     if (law.baseline && !inputs.baseline && law.name !== POSITIONS) {
@@ -129,7 +162,12 @@ export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawRe
         results.push(notCheckable(law.name, error.message));
         continue;
       }
-      results.push(notCheckable(law.name, `the law could not read the trace: ${error instanceof Error ? error.message : String(error)}`));
+      results.push(
+        notCheckable(
+          law.name,
+          `the law could not read the trace: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
     }
   }
   return results;

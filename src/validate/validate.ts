@@ -71,16 +71,30 @@ function epsilonOf(golden: Golden, override: number | undefined): ValidationRepo
 }
 
 /** Parses one outputs line, checking version, schema, case and request id. */
-function parseOutputLine(value: unknown, label: string, golden: Golden): { line: OutputLine; goldenCase: GoldenCase; request: GoldenRequest } {
+function parseOutputLine(
+  value: unknown,
+  label: string,
+  golden: Golden,
+): { line: OutputLine; goldenCase: GoldenCase; request: GoldenRequest } {
   const version = formatVersionIssue(value, "outputs", OUTPUTS_FORMAT_VERSION);
   if (version) throw InputError.fromIssues(label, [version]);
   const result = validateAgainst<OutputLine>(OutputLineSchema, value, "outputs line");
   if (!result.ok) throw InputError.fromIssues(label, result.errors);
   const line = result.value;
   const goldenCase = golden.cases.find((candidate) => candidate.name === line.case);
-  if (!goldenCase) throw new InputError(label, "/case", `no case '${line.case}' in the golden file (cases: ${golden.cases.map((c) => c.name).join(", ")})`);
+  if (!goldenCase)
+    throw new InputError(
+      label,
+      "/case",
+      `no case '${line.case}' in the golden file (cases: ${golden.cases.map((c) => c.name).join(", ")})`,
+    );
   const request = goldenCase.expected.requests.find((candidate) => candidate.id === line.id);
-  if (!request) throw new InputError(label, "/id", `case '${line.case}' has no request ${line.id} (ids: ${goldenCase.expected.requests.map((r) => r.id).join(", ")})`);
+  if (!request)
+    throw new InputError(
+      label,
+      "/id",
+      `case '${line.case}' has no request ${line.id} (ids: ${goldenCase.expected.requests.map((r) => r.id).join(", ")})`,
+    );
   return { line, goldenCase, request };
 }
 
@@ -90,29 +104,58 @@ function loadTraceFor(input: TraceInput, golden: Golden): { trace: Trace; golden
   let goldenCase: GoldenCase | undefined;
   if (input.caseName !== undefined) {
     goldenCase = golden.cases.find((candidate) => candidate.name === input.caseName);
-    if (!goldenCase) throw new InputError(input.path, undefined, `no case '${input.caseName}' in the golden file (cases: ${golden.cases.map((c) => c.name).join(", ")})`);
+    if (!goldenCase)
+      throw new InputError(
+        input.path,
+        undefined,
+        `no case '${input.caseName}' in the golden file (cases: ${golden.cases.map((c) => c.name).join(", ")})`,
+      );
   } else if (golden.cases.length === 1) {
     goldenCase = golden.cases[0];
   } else if (trace.requests && trace.requests.length > 0) {
-    const key = (requests: readonly { id: number; prompt: readonly number[] }[]) => JSON.stringify([...requests].sort((a, b) => a.id - b.id).map((r) => [r.id, r.prompt]));
+    const key = (requests: readonly { id: number; prompt: readonly number[] }[]) =>
+      JSON.stringify([...requests].sort((a, b) => a.id - b.id).map((r) => [r.id, r.prompt]));
     const traced = key(trace.requests);
     goldenCase = golden.cases.find((candidate) => key(candidate.case.workload.requests) === traced);
-    if (!goldenCase) throw new InputError(input.path, "/requests", `match no golden case's workload: name the case with --trace CASE=${input.path}`);
+    if (!goldenCase)
+      throw new InputError(
+        input.path,
+        "/requests",
+        `match no golden case's workload: name the case with --trace CASE=${input.path}`,
+      );
   } else {
-    throw new InputError(input.path, undefined, `has no requests to match a golden case by: name the case with --trace CASE=${input.path}`);
+    throw new InputError(
+      input.path,
+      undefined,
+      `has no requests to match a golden case by: name the case with --trace CASE=${input.path}`,
+    );
   }
   trace.requests?.forEach((request, i) => {
     const expected = goldenCase!.case.workload.requests.find((candidate) => candidate.id === request.id);
-    if (!expected) throw new InputError(input.path, `/requests/${i}/id`, `case '${goldenCase!.name}' has no request ${request.id}`);
-    if (expected.prompt.join(",") !== request.prompt.join(",")) throw new InputError(input.path, `/requests/${i}/prompt`, `differs from the prompt of case '${goldenCase!.name}' request ${request.id}`);
+    if (!expected)
+      throw new InputError(input.path, `/requests/${i}/id`, `case '${goldenCase!.name}' has no request ${request.id}`);
+    if (expected.prompt.join(",") !== request.prompt.join(","))
+      throw new InputError(
+        input.path,
+        `/requests/${i}/prompt`,
+        `differs from the prompt of case '${goldenCase!.name}' request ${request.id}`,
+      );
   });
   const models = trace.models;
   if (models && models.target !== golden.models.target.digest) {
-    throw new InputError(input.path, "/models/target", `digest ${models.target.slice(0, 12)}... is not the golden target's ${golden.models.target.digest.slice(0, 12)}...`);
+    throw new InputError(
+      input.path,
+      "/models/target",
+      `digest ${models.target.slice(0, 12)}... is not the golden target's ${golden.models.target.digest.slice(0, 12)}...`,
+    );
   }
   const draftDigest = models?.draft?.[0];
   if (draftDigest !== undefined && draftDigest !== golden.models.draft?.digest) {
-    throw new InputError(input.path, "/models/draft/0", `digest ${draftDigest.slice(0, 12)}... is not the golden draft's ${golden.models.draft?.digest.slice(0, 12) ?? "(none)"}`);
+    throw new InputError(
+      input.path,
+      "/models/draft/0",
+      `digest ${draftDigest.slice(0, 12)}... is not the golden draft's ${golden.models.draft?.digest.slice(0, 12) ?? "(none)"}`,
+    );
   }
   return { trace, goldenCase };
 }
@@ -132,13 +175,29 @@ export function goldenBaseline(goldenCase: GoldenCase): RunResult {
   return runFromTrace({
     formatVersion: 1,
     engine: { name: "golden" },
-    requests: goldenCase.expected.requests.map((request) => ({ id: request.id, prompt: prompts.get(request.id) ?? [], output: request.tokens, finishReason: request.finishReason })),
+    requests: goldenCase.expected.requests.map((request) => ({
+      id: request.id,
+      prompt: prompts.get(request.id) ?? [],
+      output: request.tokens,
+      finishReason: request.finishReason,
+    })),
     events: [],
   });
 }
 
-export async function runTraceLaws(trace: Trace, goldenCase: GoldenCase, oracle: ReferenceOracle, log: RelaxationLog): Promise<TraceLawResult[]> {
-  return checkTraceLaws({ testCase: goldenCase.case, run: runFromTrace(trace), baseline: goldenBaseline(goldenCase), oracle, log });
+export async function runTraceLaws(
+  trace: Trace,
+  goldenCase: GoldenCase,
+  oracle: ReferenceOracle,
+  log: RelaxationLog,
+): Promise<TraceLawResult[]> {
+  return checkTraceLaws({
+    testCase: goldenCase.case,
+    run: runFromTrace(trace),
+    baseline: goldenBaseline(goldenCase),
+    oracle,
+    log,
+  });
 }
 
 export function summarize(results: readonly LawResult[]): ValidationReport["summary"] {
@@ -173,9 +232,16 @@ export class Validation {
     this.epsilon = epsilonOf(golden, epsilon);
     this.log = new RelaxationLog(profile);
     for (const name of caseNames ?? []) {
-      if (!golden.cases.some((goldenCase) => goldenCase.name === name)) throw new InputError(goldenFile, "/cases", `has no case '${name}' (cases: ${golden.cases.map((c) => c.name).join(", ")})`);
+      if (!golden.cases.some((goldenCase) => goldenCase.name === name))
+        throw new InputError(
+          goldenFile,
+          "/cases",
+          `has no case '${name}' (cases: ${golden.cases.map((c) => c.name).join(", ")})`,
+        );
     }
-    this.cases = caseNames?.length ? golden.cases.filter((goldenCase) => caseNames.includes(goldenCase.name)) : golden.cases;
+    this.cases = caseNames?.length
+      ? golden.cases.filter((goldenCase) => caseNames.includes(goldenCase.name))
+      : golden.cases;
   }
 
   /** One outputs line (parsed JSON); `label` is FILE:LINE for errors. */
@@ -188,17 +254,31 @@ export class Validation {
     }
     const key = `${parsed.line.case}\u0000${parsed.line.id}`;
     const earlier = this.seen.get(key);
-    if (earlier !== undefined) throw new InputError(label, "/id", `duplicate request: case '${parsed.line.case}' id ${parsed.line.id} is already on line ${earlier}`);
+    if (earlier !== undefined)
+      throw new InputError(
+        label,
+        "/id",
+        `duplicate request: case '${parsed.line.case}' id ${parsed.line.id} is already on line ${earlier}`,
+      );
     this.seen.set(key, line);
-    this.requests.push({ case: parsed.goldenCase.name, id: parsed.line.id, line, checks: checkRequestOutput(parsed.request, parsed.line, this.epsilon, this.log) });
+    this.requests.push({
+      case: parsed.goldenCase.name,
+      id: parsed.line.id,
+      line,
+      checks: checkRequestOutput(parsed.request, parsed.line, this.epsilon, this.log),
+    });
   }
 
-  async finish(outputsLabel: string, traces: readonly { file: string; trace: Trace; goldenCase: GoldenCase }[]): Promise<ValidationReport> {
+  async finish(
+    outputsLabel: string,
+    traces: readonly { file: string; trace: Trace; goldenCase: GoldenCase }[],
+  ): Promise<ValidationReport> {
     if (this.lines === 0) throw new InputError(outputsLabel, undefined, "has no output lines");
     const requests = [...this.requests];
     for (const goldenCase of this.cases) {
       for (const request of goldenCase.expected.requests) {
-        if (!this.seen.has(`${goldenCase.name}\u0000${request.id}`)) requests.push({ case: goldenCase.name, id: request.id, checks: missingOutput(request) });
+        if (!this.seen.has(`${goldenCase.name}\u0000${request.id}`))
+          requests.push({ case: goldenCase.name, id: request.id, checks: missingOutput(request) });
       }
     }
     const caseOrder = new Map(this.golden.cases.map((goldenCase, i) => [goldenCase.name, i]));
@@ -215,7 +295,14 @@ export class Validation {
     const summary = summarize(all);
     const { metadata } = this.golden;
     return {
-      golden: { file: this.goldenFile, suite: this.golden.suite, ortVersion: metadata.ortVersion, ep: metadata.ep, dtype: metadata.dtype, threads: metadata.threads },
+      golden: {
+        file: this.goldenFile,
+        suite: this.golden.suite,
+        ortVersion: metadata.ortVersion,
+        ep: metadata.ep,
+        dtype: metadata.dtype,
+        threads: metadata.threads,
+      },
       outputs: outputsLabel,
       cases: this.cases.map((goldenCase) => goldenCase.name),
       skippedLines: this.skipped,
@@ -233,6 +320,7 @@ export async function validate(options: ValidateOptions): Promise<ValidationRepo
   const golden = loadGoldenFile(options.goldenPath);
   const validation = new Validation(golden, options.goldenPath, options.profile, options.epsilon, options.cases);
   const traces = (options.traces ?? []).map((input) => ({ file: input.path, ...loadTraceFor(input, golden) }));
-  for await (const { value, label, line } of readJsonLines(options.outputsPath, { maxLineBytes: options.maxLineBytes })) validation.addLine(value, label, line);
+  for await (const { value, label, line } of readJsonLines(options.outputsPath, { maxLineBytes: options.maxLineBytes }))
+    validation.addLine(value, label, line);
   return validation.finish(options.outputsPath, traces);
 }

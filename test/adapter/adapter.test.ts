@@ -25,11 +25,24 @@ describe("the reference adapter in a separate process", () => {
     const byStatus = (status: string) => check.results.filter((law) => law.status === status).map((law) => law.law);
     expect(byStatus("fails")).toEqual([]);
     expect(byStatus("not-checkable")).toEqual(["KV conservation"]);
-    expect(byStatus("holds")).toEqual(expect.arrayContaining(["reference decode", "lossless", "draft reference", "mirror acceptance", "positions", "chunk invariance", "page-size invariance"]));
+    expect(byStatus("holds")).toEqual(
+      expect.arrayContaining([
+        "reference decode",
+        "lossless",
+        "draft reference",
+        "mirror acceptance",
+        "positions",
+        "chunk invariance",
+        "page-size invariance",
+      ]),
+    );
   });
 
   it("a fault in the engine fails the laws that catch it", async () => {
-    const faulty = { ...testCase(), engine: { ...testCase().engine, faults: ["draft-position-early-increment" as const] } };
+    const faulty = {
+      ...testCase(),
+      engine: { ...testCase().engine, faults: ["draft-position-early-increment" as const] },
+    };
     const check = await checkExternalCase(engine, faulty, { timeoutMs: 30_000 });
     const failing = check.results.filter((law) => law.status === "fails").map((law) => law.law);
     expect(failing).toEqual(expect.arrayContaining(["positions", "draft reference", "mirror acceptance"]));
@@ -47,7 +60,8 @@ async function failure(command: string, timeoutMs = 2000): Promise<ExternalEngin
   return error as ExternalEngineError;
 }
 
-const respond = (body: string) => `node -e 'const rl=require("readline").createInterface({input:process.stdin});rl.on("line",(l)=>{const q=JSON.parse(l);process.stdout.write(JSON.stringify(${body})+"\\n")})'`;
+const respond = (body: string) =>
+  `node -e 'const rl=require("readline").createInterface({input:process.stdin});rl.on("line",(l)=>{const q=JSON.parse(l);process.stdout.write(JSON.stringify(${body})+"\\n")})'`;
 
 describe("engine failures are reported, never hang", () => {
   it("timeout: the process group is killed", async () => {
@@ -63,19 +77,27 @@ describe("engine failures are reported, never hang", () => {
   });
 
   it("protocol: logs on stdout, missing outputs, a wrong request id, a malformed trace", async () => {
-    expect((await failure("read line; echo loading model...")).message).toMatch(/stdout line 1: invalid JSON.*logs belong on stderr/);
-    expect((await failure(respond("{requestId:q.requestId,outputs:[]}"))).message).toMatch(/\/outputs: no output for request 0, 1, 2, 3/);
-    expect((await failure(respond("{requestId:q.requestId+1,outputs:[]}"))).message).toMatch(/\/requestId is 2, the request in flight is 1/);
-    const trace = "{formatVersion:7,engine:{name:\"x\"},events:[]}";
+    expect((await failure("read line; echo loading model...")).message).toMatch(
+      /stdout line 1: invalid JSON.*logs belong on stderr/,
+    );
+    expect((await failure(respond("{requestId:q.requestId,outputs:[]}"))).message).toMatch(
+      /\/outputs: no output for request 0, 1, 2, 3/,
+    );
+    expect((await failure(respond("{requestId:q.requestId+1,outputs:[]}"))).message).toMatch(
+      /\/requestId is 2, the request in flight is 1/,
+    );
+    const trace = '{formatVersion:7,engine:{name:"x"},events:[]}';
     const outputs = "q.case.workload.requests.map(r=>({id:r.id,tokens:[]}))";
-    expect((await failure(respond(`{requestId:q.requestId,outputs:${outputs},trace:${trace}}`))).message).toMatch(/\/trace\/formatVersion unsupported trace format version 7/);
+    expect((await failure(respond(`{requestId:q.requestId,outputs:${outputs},trace:${trace}}`))).message).toMatch(
+      /\/trace\/formatVersion unsupported trace format version 7/,
+    );
   });
 
   it("an engine error is reported; unsupported cases are skipped", async () => {
-    const error = await failure(respond("{requestId:q.requestId,error:\"out of memory\"}"));
+    const error = await failure(respond('{requestId:q.requestId,error:"out of memory"}'));
     expect(error.kind).toBe("engine-error");
     expect(error.message).toMatch(/could not run request 1: out of memory/);
-    const engine = ExternalEngine.start(respond("{requestId:q.requestId,error:\"no trees\",unsupported:true}"));
+    const engine = ExternalEngine.start(respond('{requestId:q.requestId,error:"no trees",unsupported:true}'));
     try {
       const check = await checkExternalCase(engine, testCase(), { timeoutMs: 2000 });
       expect(check.skipped).toMatch(/no trees/);
@@ -87,7 +109,11 @@ describe("engine failures are reported, never hang", () => {
 
   it("specconf check --engine: a timeout is exit 2 with one line", async () => {
     const lines: string[] = [];
-    const result = await checkEngine("sleep 30", { goldenFiles: ["golden/tiny-eagle.json"], timeoutMs: 300, write: (text) => lines.push(text) });
+    const result = await checkEngine("sleep 30", {
+      goldenFiles: ["golden/tiny-eagle.json"],
+      timeoutMs: 300,
+      write: (text) => lines.push(text),
+    });
     expect(result.code).toBe(2);
     expect(result.error).toMatch(/^engine timeout: no response to request 1 within 300 ms/);
     expect(lines).toEqual([]);

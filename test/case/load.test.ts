@@ -68,7 +68,10 @@ describe("loadCaseFile", () => {
     // No temp files are left beside the target.
     expect(readdirSync(join(dir, "nested", "deeper"))).toEqual(["valid.json"]);
     // Overwriting replaces the content.
-    writeJsonAtomic(file, { ...VALID, workload: { ...VALID.workload, aborts: [{ request: 0, step: 1, beforeForward: 0 }] } });
+    writeJsonAtomic(file, {
+      ...VALID,
+      workload: { ...VALID.workload, aborts: [{ request: 0, step: 1, beforeForward: 0 }] },
+    });
     expect(loadCaseFile(file).workload.aborts).toHaveLength(1);
   });
 
@@ -94,10 +97,13 @@ describe("loadCaseFile", () => {
   });
 
   it("a wrong formatVersion is reported before any schema issue", () => {
-    const err = loadError("v2.json", edited((c) => {
-      c.formatVersion = 2;
-      c.engine.numSteps = 0; // would be a schema issue too
-    }));
+    const err = loadError(
+      "v2.json",
+      edited((c) => {
+        c.formatVersion = 2;
+        c.engine.numSteps = 0; // would be a schema issue too
+      }),
+    );
     expect(err.path).toBe("/formatVersion");
     expect(err.message).toBe(`${err.file}: /formatVersion: unsupported case format version 2 (this specconf reads 1)`);
   });
@@ -130,10 +136,12 @@ describe("loadCaseFile", () => {
   });
 
   it("collects every issue, the message names the first", () => {
-    const issues = validateCase(edited((c) => {
-      c.engine.numSteps = 0;
-      c.workload.requests[0].maxNewTokens = 0;
-    }));
+    const issues = validateCase(
+      edited((c) => {
+        c.engine.numSteps = 0;
+        c.workload.requests[0].maxNewTokens = 0;
+      }),
+    );
     expect(issues).toEqual([
       { path: "/engine/numSteps", message: "must be >= 1" },
       { path: "/workload/requests/0/maxNewTokens", message: "must be >= 1" },
@@ -174,19 +182,19 @@ describe("parseCase", () => {
     expect(() => parseCase(text, "text.json")).toThrow(InputError);
   });
 
-  test.prop([fc.constantFrom<(c: any, v: unknown) => void>(
-    (c, v) => (c.engine.numSteps = v),
-    (c, v) => (c.workload.requests[0].prompt[0] = v),
-    (c, v) => (c.draft.noiseAlpha = v),
-    (c, v) => (c.engine.runtime.threads = v),
-  ), fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.integer({ max: -1 }), fc.array(fc.nat()))])(
-    "a corrupted field of a valid case is an InputError with a path",
-    (edit, v) => {
-      const err = inputError(() => parseCase(JSON.stringify(edited((c) => edit(c, v))), "case.json"));
-      expect(err.path).toMatch(/^\/(engine|workload|draft)\//);
-      expect(err.message.startsWith(`case.json: ${err.path}: `)).toBe(true);
-    },
-  );
+  test.prop([
+    fc.constantFrom<(c: any, v: unknown) => void>(
+      (c, v) => (c.engine.numSteps = v),
+      (c, v) => (c.workload.requests[0].prompt[0] = v),
+      (c, v) => (c.draft.noiseAlpha = v),
+      (c, v) => (c.engine.runtime.threads = v),
+    ),
+    fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.integer({ max: -1 }), fc.array(fc.nat())),
+  ])("a corrupted field of a valid case is an InputError with a path", (edit, v) => {
+    const err = inputError(() => parseCase(JSON.stringify(edited((c) => edit(c, v))), "case.json"));
+    expect(err.path).toMatch(/^\/(engine|workload|draft)\//);
+    expect(err.message.startsWith(`case.json: ${err.path}: `)).toBe(true);
+  });
 });
 
 function escape(text: string): string {

@@ -87,9 +87,7 @@ describe("parseFlags", () => {
       expect(err.flag).toBe("--steps");
     }
     expect(usageError(["--seed", "abc"]).message).toBe("--seed must be an integer, got 'abc'");
-    expect(usageError(["--sizes", "2", "--sizes", "0"]).message).toBe(
-      "--sizes must be an integer >= 1, got '0'",
-    );
+    expect(usageError(["--sizes", "2", "--sizes", "0"]).message).toBe("--sizes must be an integer >= 1, got '0'");
   });
 
   it("rejects bad choices", () => {
@@ -132,12 +130,10 @@ describe("parseFlags", () => {
   });
 
   it("rejects inconsistent specs as programming errors", () => {
-    expect(() =>
-      parseFlags({ ep: { type: "choice", choices: ["a"], default: "b", description: "" } }, []),
-    ).toThrow(/not one of its choices/);
-    expect(() => parseFlags({ n: { type: "integer", min: 1, default: 0, description: "" } }, [])).toThrow(
-      Error,
+    expect(() => parseFlags({ ep: { type: "choice", choices: ["a"], default: "b", description: "" } }, [])).toThrow(
+      /not one of its choices/,
     );
+    expect(() => parseFlags({ n: { type: "integer", min: 1, default: 0, description: "" } }, [])).toThrow(Error);
   });
 });
 
@@ -156,9 +152,7 @@ describe("renderHelp", () => {
     expect(text).toMatch(/-h, --help\s+show this help$/m);
     // descriptions start in one column
     const descriptions = [...Object.values(FLAGS).map((f) => f.description), "show this help"];
-    const columns = new Set(
-      descriptions.map((d) => lines.find((l) => l.includes(d))!.indexOf(d)),
-    );
+    const columns = new Set(descriptions.map((d) => lines.find((l) => l.includes(d))!.indexOf(d)));
     expect(columns.size).toBe(1);
   });
 });

@@ -11,7 +11,10 @@ import { validateCase } from "../../src/case/load.ts";
 import { validateFailureRecord } from "../../src/failures/failure-file.ts";
 import { validateTrace } from "../../src/trace/load.ts";
 
-async function capture(command: (argv: string[]) => Promise<number>, argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function capture(
+  command: (argv: string[]) => Promise<number>,
+  argv: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
   vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((stdout += String(chunk)), true));
@@ -28,43 +31,81 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("specconf check", () => {
   it("--json: every selected law holds on fixed seeds, exit 0, the seed printed", { timeout: 120_000 }, async () => {
-    const { code, stdout, stderr } = await capture(checkCommand, ["--law", "positions", "--law", "chunk-invariance", "--runs", "4", "--seed", "5", "--json", "--no-write"]);
+    const { code, stdout, stderr } = await capture(checkCommand, [
+      "--law",
+      "positions",
+      "--law",
+      "chunk-invariance",
+      "--runs",
+      "4",
+      "--seed",
+      "5",
+      "--json",
+      "--no-write",
+    ]);
     expect(code).toBe(0);
     const summary = JSON.parse(stdout);
     expect(summary).toMatchObject({ ok: true, seed: 5 });
     expect(summary.laws.map((law: { name: string }) => law.name)).toEqual(["positions", "chunk invariance"]);
-    for (const law of summary.laws) expect(law).toMatchObject({ failed: 0, runs: expect.any(Number), passed: expect.any(Number), ties: expect.any(Number), seconds: expect.any(Number) });
+    for (const law of summary.laws)
+      expect(law).toMatchObject({
+        failed: 0,
+        runs: expect.any(Number),
+        passed: expect.any(Number),
+        ties: expect.any(Number),
+        seconds: expect.any(Number),
+      });
     expect(stderr).toContain("seed 5");
   });
 
-  it("a fault fails a law: exit 1, the replay command in --json, a schema-valid failure record, case and trace", { timeout: 120_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), "specconf-check-"));
-    const junit = join(dir, "report.xml");
-    const { code, stdout } = await capture(checkCommand, ["--law", "positions", "--fault", "cross-request-mask-leak", "--runs", "20", "--seed", "1", "--json", "--failures", dir, "--junit", junit]);
-    expect(code).toBe(1);
-    const summary = JSON.parse(stdout);
-    const positions = summary.laws.find((law: { name: string }) => law.name === "positions");
-    expect(summary.ok).toBe(false);
-    expect(positions.failed).toBeGreaterThan(0);
-    expect(positions.replay).toMatch(/^npx specconf replay .*positions-1\.json$/);
-    const file = join(dir, "positions-1.json");
-    const record = JSON.parse(readFileSync(file, "utf8"));
-    expect(validateFailureRecord(record)).toEqual([]);
-    expect(validateCase(JSON.parse(readFileSync(join(dir, record.caseFile), "utf8")))).toEqual([]);
-    expect(validateTrace(JSON.parse(readFileSync(join(dir, record.traceFile), "utf8")))).toEqual([]);
-    expect(record.case.workload.requests.length).toBeLessThanOrEqual(2);
-    expect(readFileSync(junit, "utf8")).toMatch(/<testcase classname="specconf.laws" name="positions"[^>]*><failure message="/);
+  it(
+    "a fault fails a law: exit 1, the replay command in --json, a schema-valid failure record, case and trace",
+    { timeout: 120_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "specconf-check-"));
+      const junit = join(dir, "report.xml");
+      const { code, stdout } = await capture(checkCommand, [
+        "--law",
+        "positions",
+        "--fault",
+        "cross-request-mask-leak",
+        "--runs",
+        "20",
+        "--seed",
+        "1",
+        "--json",
+        "--failures",
+        dir,
+        "--junit",
+        junit,
+      ]);
+      expect(code).toBe(1);
+      const summary = JSON.parse(stdout);
+      const positions = summary.laws.find((law: { name: string }) => law.name === "positions");
+      expect(summary.ok).toBe(false);
+      expect(positions.failed).toBeGreaterThan(0);
+      expect(positions.replay).toMatch(/^npx specconf replay .*positions-1\.json$/);
+      const file = join(dir, "positions-1.json");
+      const record = JSON.parse(readFileSync(file, "utf8"));
+      expect(validateFailureRecord(record)).toEqual([]);
+      expect(validateCase(JSON.parse(readFileSync(join(dir, record.caseFile), "utf8")))).toEqual([]);
+      expect(validateTrace(JSON.parse(readFileSync(join(dir, record.traceFile), "utf8")))).toEqual([]);
+      expect(record.case.workload.requests.length).toBeLessThanOrEqual(2);
+      expect(readFileSync(junit, "utf8")).toMatch(
+        /<testcase classname="specconf.laws" name="positions"[^>]*><failure message="/,
+      );
 
-    // The replay reruns from the file alone, marks the first offending event, and reproduces.
-    const replay = await capture(replayCommand, [file]);
-    expect(replay.code).toBe(1);
-    expect(replay.stdout).toMatch(/^>> +\d+/m);
-    expect(replay.stdout).toContain("^ positions:");
-    expect(replay.stdout).toContain("reproduced: positions fails");
-    expect(replay.stdout).toContain("identical to the recorded one");
-    const json = JSON.parse((await capture(replayCommand, [file, "--json"])).stdout);
-    expect(json).toMatchObject({ reproduced: true, identicalTrace: true });
-  });
+      // The replay reruns from the file alone, marks the first offending event, and reproduces.
+      const replay = await capture(replayCommand, [file]);
+      expect(replay.code).toBe(1);
+      expect(replay.stdout).toMatch(/^>> +\d+/m);
+      expect(replay.stdout).toContain("^ positions:");
+      expect(replay.stdout).toContain("reproduced: positions fails");
+      expect(replay.stdout).toContain("identical to the recorded one");
+      const json = JSON.parse((await capture(replayCommand, [file, "--json"])).stdout);
+      expect(json).toMatchObject({ reproduced: true, identicalTrace: true });
+    },
+  );
 
   it("bad input exits 2 with one line", async () => {
     for (const [argv, pattern] of [
@@ -84,7 +125,30 @@ describe("specconf replay", () => {
   it("a passing case file replays with exit 0; a missing or invalid file exits 2", { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), "specconf-replay-"));
     const file = join(dir, "case.json");
-    writeFileSync(file, JSON.stringify({ formatVersion: 1, model: { preset: "tiny" }, draft: { kind: "mirror", noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed: 1 }, engine: { mode: "speculative", numSteps: 2, topk: 1, numDraftTokens: 3, chunkSize: 2, pageSize: 1, tokenBudget: 256, poolSlots: 256, faults: [], runtime: { ep: "cpu", threads: 1, graphOptimizationLevel: "basic" } }, workload: { requests: [{ id: 0, prompt: [1, 5, 9, 13, 17, 3, 4], maxNewTokens: 4, arrivalStep: 0 }], aborts: [] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        formatVersion: 1,
+        model: { preset: "tiny" },
+        draft: { kind: "mirror", noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed: 1 },
+        engine: {
+          mode: "speculative",
+          numSteps: 2,
+          topk: 1,
+          numDraftTokens: 3,
+          chunkSize: 2,
+          pageSize: 1,
+          tokenBudget: 256,
+          poolSlots: 256,
+          faults: [],
+          runtime: { ep: "cpu", threads: 1, graphOptimizationLevel: "basic" },
+        },
+        workload: {
+          requests: [{ id: 0, prompt: [1, 5, 9, 13, 17, 3, 4], maxNewTokens: 4, arrivalStep: 0 }],
+          aborts: [],
+        },
+      }),
+    );
     const ok = await capture(replayCommand, [file]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("every law holds");
@@ -99,7 +163,13 @@ describe("specconf replay", () => {
 
 describe("specconf mutants", () => {
   it("--json: a fault is killed and shrunk small", { timeout: 120_000 }, async () => {
-    const { code, stdout } = await capture(mutantsCommand, ["--fault", "leaked-rejected-slots", "--max-runs", "60", "--json"]);
+    const { code, stdout } = await capture(mutantsCommand, [
+      "--fault",
+      "leaked-rejected-slots",
+      "--max-runs",
+      "60",
+      "--json",
+    ]);
     expect(code).toBe(0);
     const report = JSON.parse(stdout);
     expect(report.ok).toBe(true);

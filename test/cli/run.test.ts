@@ -24,7 +24,13 @@ describe("specconf run", () => {
     const { code, stdout } = await run(["--draft", "mirror", "--steps", "2", "--chunk", "3", "--page", "4", "--json"]);
     expect(code).toBe(0);
     const summary = JSON.parse(stdout);
-    expect(summary).toMatchObject({ fullAcceptRate: 1, lossless: true, acceptanceCorrect: true, draftReference: true, ties: 0 });
+    expect(summary).toMatchObject({
+      fullAcceptRate: 1,
+      lossless: true,
+      acceptanceCorrect: true,
+      draftReference: true,
+      ties: 0,
+    });
     expect(summary.meanAcceptLen).toBeGreaterThan(2.5);
     expect(summary.acceptLenHistogram).toHaveLength(4);
     expect(summary.outputs).toHaveLength(4);
@@ -40,7 +46,15 @@ describe("specconf run", () => {
   });
 
   it("a fault makes the run fail with exit 1", async () => {
-    const { code, stdout } = await run(["--draft", "mirror", "--chunk", "2", "--fault", "chunked-tail-token", "--json"]);
+    const { code, stdout } = await run([
+      "--draft",
+      "mirror",
+      "--chunk",
+      "2",
+      "--fault",
+      "chunked-tail-token",
+      "--json",
+    ]);
     expect(code).toBe(1);
     expect(JSON.parse(stdout).draftReference).toBe(false);
   });
@@ -65,27 +79,40 @@ describe("specconf run", () => {
   it("a case whose prompt does not start with BOS is refused for a mirror draft, naming the JSON path", async () => {
     const dir = mkdtempSync(join(tmpdir(), "specconf-run-"));
     const file = join(dir, "case.json");
-    const testCase = defaultCase({ preset: "tiny", draft: "mirror", seed: 1, numRequests: 1, maxNewTokens: 4, engine: {} });
+    const testCase = defaultCase({
+      preset: "tiny",
+      draft: "mirror",
+      seed: 1,
+      numRequests: 1,
+      maxNewTokens: 4,
+      engine: {},
+    });
     testCase.workload.requests[0].prompt[0] = 7;
     writeFileSync(file, JSON.stringify(testCase));
     const traceFile = join(dir, "trace.json");
     const { code, stderr } = await run(["--case", file, "--trace", traceFile]);
     expect(code).toBe(2);
-    expect(stderr).toMatch(/case\.json: \/workload\/requests\/0\/prompt\/0: mirror drafts need prompts starting with BOS/);
+    expect(stderr).toMatch(
+      /case\.json: \/workload\/requests\/0\/prompt\/0: mirror drafts need prompts starting with BOS/,
+    );
     expect(existsSync(traceFile)).toBe(false);
   });
 
   it("--ep webgpu refuses a float64 model with the reason", async () => {
     const { code, stderr } = await run(["--ep", "webgpu", "--preset", "tiny-f64"]);
     expect(code).toBe(2);
-    expect(stderr.trim()).toBe("specconf run: the WebGPU EP has no float64 kernels: use a float32 model spec with --ep webgpu");
+    expect(stderr.trim()).toBe(
+      "specconf run: the WebGPU EP has no float64 kernels: use a float32 model spec with --ep webgpu",
+    );
   });
 
   it("--ep cuda either runs the laws or names the fix for the missing provider", async () => {
     const { code, stdout, stderr } = await run(["--ep", "cuda", "--json"]);
     if (code === 2) {
       // CI and machines without the CUDA provider (ONNXRUNTIME_NODE_INSTALL=skip).
-      expect(stderr).toMatch(/specconf run: cannot create an ONNX Runtime session on EP 'cuda': the CUDA EP libraries are missing: install onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12/);
+      expect(stderr).toMatch(
+        /specconf run: cannot create an ONNX Runtime session on EP 'cuda': the CUDA EP libraries are missing: install onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12/,
+      );
       expect(stderr.trim().split("\n")).toHaveLength(1);
     } else {
       expect(code).toBe(0);

@@ -9,7 +9,10 @@ import type { DraftKind } from "../../src/model/spec.ts";
 import type { EngineConfig } from "../../src/engine/config.ts";
 
 /** Where each fault shows: the draft that exposes it and the laws expected to catch it. */
-const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[]; engine?: Partial<EngineConfig>; retracts?: AbortEvent[] }> = {
+const EXPOSURE: Record<
+  FaultName,
+  { draft: DraftKind; laws: string[]; engine?: Partial<EngineConfig>; retracts?: AbortEvent[] }
+> = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference"] },
   "draft-position-early-increment": { draft: "mirror", laws: ["positions", "draft reference"] },
   "phase-confusion": { draft: "eagle", laws: ["phase contracts", "draft reference"] },
@@ -20,19 +23,54 @@ const EXPOSURE: Record<FaultName, { draft: DraftKind; laws: string[]; engine?: P
   // Multi-layer only: step k's forward on module 0's pool.
   "shared-draft-pool": { draft: "mirror", laws: ["per-step pools", "draft reference"], engine: { multiLayer: true } },
   // Only graph replay captures: the capture's in-place position change leaks into the real forward.
-  "positions-not-restored-after-capture": { draft: "mirror", laws: ["positions", "draft reference"], engine: { graphReplay: true } },
+  "positions-not-restored-after-capture": {
+    draft: "mirror",
+    laws: ["positions", "draft reference"],
+    engine: { graphReplay: true },
+  },
   // Needs a retract of a decoding request.
-  "stale-draft-kv-after-retract": { draft: "mirror", laws: ["positions"], retracts: [{ request: 0, step: 3, beforeForward: 0 }, { request: 1, step: 4, beforeForward: 1 }, { request: 2, step: 5, beforeForward: 2 }] },
+  "stale-draft-kv-after-retract": {
+    draft: "mirror",
+    laws: ["positions"],
+    retracts: [
+      { request: 0, step: 3, beforeForward: 0 },
+      { request: 1, step: 4, beforeForward: 1 },
+      { request: 2, step: 5, beforeForward: 2 },
+    ],
+  },
 };
 
-function faultCase(draft: DraftKind, faults: FaultName[], engine: Partial<EngineConfig> = {}, retracts: AbortEvent[] = []): Case {
-  const base = defaultCase({ preset: "tiny", draft, seed: 5, numRequests: 3, maxNewTokens: 12, engine: { numSteps: 3, numDraftTokens: 4, chunkSize: 3, pageSize: 2, faults, ...engine } });
+function faultCase(
+  draft: DraftKind,
+  faults: FaultName[],
+  engine: Partial<EngineConfig> = {},
+  retracts: AbortEvent[] = [],
+): Case {
+  const base = defaultCase({
+    preset: "tiny",
+    draft,
+    seed: 5,
+    numRequests: 3,
+    maxNewTokens: 12,
+    engine: { numSteps: 3, numDraftTokens: 4, chunkSize: 3, pageSize: 2, faults, ...engine },
+  });
   // Arrive together so batches pack several requests (the mask leak needs a neighbour).
-  return { ...base, workload: { ...base.workload, retracts, requests: base.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })) } };
+  return {
+    ...base,
+    workload: {
+      ...base.workload,
+      retracts,
+      requests: base.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })),
+    },
+  };
 }
 
 async function failingLaws(testCase: Case): Promise<string[]> {
-  const targetOnly = await runCase({ ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] }, workload: { ...testCase.workload, retracts: [] } });
+  const targetOnly = await runCase({
+    ...testCase,
+    engine: { ...testCase.engine, mode: "target-only", faults: [] },
+    workload: { ...testCase.workload, retracts: [] },
+  });
   const speculative = await runCase(testCase);
   const laws = await checkRun(testCase, speculative, targetOnly);
   return laws.filter((law) => law.status === "fails").map((law) => law.law);

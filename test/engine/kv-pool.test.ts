@@ -153,7 +153,13 @@ describe("exhaustion", () => {
     pool.extendPersisted(1, 5);
     pool.allocateTemporary(2, 1);
     const before = snapshot(pool);
-    const persisted = (() => { try { pool.extendPersisted(1, 14); } catch (error) { return error; } })();
+    const persisted = (() => {
+      try {
+        pool.extendPersisted(1, 14);
+      } catch (error) {
+        return error;
+      }
+    })();
     expect(persisted).toBeInstanceOf(KvPoolExhaustedError);
     expect(persisted).toMatchObject({ pool: "target", requested: 8, free: 4 });
     expect(() => pool.allocateTemporary(2, 8)).toThrow(KvPoolExhaustedError);
@@ -216,7 +222,10 @@ describe("checkIntegrity detects corruption", () => {
     const pool = healthyPool();
     const internals = pool.internalsForTest();
     internals.tables.get(2)!.persistedPages[0] = internals.tables.get(1)!.persistedPages[0];
-    const messages = pool.checkIntegrity().map((v) => v.message).join("\n");
+    const messages = pool
+      .checkIntegrity()
+      .map((v) => v.message)
+      .join("\n");
     expect(messages).toMatch(/slot owned twice/);
     expect(messages).toMatch(/claimed 2 times/);
   });
@@ -253,7 +262,10 @@ describe("checkIntegrity detects corruption", () => {
     internals.pageOwners[0] = { request: 2, temporary: false };
     internals.tables.get(2)!.persistedLength = 9;
     internals.tables.get(2)!.temporarySlots.add(0);
-    const messages = pool.checkIntegrity().map((v) => v.message).join("\n");
+    const messages = pool
+      .checkIntegrity()
+      .map((v) => v.message)
+      .join("\n");
     expect(messages).toMatch(/page 0 reverse map/);
     expect(messages).toMatch(/persisted pages for length 9/);
     expect(messages).toMatch(/persisted positions 4..8 have no page/);
@@ -263,7 +275,12 @@ describe("checkIntegrity detects corruption", () => {
   it("a page both free and owned", () => {
     const pool = healthyPool();
     pool.internalsForTest().freePages.push(0);
-    expect(pool.checkIntegrity().map((v) => v.message).join("\n")).toMatch(/page 0 claimed 2 times/);
+    expect(
+      pool
+        .checkIntegrity()
+        .map((v) => v.message)
+        .join("\n"),
+    ).toMatch(/page 0 claimed 2 times/);
   });
 });
 
@@ -330,7 +347,10 @@ describe("random operation sequences", () => {
         } else if (o.kind === "freeTemp") {
           const chosen = [...new Set(o.pick.filter((i) => i < temps.length).map((i) => temps[i]))];
           pool.freeTemporary(o.request, chosen);
-          temporaries.set(o.request, temps.filter((s) => !chosen.includes(s)));
+          temporaries.set(
+            o.request,
+            temps.filter((s) => !chosen.includes(s)),
+          );
         } else if (o.kind === "setPos") {
           if (temps.length > 0) pool.setTemporaryPosition(temps[o.pick % temps.length], o.position);
         } else {

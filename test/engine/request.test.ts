@@ -88,29 +88,32 @@ describe("Request.emit", () => {
   test.prop([
     fc.integer({ min: 0, max: 12 }),
     fc.array(fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 6 }), { minLength: 1, maxLength: 6 }),
-  ])("rounds of candidates: output is the candidate stream cut at the first EOS (kept) or maxNewTokens", (maxNewTokens, rounds) => {
-    const r = decoding(maxNewTokens);
-    const stream: number[] = [];
-    for (const round of rounds) {
-      if (r.status === "finished") break; // the engine stops emitting into a finished request
-      stream.push(...round);
-      const before = r.output.length;
-      const { emitted, finished } = r.emit(round, EOS);
-      expect(emitted).toEqual(round.slice(0, emitted.length));
-      expect(r.output.slice(before)).toEqual(emitted);
-      expect(finished).toBe(statusOf(r) === "finished");
-    }
-    const eosAt = stream.indexOf(EOS);
-    const untilEos = eosAt >= 0 ? stream.slice(0, eosAt + 1) : stream;
-    const expected = untilEos.slice(0, maxNewTokens);
-    expect(r.output).toEqual(expected);
-    expect(r.tokens).toEqual([...PROMPT, ...expected]);
-    const eosEmitted = expected[expected.length - 1] === EOS && expected.indexOf(EOS) === expected.length - 1;
-    if (eosEmitted) expect(r.finishReason).toBe("eos");
-    else if (expected.length === maxNewTokens) expect(r.finishReason).toBe("length");
-    else {
-      expect(r.finishReason).toBeUndefined();
-      expect(r.status).toBe("decoding");
-    }
-  });
+  ])(
+    "rounds of candidates: output is the candidate stream cut at the first EOS (kept) or maxNewTokens",
+    (maxNewTokens, rounds) => {
+      const r = decoding(maxNewTokens);
+      const stream: number[] = [];
+      for (const round of rounds) {
+        if (r.status === "finished") break; // the engine stops emitting into a finished request
+        stream.push(...round);
+        const before = r.output.length;
+        const { emitted, finished } = r.emit(round, EOS);
+        expect(emitted).toEqual(round.slice(0, emitted.length));
+        expect(r.output.slice(before)).toEqual(emitted);
+        expect(finished).toBe(statusOf(r) === "finished");
+      }
+      const eosAt = stream.indexOf(EOS);
+      const untilEos = eosAt >= 0 ? stream.slice(0, eosAt + 1) : stream;
+      const expected = untilEos.slice(0, maxNewTokens);
+      expect(r.output).toEqual(expected);
+      expect(r.tokens).toEqual([...PROMPT, ...expected]);
+      const eosEmitted = expected[expected.length - 1] === EOS && expected.indexOf(EOS) === expected.length - 1;
+      if (eosEmitted) expect(r.finishReason).toBe("eos");
+      else if (expected.length === maxNewTokens) expect(r.finishReason).toBe("length");
+      else {
+        expect(r.finishReason).toBeUndefined();
+        expect(r.status).toBe("decoding");
+      }
+    },
+  );
 });

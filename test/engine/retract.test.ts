@@ -15,20 +15,39 @@ const retractArbitrary = fc.record({
 });
 
 test.prop(
-  [fc.array(retractArbitrary, { minLength: 1, maxLength: 3 }), fc.constantFrom(null, 3), fc.constantFrom([1, 1], [3, 1], [2, 2]), fc.constantFrom("tapped-mirror", "eagle")],
+  [
+    fc.array(retractArbitrary, { minLength: 1, maxLength: 3 }),
+    fc.constantFrom(null, 3),
+    fc.constantFrom([1, 1], [3, 1], [2, 2]),
+    fc.constantFrom("tapped-mirror", "eagle"),
+  ],
   { numRuns: 20 },
-)("retract/resume invariance: same outputs, laws hold, pools empty", async (retracts, chunkSize, [numSteps, topk], draft) => {
-  const numDraftTokens = topk === 1 ? numSteps + 1 : numSteps + 2;
-  const base = defaultCase({ preset: "tiny", draft, seed: 11, numRequests: 3, maxNewTokens: 10, engine: { numSteps, topk, numDraftTokens, chunkSize, pageSize: 2 } });
-  const withRetracts = { ...base, workload: { ...base.workload, retracts } };
-  const plain = await runCase(base);
-  const retracted = await runCase(withRetracts);
-  expect(retracted.slotsInUseAtEnd).toBe(0);
-  expect(retracted.poolChecks).toEqual([]);
-  const laws = await checkRun(withRetracts, retracted, plain);
-  expect(laws.filter((law) => law.status === "fails")).toEqual([]);
-  const oracle = await ReferenceOracle.create(loadModels(base), base.engine.runtime);
-  const baseline = new Map(plain.trace.requests!.map((request) => [request.id, request.output]));
-  const invariance = await checkOutputsAgree("retract/resume invariance", retracted.trace.requests!.map((request) => ({ request, targetOnly: baseline.get(request.id)! })), oracle);
-  expect(invariance.status).toBe("holds");
-});
+)(
+  "retract/resume invariance: same outputs, laws hold, pools empty",
+  async (retracts, chunkSize, [numSteps, topk], draft) => {
+    const numDraftTokens = topk === 1 ? numSteps + 1 : numSteps + 2;
+    const base = defaultCase({
+      preset: "tiny",
+      draft,
+      seed: 11,
+      numRequests: 3,
+      maxNewTokens: 10,
+      engine: { numSteps, topk, numDraftTokens, chunkSize, pageSize: 2 },
+    });
+    const withRetracts = { ...base, workload: { ...base.workload, retracts } };
+    const plain = await runCase(base);
+    const retracted = await runCase(withRetracts);
+    expect(retracted.slotsInUseAtEnd).toBe(0);
+    expect(retracted.poolChecks).toEqual([]);
+    const laws = await checkRun(withRetracts, retracted, plain);
+    expect(laws.filter((law) => law.status === "fails")).toEqual([]);
+    const oracle = await ReferenceOracle.create(loadModels(base), base.engine.runtime);
+    const baseline = new Map(plain.trace.requests!.map((request) => [request.id, request.output]));
+    const invariance = await checkOutputsAgree(
+      "retract/resume invariance",
+      retracted.trace.requests!.map((request) => ({ request, targetOnly: baseline.get(request.id)! })),
+      oracle,
+    );
+    expect(invariance.status).toBe("holds");
+  },
+);

@@ -4,7 +4,12 @@ import { planPrefillChunks, type PrefillChunk } from "../../src/engine/scheduler
 import { Request } from "../../src/engine/request.ts";
 
 function request(id: number, promptLength: number, prefilledLength = 0): Request {
-  const r = new Request({ id, prompt: Array.from({ length: promptLength }, (_, i) => (i * 7 + id) % 50), maxNewTokens: 4, arrivalStep: 0 });
+  const r = new Request({
+    id,
+    prompt: Array.from({ length: promptLength }, (_, i) => (i * 7 + id) % 50),
+    maxNewTokens: 4,
+    arrivalStep: 0,
+  });
   r.status = "prefilling";
   r.prefilledLength = prefilledLength;
   return r;

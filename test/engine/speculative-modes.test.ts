@@ -16,7 +16,14 @@ async function runBoth(testCase: Case) {
 }
 
 function caseFor(draft: DraftKind, numSteps: number, chunkSize: number | null, pageSize: number, seed = 1): Case {
-  return defaultCase({ preset: "tiny", draft, seed, numRequests: 3, maxNewTokens: 12, engine: { numSteps, numDraftTokens: numSteps + 1, chunkSize, pageSize } });
+  return defaultCase({
+    preset: "tiny",
+    draft,
+    seed,
+    numRequests: 3,
+    maxNewTokens: 12,
+    engine: { numSteps, numDraftTokens: numSteps + 1, chunkSize, pageSize },
+  });
 }
 
 describe("mirror draft: full acceptance and lossless", () => {
@@ -32,7 +39,10 @@ describe("mirror draft: full acceptance and lossless", () => {
           expect(summary.ties, where).toBe(0);
           expect(summary.fullAcceptRate, where).toBe(1);
           expect(summary.lossless, where).toBe(true);
-          expect(laws.filter((law) => law.status === "fails"), where).toEqual([]);
+          expect(
+            laws.filter((law) => law.status === "fails"),
+            where,
+          ).toEqual([]);
         }
       }
     });
@@ -42,7 +52,10 @@ describe("mirror draft: full acceptance and lossless", () => {
 describe("hidden-state sensitive drafts", () => {
   for (const draft of ["eagle", "tapped-mirror", "noisy-mirror"] as const) {
     it(`${draft}: lossless, acceptance correct, draft reference, chunked and paged`, async () => {
-      for (const [chunkSize, pageSize] of [[null, 1], [3, 4]] as const) {
+      for (const [chunkSize, pageSize] of [
+        [null, 1],
+        [3, 4],
+      ] as const) {
         const { summary, laws } = await runBoth(caseFor(draft, 3, chunkSize, pageSize, 2));
         expect(summary.lossless).toBe(true);
         expect(summary.acceptanceCorrect).toBe(true);

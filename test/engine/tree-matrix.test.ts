@@ -22,8 +22,27 @@ describe("tree drafting with mirror drafts", () => {
         for (let numDraftTokens = numSteps + 1; numDraftTokens <= maxTokens; numDraftTokens++) {
           const variant = VARIANTS[(numDraftTokens + topk + numSteps) % VARIANTS.length];
           const draft = numDraftTokens % 2 === 0 ? "mirror" : "tapped-mirror";
-          const base = defaultCase({ preset: "tiny", draft, seed: numDraftTokens, numRequests: 3, maxNewTokens: 10, engine: { numSteps, topk, numDraftTokens, chunkSize: variant.chunkSize, pageSize: variant.pageSize, graphReplay: variant.graphReplay } });
-          const retracts = variant.retract ? [{ request: 0, step: 3, beforeForward: 1 }, { request: 2, step: 5, beforeForward: 2 }] : [];
+          const base = defaultCase({
+            preset: "tiny",
+            draft,
+            seed: numDraftTokens,
+            numRequests: 3,
+            maxNewTokens: 10,
+            engine: {
+              numSteps,
+              topk,
+              numDraftTokens,
+              chunkSize: variant.chunkSize,
+              pageSize: variant.pageSize,
+              graphReplay: variant.graphReplay,
+            },
+          });
+          const retracts = variant.retract
+            ? [
+                { request: 0, step: 3, beforeForward: 1 },
+                { request: 2, step: 5, beforeForward: 2 },
+              ]
+            : [];
           const testCase = { ...base, workload: { ...base.workload, retracts } };
           const targetOnly = await runCase({ ...base, engine: { ...base.engine, mode: "target-only" } });
           const run = await runCase(testCase);
@@ -34,7 +53,10 @@ describe("tree drafting with mirror drafts", () => {
           expect(summary.ties, where).toBe(0);
           expect(summary.fullAcceptRate, where).toBe(1);
           expect(summary.lossless, where).toBe(true);
-          expect(laws.filter((law) => law.status === "fails"), where).toEqual([]);
+          expect(
+            laws.filter((law) => law.status === "fails"),
+            where,
+          ).toEqual([]);
         }
       });
     }

@@ -23,7 +23,10 @@ interface Tensor {
 function readSafetensors(path: string): Map<string, Tensor> {
   const bytes = readFileSync(path);
   const headerLength = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString("utf8")) as Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString("utf8")) as Record<
+    string,
+    { dtype: string; shape: number[]; data_offsets: [number, number] }
+  >;
   const base = 8 + headerLength;
   const tensors = new Map<string, Tensor>();
   let covered = 0;
@@ -34,7 +37,8 @@ function readSafetensors(path: string): Map<string, Tensor> {
     const count = entry.shape.reduce((a, b) => a * b, 1);
     expect(end - begin, name).toBe(count * width);
     const values = new Float64Array(count);
-    for (let i = 0; i < count; i++) values[i] = width === 4 ? bytes.readFloatLE(base + begin + 4 * i) : bytes.readDoubleLE(base + begin + 8 * i);
+    for (let i = 0; i < count; i++)
+      values[i] = width === 4 ? bytes.readFloatLE(base + begin + 4 * i) : bytes.readDoubleLE(base + begin + 8 * i);
     tensors.set(name, { dtype: entry.dtype, shape: entry.shape, values });
     covered += end - begin;
   }
@@ -113,7 +117,10 @@ beforeAll(() => {
   }
 });
 
-function loadTarget(suite: string, role = "target"): { spec: ModelSpec; weights: TargetWeights; config: Record<string, unknown> } {
+function loadTarget(
+  suite: string,
+  role = "target",
+): { spec: ModelSpec; weights: TargetWeights; config: Record<string, unknown> } {
   const path = join(dir, suite, role);
   const config = JSON.parse(readFileSync(join(path, "config.json"), "utf8"));
   const tensors = readSafetensors(join(path, "model.safetensors"));
@@ -133,9 +140,21 @@ describe("Hugging Face export round trip", () => {
     it(`${suite}: the Llama checkpoint reproduces the golden tokens and margins (pure-TS forward)`, () => {
       const { spec, weights, config } = loadTarget(suite);
       const goldenFile = golden(suite);
-      expect(config).toMatchObject({ architectures: ["LlamaForCausalLM"], model_type: "llama", hidden_act: "silu", tie_word_embeddings: false, torch_dtype: spec.dtype });
+      expect(config).toMatchObject({
+        architectures: ["LlamaForCausalLM"],
+        model_type: "llama",
+        hidden_act: "silu",
+        tie_word_embeddings: false,
+        torch_dtype: spec.dtype,
+      });
       const expectedSpec = goldenFile.models.target.spec;
-      expect({ ...spec, name: expectedSpec.name, seed: expectedSpec.seed, preamble: expectedSpec.preamble, logitStd: expectedSpec.logitStd }).toEqual(expectedSpec);
+      expect({
+        ...spec,
+        name: expectedSpec.name,
+        seed: expectedSpec.seed,
+        preamble: expectedSpec.preamble,
+        logitStd: expectedSpec.logitStd,
+      }).toEqual(expectedSpec);
       const tolerance = spec.dtype === "float32" ? 1e-4 : 1e-9;
       for (const goldenCase of goldenFile.cases) {
         for (const request of goldenCase.expected.requests) {
@@ -150,7 +169,9 @@ describe("Hugging Face export round trip", () => {
         }
       }
       // The standalone draft holds the same tensors (its metadata names its role).
-      expect(readSafetensors(join(dir, suite, "draft", "model.safetensors"))).toEqual(readSafetensors(join(dir, suite, "target", "model.safetensors")));
+      expect(readSafetensors(join(dir, suite, "draft", "model.safetensors"))).toEqual(
+        readSafetensors(join(dir, suite, "target", "model.safetensors")),
+      );
     });
   }
 
@@ -161,9 +182,17 @@ describe("Hugging Face export round trip", () => {
       const config = JSON.parse(readFileSync(join(path, "config.json"), "utf8"));
       expect(config).toMatchObject({ architectures: ["LlamaForCausalLMEagle"], num_hidden_layers: 1 });
       const tensors = readSafetensors(join(path, "model.safetensors"));
-      expect([...tensors.keys()].some((name) => name.includes("input_layernorm") || name.startsWith("lm_head") || name.startsWith("norm"))).toBe(false);
+      expect(
+        [...tensors.keys()].some(
+          (name) => name.includes("input_layernorm") || name.startsWith("lm_head") || name.startsWith("norm"),
+        ),
+      ).toBe(false);
       expect(tensors.get("fc.weight")!.shape).toEqual([spec.hidden, 2 * spec.hidden]);
-      const eagle: EagleWeights = { fc: fromLinear(tensors.get("fc.weight")!), fcBias: tensors.get("fc.bias")!.values, layer: layerFrom(tensors, "layers.0") };
+      const eagle: EagleWeights = {
+        fc: fromLinear(tensors.get("fc.weight")!),
+        fcBias: tensors.get("fc.bias")!.values,
+        layer: layerFrom(tensors, "layers.0"),
+      };
       expect(tensors.get("embed_tokens.weight")!.values).toEqual(weights.embed);
       let rounds = 0;
       for (const goldenCase of golden(suite).cases) {
@@ -184,7 +213,14 @@ describe("Hugging Face export round trip", () => {
               hiddenIn.set(part, offset);
               offset += part.length;
             }
-            const out = referenceEagle(spec, weights, eagle, tokens, hiddenIn, tokens.map((_, i) => i));
+            const out = referenceEagle(
+              spec,
+              weights,
+              eagle,
+              tokens,
+              hiddenIn,
+              tokens.map((_, i) => i),
+            );
             const last = tokens.length - 1;
             const { argmax, margin } = argmaxAndMargin(out.logits, last, spec.vocab);
             expect(argmax, `${goldenCase.name} request ${request.id} draft ${j + 1}`).toBe(first.drafts[j]);
@@ -202,7 +238,10 @@ describe("Hugging Face export round trip", () => {
   it("the ONNX export is the exact bytes the golden digests name, with a manifest", () => {
     for (const suite of ["tiny-eagle", "small-gqa-mirror"]) {
       const goldenFile = golden(suite);
-      const sha = (file: string) => createHash("sha256").update(readFileSync(join(dir, "onnx", suite, file))).digest("hex");
+      const sha = (file: string) =>
+        createHash("sha256")
+          .update(readFileSync(join(dir, "onnx", suite, file)))
+          .digest("hex");
       expect(sha("target.onnx")).toBe(goldenFile.models.target.digest);
       expect(sha(`${goldenFile.models.draft!.spec.kind}.onnx`)).toBe(goldenFile.models.draft!.digest);
       const manifest = JSON.parse(readFileSync(join(dir, "onnx", suite, "manifest.json"), "utf8"));

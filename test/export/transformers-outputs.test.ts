@@ -14,8 +14,15 @@ describe("transformers outputs on the exported checkpoints", () => {
     const suite = file.replace(/\.jsonl$/, "");
     it(`${suite}: every output check holds`, async () => {
       const cases = suite === "tiny-mirror" ? ["unchunked", "chunked-paged"] : undefined; // no trees in the example engine
-      const report = await validate({ goldenPath: `golden/${suite}.json`, outputsPath: join(DIR, file), profile: PROFILES.strict, cases });
-      const failing = report.requests.flatMap((request) => request.checks.filter((check) => check.status === "fails").map((check) => check.violation?.message));
+      const report = await validate({
+        goldenPath: `golden/${suite}.json`,
+        outputsPath: join(DIR, file),
+        profile: PROFILES.strict,
+        cases,
+      });
+      const failing = report.requests.flatMap((request) =>
+        request.checks.filter((check) => check.status === "fails").map((check) => check.violation?.message),
+      );
       expect(failing).toEqual([]);
       expect(report.summary.holds).toBeGreaterThan(0);
       expect(report.exitCode).toBe(0);

@@ -26,7 +26,13 @@ export function goldenCase(suite: string, name: string): GoldenCase {
   return found;
 }
 
-export async function validateRun(suite: string, name: string, lines: readonly OutputLine[], trace: Trace | undefined, profile: Profile = PROFILES.strict): Promise<ValidationReport> {
+export async function validateRun(
+  suite: string,
+  name: string,
+  lines: readonly OutputLine[],
+  trace: Trace | undefined,
+  profile: Profile = PROFILES.strict,
+): Promise<ValidationReport> {
   const validation = new Validation(golden(suite), `golden/${suite}.json`, profile, undefined, [name]);
   lines.forEach((line, i) => validation.addLine(line, `outputs:${i + 1}`, i + 1));
   return validation.finish("outputs", trace ? [{ file: "trace", trace, goldenCase: goldenCase(suite, name) }] : []);
@@ -38,7 +44,8 @@ export async function reference(suite: string, name: string, faults: readonly Fa
 
 export function failing(report: ValidationReport): { outputs: string[]; trace: string[] } {
   const outputs = new Set<string>();
-  for (const request of report.requests) for (const check of request.checks) if (check.status === "fails") outputs.add(check.law);
+  for (const request of report.requests)
+    for (const check of request.checks) if (check.status === "fails") outputs.add(check.law);
   const trace = new Set<string>();
   for (const entry of report.traces) for (const law of entry.laws) if (law.status === "fails") trace.add(law.law);
   return { outputs: [...outputs].sort(), trace: [...trace].sort() };

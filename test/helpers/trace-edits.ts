@@ -3,7 +3,10 @@
 import type { Trace, TraceEvent, TraceRow } from "../../src/trace/schema.ts";
 
 /** `rebuild(event)` returns the event's new rows as [row, old index or undefined for a new row]. */
-export function editRows(trace: Trace, rebuild: (event: TraceEvent, events: readonly TraceEvent[]) => [TraceRow, number | undefined][] | undefined): Trace {
+export function editRows(
+  trace: Trace,
+  rebuild: (event: TraceEvent, events: readonly TraceEvent[]) => [TraceRow, number | undefined][] | undefined,
+): Trace {
   const out = structuredClone(trace);
   const maps = new Map<number, Map<number, number>>();
   for (const event of out.events) {
@@ -19,7 +22,11 @@ export function editRows(trace: Trace, rebuild: (event: TraceEvent, events: read
     for (const row of event.rows) {
       const source = row.hidden && maps.get(row.hidden.event);
       if (row.hidden && source?.has(row.hidden.row)) row.hidden = { ...row.hidden, row: source.get(row.hidden.row)! };
-      if (own && row.attended?.batchRows) row.attended = { ...row.attended, batchRows: row.attended.batchRows.filter((index) => own.has(index)).map((index) => own.get(index)!) };
+      if (own && row.attended?.batchRows)
+        row.attended = {
+          ...row.attended,
+          batchRows: row.attended.batchRows.filter((index) => own.has(index)).map((index) => own.get(index)!),
+        };
     }
   }
   return out;
@@ -44,9 +51,21 @@ export function padDraftExtend(trace: Trace): Trace {
       const verify = lastVerify.get(request);
       if (!verify) continue;
       lastVerify.delete(request);
-      const verifyRows = verify.event.rows.map((row, index) => ({ row, index })).filter(({ row }) => row.request === request);
+      const verifyRows = verify.event.rows
+        .map((row, index) => ({ row, index }))
+        .filter(({ row }) => row.request === request);
       for (const { row, index } of verifyRows.slice(verify.acceptLen)) {
-        rows.push([{ request, token: row.token, position: row.position, temporary: false, hidden: { event: verify.event.index, row: index }, predict: row.predict }, undefined]);
+        rows.push([
+          {
+            request,
+            token: row.token,
+            position: row.position,
+            temporary: false,
+            hidden: { event: verify.event.index, row: index },
+            predict: row.predict,
+          },
+          undefined,
+        ]);
       }
     }
     return rows;

@@ -6,13 +6,22 @@ import { runCase } from "../../src/engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, coverageLabels } from "../../src/laws/coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 
-function testCase(engine: Partial<Case["engine"]>, requests: [number[], number, number][], extra: Partial<Case["workload"]> = {}, draft: "noisy-mirror" | "mirror" = "noisy-mirror"): Case {
+function testCase(
+  engine: Partial<Case["engine"]>,
+  requests: [number[], number, number][],
+  extra: Partial<Case["workload"]> = {},
+  draft: "noisy-mirror" | "mirror" = "noisy-mirror",
+): Case {
   return {
     formatVersion: 1,
     model: { preset: "tiny" },
     draft: defaultDraftSpec(draft),
     engine: defaultEngineConfig({ poolSlots: 512, ...engine }),
-    workload: { requests: requests.map(([prompt, maxNewTokens, arrivalStep], id) => ({ id, prompt, maxNewTokens, arrivalStep })), aborts: [], ...extra },
+    workload: {
+      requests: requests.map(([prompt, maxNewTokens, arrivalStep], id) => ({ id, prompt, maxNewTokens, arrivalStep })),
+      aborts: [],
+      ...extra,
+    },
   };
 }
 
@@ -21,7 +30,11 @@ describe("coverage labels", () => {
     const prompt = [1, 5, 9, 13, 17, 3, 4, 8];
     const all = testCase(
       { numSteps: 3, topk: 2, numDraftTokens: 6, chunkSize: 6, pageSize: 4 },
-      [[prompt, 5, 0], [prompt.slice(0, 7), 7, 0], [prompt, 9, 0]],
+      [
+        [prompt, 5, 0],
+        [prompt.slice(0, 7), 7, 0],
+        [prompt, 9, 0],
+      ],
       { aborts: [{ request: 2, step: 3, beforeForward: 1 }], retracts: [{ request: 1, step: 2, beforeForward: 0 }] },
     );
     const labels = coverageLabels(all, (await runCase(all)).trace);

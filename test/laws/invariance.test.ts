@@ -62,7 +62,10 @@ describe("chunk invariance", () => {
     const logit = clone(chunked);
     const decode = logit.events.find((event) => event.phase === "draft-decode")!;
     decode.rows[0].topLogit! += 1000;
-    expect(checkChunkInvariance(logit, unchunked)).toMatchObject({ status: "fails", violation: { event: decode.index } });
+    expect(checkChunkInvariance(logit, unchunked)).toMatchObject({
+      status: "fails",
+      violation: { event: decode.index },
+    });
 
     const moved = clone(chunked);
     const verify = moved.events.find((event) => event.phase === "verify")!;
@@ -70,7 +73,9 @@ describe("chunk invariance", () => {
     expect(checkChunkInvariance(moved, unchunked).violation?.message).toMatch(/position/);
 
     const attended = clone(chunked);
-    const prefill = attended.events.find((event) => event.phase === "prefill" && event.rows.some((row) => row.position > 3))!;
+    const prefill = attended.events.find(
+      (event) => event.phase === "prefill" && event.rows.some((row) => row.position > 3),
+    )!;
     const row = prefill.rows.find((candidate) => candidate.position > 3)!;
     row.attended!.positions = [[1, row.attended!.positions[0]?.[1] ?? 1]];
     expect(checkChunkInvariance(attended, unchunked).violation?.message).toMatch(/attends/);
@@ -83,7 +88,12 @@ describe("chunk invariance", () => {
     row.predict = (row.predict! + 1) % 64;
     row.margin = 1e-6;
     // The flip's consequence: the next draft-extend row of the same request carries another token.
-    const extend = near.events.find((event) => event.index > verify.index && event.phase === "draft-extend" && event.rows.some((r) => r.request === row.request))!;
+    const extend = near.events.find(
+      (event) =>
+        event.index > verify.index &&
+        event.phase === "draft-extend" &&
+        event.rows.some((r) => r.request === row.request),
+    )!;
     const consequence = extend.rows.find((r) => r.request === row.request)!;
     consequence.token = (consequence.token + 1) % 64;
     const tie = checkChunkInvariance(near, unchunked);
@@ -92,11 +102,17 @@ describe("chunk invariance", () => {
 
     const clear = clone(near);
     clear.events.find((event) => event.index === verify.index)!.rows[0].margin = 2;
-    expect(checkChunkInvariance(clear, unchunked)).toMatchObject({ status: "fails", violation: { event: verify.index } });
+    expect(checkChunkInvariance(clear, unchunked)).toMatchObject({
+      status: "fails",
+      violation: { event: verify.index },
+    });
   });
 
   it("an aborted request is compared on the common prefix; an unaborted one must match in length", async () => {
-    const testCase: Case = { ...baseCase(), workload: { ...baseCase().workload, aborts: [{ request: 0, step: 4, beforeForward: 1 }] } };
+    const testCase: Case = {
+      ...baseCase(),
+      workload: { ...baseCase().workload, aborts: [{ request: 0, step: 4, beforeForward: 1 }] },
+    };
     const aborted = (await runCase(testCase)).trace;
     expect(aborted.requests![0].finishReason).toBe("abort");
     expect(checkChunkInvariance(aborted, unchunked).status).toBe("holds");
@@ -109,7 +125,10 @@ describe("chunk invariance", () => {
     expect(checkChunkInvariance(unchunked, unchunked).status).toBe("not-checkable");
     expect(isChunked(baseCase({ chunkSize: null }))).toBe(false);
     expect(isChunked(baseCase({ chunkSize: null, tokenBudget: 4 }))).toBe(true);
-    expect(unchunkedTwin(baseCase({ chunkSize: 2, tokenBudget: 4 })).engine).toMatchObject({ chunkSize: null, tokenBudget: 16 });
+    expect(unchunkedTwin(baseCase({ chunkSize: 2, tokenBudget: 4 })).engine).toMatchObject({
+      chunkSize: null,
+      tokenBudget: 16,
+    });
   });
 });
 
@@ -132,7 +151,9 @@ describe("page-size and batch invariance", () => {
     expect(reorderedTwin(testCase).workload.requests.map((request) => request.id)).toEqual([1, 0]);
     expect(checkBatchInvariance(batched, reordered).status).toBe("holds");
     const leak = clone(batched);
-    const verify = leak.events.find((event) => event.phase === "verify" && new Set(event.rows.map((row) => row.request)).size > 1)!;
+    const verify = leak.events.find(
+      (event) => event.phase === "verify" && new Set(event.rows.map((row) => row.request)).size > 1,
+    )!;
     verify.rows[0].attended!.foreign = [{ request: 1, position: 0 }];
     const result = checkBatchInvariance(leak, reordered);
     expect(result).toMatchObject({ status: "fails", violation: { event: verify.index } });
@@ -141,14 +162,19 @@ describe("page-size and batch invariance", () => {
 
 describe("retract/resume invariance", () => {
   it("holds across a retract (rebuilt KV and the cut round's temporary rows left out) and fails when resume changes a token", async () => {
-    const testCase: Case = { ...baseCase({}, "mirror"), workload: { ...baseCase().workload, retracts: [{ request: 0, step: 3, beforeForward: 1 }] } };
+    const testCase: Case = {
+      ...baseCase({}, "mirror"),
+      workload: { ...baseCase().workload, retracts: [{ request: 0, step: 3, beforeForward: 1 }] },
+    };
     const retracted = (await runCase(testCase)).trace;
     const plain = (await runCase(unretractedTwin(testCase))).trace;
     expect(retracted.lifecycle?.some((entry) => entry.kind === "retract")).toBe(true);
     expect(checkRetractInvariance(retracted, plain).status).toBe("holds");
     const broken = clone(retracted);
     const after = broken.lifecycle!.find((entry) => entry.kind === "retract")!.beforeEvent;
-    const verify = broken.events.find((event) => event.index >= after && event.phase === "verify" && event.rows.some((row) => row.request === 0))!;
+    const verify = broken.events.find(
+      (event) => event.index >= after && event.phase === "verify" && event.rows.some((row) => row.request === 0),
+    )!;
     verify.rows.find((row) => row.request === 0 && row.position > 0)!.token = 63;
     expect(checkRetractInvariance(broken, plain).status).toBe("fails");
     expect(checkRetractInvariance(plain, plain).status).toBe("not-checkable");
@@ -159,7 +185,9 @@ describe("request views", () => {
   it("segments: prefill and its extend are 0, round k's draft and verify rows k - 1; outputs map to the forward that emitted them", () => {
     const view = requestViews(chunked).get(0)!;
     const draft = view.pools.get("draft")!;
-    expect(draft.filter((row) => row.phase === "draft-extend" && row.position < 9).every((row) => row.segment === 0)).toBe(true);
+    expect(
+      draft.filter((row) => row.phase === "draft-extend" && row.position < 9).every((row) => row.segment === 0),
+    ).toBe(true);
     const firstVerify = view.pools.get("target")!.find((row) => row.phase === "verify")!;
     expect(firstVerify.segment).toBe(0);
     expect(segmentOfOutput(view, 0)).toBe(0);
@@ -167,11 +195,21 @@ describe("request views", () => {
   });
 
   it("attended sets are canonical: same positions whether persisted or packed in the same forward", () => {
-    const event = { index: 0, phase: "prefill" as const, rows: [
-      { request: 0, token: 1, position: 0, attended: { positions: [], batchRows: [0] } },
-      { request: 0, token: 5, position: 1, attended: { positions: [], batchRows: [0, 1] } },
-    ] };
-    const persisted = { index: 1, phase: "prefill" as const, rows: [{ request: 0, token: 5, position: 1, attended: { positions: [[0, 0]] as [number, number][], batchRows: [0] } }] };
+    const event = {
+      index: 0,
+      phase: "prefill" as const,
+      rows: [
+        { request: 0, token: 1, position: 0, attended: { positions: [], batchRows: [0] } },
+        { request: 0, token: 5, position: 1, attended: { positions: [], batchRows: [0, 1] } },
+      ],
+    };
+    const persisted = {
+      index: 1,
+      phase: "prefill" as const,
+      rows: [
+        { request: 0, token: 5, position: 1, attended: { positions: [[0, 0]] as [number, number][], batchRows: [0] } },
+      ],
+    };
     expect(attendedKey(event, 1, event.rows[1])).toBe(attendedKey(persisted, 0, persisted.rows[0]));
   });
 
@@ -179,6 +217,8 @@ describe("request views", () => {
     expect(toleranceOf(chunked)).toMatchObject({ epsilon: 1e-4, draftEpsilon: 1e-4 });
     const mirror = { ...chunked, config: { ...chunked.config, draft: defaultDraftSpec("mirror") } };
     expect(toleranceOf(mirror).draftEpsilon).toBeCloseTo(1e-4 * 65536);
-    expect(checkInvariance({ ...chunked, requests: undefined }, unchunked, { law: "x", subject: "a", baseline: "b" }).status).toBe("not-checkable");
+    expect(
+      checkInvariance({ ...chunked, requests: undefined }, unchunked, { law: "x", subject: "a", baseline: "b" }).status,
+    ).toBe("not-checkable");
   });
 });

@@ -14,7 +14,10 @@ const REGENERATE = "regenerate with: npx specconf mutants --update-kills";
 describe("checked-in kills", () => {
   it("every fault has a kill, shrunk to at most 2 requests and 12 prompt tokens", () => {
     const killed = new Set(kills.kills.map((kill) => kill.fault));
-    expect(FAULT_NAMES.filter((fault) => !killed.has(fault)), `faults without a checked-in kill (${REGENERATE})`).toEqual([]);
+    expect(
+      FAULT_NAMES.filter((fault) => !killed.has(fault)),
+      `faults without a checked-in kill (${REGENERATE})`,
+    ).toEqual([]);
     for (const kill of kills.kills) {
       expect(kill.requests, kill.fault).toBeLessThanOrEqual(2);
       expect(kill.promptTokens, kill.fault).toBeLessThanOrEqual(12);
@@ -22,19 +25,32 @@ describe("checked-in kills", () => {
   });
 
   for (const kill of kills.kills) {
-    it(`${kill.fault}: ${kill.law} fails at seed ${kill.seed}, path ${kill.path}; every law holds with the fault off`, { timeout: 30_000 }, async () => {
-      const property = kill.property === MIXED.law ? MIXED : propertyFor(kill.property);
-      expect(property, `unknown property '${kill.property}' (${REGENERATE})`).toBeDefined();
-      const start = performance.now();
-      const run = await runLawProperty(property!, { numRuns: 1, seed: kill.seed, path: kill.path, faults: [kill.fault as FaultName], failureDir: false });
-      expect(run.failure, `the seed/path no longer fails (${REGENERATE})`).toBeDefined();
-      expect(run.failure!.testCase, `the seed/path now generates another case: the arbitraries changed (${REGENERATE})`).toEqual(kill.case);
-      expect(run.failure!.laws).toContain(kill.law);
-      expect((performance.now() - start) / 1000).toBeLessThan(5);
+    it(
+      `${kill.fault}: ${kill.law} fails at seed ${kill.seed}, path ${kill.path}; every law holds with the fault off`,
+      { timeout: 30_000 },
+      async () => {
+        const property = kill.property === MIXED.law ? MIXED : propertyFor(kill.property);
+        expect(property, `unknown property '${kill.property}' (${REGENERATE})`).toBeDefined();
+        const start = performance.now();
+        const run = await runLawProperty(property!, {
+          numRuns: 1,
+          seed: kill.seed,
+          path: kill.path,
+          faults: [kill.fault as FaultName],
+          failureDir: false,
+        });
+        expect(run.failure, `the seed/path no longer fails (${REGENERATE})`).toBeDefined();
+        expect(
+          run.failure!.testCase,
+          `the seed/path now generates another case: the arbitraries changed (${REGENERATE})`,
+        ).toEqual(kill.case);
+        expect(run.failure!.laws).toContain(kill.law);
+        expect((performance.now() - start) / 1000).toBeLessThan(5);
 
-      const clean = { ...kill.case, engine: { ...kill.case.engine, faults: [] } };
-      const check = await checkCase(clean);
-      expect(failures(check).map((law) => `${law.law}: ${law.violation?.message}`)).toEqual([]);
-    });
+        const clean = { ...kill.case, engine: { ...kill.case.engine, faults: [] } };
+        const check = await checkCase(clean);
+        expect(failures(check).map((law) => `${law.law}: ${law.violation?.message}`)).toEqual([]);
+      },
+    );
   }
 });

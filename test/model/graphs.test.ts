@@ -12,7 +12,14 @@ import { buildDraft, buildTarget, digestOf, type DraftModel, type TargetModel } 
 import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "../../src/model/graphs.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { referenceEagle, referenceMirror, referenceTarget, runLayers } from "../../src/model/reference-forward.ts";
-import { defaultDraftSpec, kvDim, MIRROR_LOGIT_SCALE, type DraftKind, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
+import {
+  defaultDraftSpec,
+  kvDim,
+  MIRROR_LOGIT_SCALE,
+  type DraftKind,
+  type DraftSpec,
+  type ModelSpec,
+} from "../../src/model/spec.ts";
 import { Gaussian, generateEagleWeights, generateTargetWeights } from "../../src/model/weights.ts";
 import { DEFAULT_RUNTIME, ModelSession, type FloatArray, type ForwardResult } from "../../src/runtime/ort.ts";
 
@@ -47,7 +54,9 @@ function record(spec: ModelSpec, what: string, relError: number): void {
 }
 
 afterAll(() => {
-  const lines = [...observed.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([key, value]) => `  ${key.padEnd(34)} ${value.toExponential(2)}`);
+  const lines = [...observed.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, value]) => `  ${key.padEnd(34)} ${value.toExponential(2)}`);
   console.log(`max observed error / scale:\n${lines.join("\n")}`);
 });
 
@@ -68,7 +77,13 @@ function rms(values: ArrayLike<number>): number {
 }
 
 /** Asserts |actual - expected| <= tolerance * scale everywhere, records the relative error. */
-function expectClose(spec: ModelSpec, what: string, actual: ArrayLike<number>, expected: ArrayLike<number>, scale: number): void {
+function expectClose(
+  spec: ModelSpec,
+  what: string,
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  scale: number,
+): void {
   const relError = maxAbsDiff(actual, expected) / scale;
   record(spec, what, relError);
   expect(relError, `${spec.name} ${what}: max |error| / scale`).toBeLessThanOrEqual(tolerance(spec));
@@ -116,11 +131,40 @@ const SPECS: ModelSpec[] = [
   getPreset("tiny-f64"),
   // Grouped-query attention (4 query heads per KV head), heads * headDim (64) != hidden (32),
   // three layers and a small RoPE theta (so position changes rotate fast).
-  { ...getPreset("tiny"), name: "custom-gqa8x2-l3-theta500", heads: 8, kvHeads: 2, headDim: 8, layers: 3, ropeTheta: 500, seed: 23 },
+  {
+    ...getPreset("tiny"),
+    name: "custom-gqa8x2-l3-theta500",
+    heads: 8,
+    kvHeads: 2,
+    headDim: 8,
+    layers: 3,
+    ropeTheta: 500,
+    seed: 23,
+  },
   // Multi-head attention (kvHeads = heads), headDim 16, float64, theta 500, other vocab.
-  { ...getPreset("tiny-f64"), name: "custom-mha-hd16-f64", vocab: 48, heads: 4, kvHeads: 4, headDim: 16, ropeTheta: 500, seed: 29 },
+  {
+    ...getPreset("tiny-f64"),
+    name: "custom-mha-hd16-f64",
+    vocab: 48,
+    heads: 4,
+    kvHeads: 4,
+    headDim: 16,
+    ropeTheta: 500,
+    seed: 29,
+  },
   // Multi-head, headDim 16, hidden 48 (not a power of two), three layers, float32.
-  { ...getPreset("tiny"), name: "custom-mha-hd16-l3-f32", hidden: 48, heads: 2, kvHeads: 2, headDim: 16, intermediate: 80, layers: 3, ropeTheta: 2000, seed: 31 },
+  {
+    ...getPreset("tiny"),
+    name: "custom-mha-hd16-l3-f32",
+    hidden: 48,
+    heads: 2,
+    kvHeads: 2,
+    headDim: 16,
+    intermediate: 80,
+    layers: 3,
+    ropeTheta: 2000,
+    seed: 31,
+  },
 ];
 
 function randomTokens(seed: number, count: number, vocab: number): number[] {
@@ -160,7 +204,11 @@ interface Cache {
 }
 
 function emptyCache(spec: ModelSpec, layers: number, slots = 1): Cache {
-  return { keys: floatArray(spec, layers * slots * kvDim(spec)), values: floatArray(spec, layers * slots * kvDim(spec)), slots };
+  return {
+    keys: floatArray(spec, layers * slots * kvDim(spec)),
+    values: floatArray(spec, layers * slots * kvDim(spec)),
+    slots,
+  };
 }
 
 /** A cache full of large garbage: any slot the graph gathers without the mask hiding it shows. */
@@ -181,14 +229,19 @@ interface RunInput {
 }
 
 /** One forward; the batch's own rows attend causally (row t sees rows 0..t). */
-async function runGraph(spec: ModelSpec, graph: GraphUnderTest, input: RunInput): Promise<ForwardResult & { logits: FloatArray }> {
+async function runGraph(
+  spec: ModelSpec,
+  graph: GraphUnderTest,
+  input: RunInput,
+): Promise<ForwardResult & { logits: FloatArray }> {
   const rows = input.tokens.length;
   const ctxSlots = input.ctxSlots ?? [];
   const numCtx = ctxSlots.length;
   const cache = input.cache ?? emptyCache(spec, graph.layers);
   const mask = floatArray(spec, rows * (numCtx + rows));
   for (let t = 0; t < rows; t++) {
-    for (let c = 0; c < numCtx; c++) mask[t * (numCtx + rows) + c] = (input.attendsContext?.(t, c) ?? true) ? 0 : MASKED;
+    for (let c = 0; c < numCtx; c++)
+      mask[t * (numCtx + rows) + c] = (input.attendsContext?.(t, c) ?? true) ? 0 : MASKED;
     for (let s = 0; s < rows; s++) mask[t * (numCtx + rows) + numCtx + s] = s <= t ? 0 : MASKED;
   }
   const result = await graph.session.run({
@@ -219,12 +272,21 @@ function checkTopOutputs(result: ForwardResult, vocab: number): void {
     }
     const max = order[0].value;
     const logNormalizer = max + Math.log(row.reduce((sum, value) => sum + Math.exp(value - max), 0));
-    expect(Math.abs(result.logNormalizer[r] - logNormalizer)).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(logNormalizer)));
+    expect(Math.abs(result.logNormalizer[r] - logNormalizer)).toBeLessThanOrEqual(
+      1e-4 * Math.max(1, Math.abs(logNormalizer)),
+    );
   }
 }
 
 /** Rows [from, to) of a [layers, T, kvDim] tensor, per layer, concatenated as [layers, to - from, kvDim]. */
-function kvRows(spec: ModelSpec, kv: ArrayLike<number>, layers: number, total: number, from: number, to: number): Float64Array {
+function kvRows(
+  spec: ModelSpec,
+  kv: ArrayLike<number>,
+  layers: number,
+  total: number,
+  from: number,
+  to: number,
+): Float64Array {
   const dim = kvDim(spec);
   const out = new Float64Array(layers * (to - from) * dim);
   for (let l = 0; l < layers; l++) {
@@ -283,7 +345,10 @@ async function runChunked(
   let start = 0;
   for (const size of chunkSizes) {
     // Context: rows 0..start-1 plus decoys, in a scrambled column order.
-    const columns = [...range(0, start).map((row) => ({ slot: slotOfRow[row], real: true })), ...decoys.map((slot) => ({ slot, real: false }))];
+    const columns = [
+      ...range(0, start).map((row) => ({ slot: slotOfRow[row], real: true })),
+      ...decoys.map((slot) => ({ slot, real: false })),
+    ];
     const order = shuffled(columns.length, seed + start + 7);
     const ctx = order.map((i) => columns[i]);
     const out = await runGraph(spec, graph, {
@@ -300,7 +365,10 @@ async function runChunked(
       for (let r = 0; r < size; r++) {
         const slot = slotOfRow[start + r];
         cache.keys.set(out.kNew.subarray((l * size + r) * dim, (l * size + r + 1) * dim), (l * numSlots + slot) * dim);
-        cache.values.set(out.vNew.subarray((l * size + r) * dim, (l * size + r + 1) * dim), (l * numSlots + slot) * dim);
+        cache.values.set(
+          out.vNew.subarray((l * size + r) * dim, (l * size + r + 1) * dim),
+          (l * numSlots + slot) * dim,
+        );
       }
     }
     start += size;
@@ -310,8 +378,14 @@ async function runChunked(
   const values = new Float64Array(graph.layers * total * dim);
   for (let l = 0; l < graph.layers; l++) {
     for (let r = 0; r < total; r++) {
-      keys.set(cache.keys.subarray((l * numSlots + slotOfRow[r]) * dim, (l * numSlots + slotOfRow[r] + 1) * dim), (l * total + r) * dim);
-      values.set(cache.values.subarray((l * numSlots + slotOfRow[r]) * dim, (l * numSlots + slotOfRow[r] + 1) * dim), (l * total + r) * dim);
+      keys.set(
+        cache.keys.subarray((l * numSlots + slotOfRow[r]) * dim, (l * numSlots + slotOfRow[r] + 1) * dim),
+        (l * total + r) * dim,
+      );
+      values.set(
+        cache.values.subarray((l * numSlots + slotOfRow[r]) * dim, (l * numSlots + slotOfRow[r] + 1) * dim),
+        (l * total + r) * dim,
+      );
     }
   }
   return { logits, hidden, keys, values };
@@ -353,7 +427,11 @@ function modelsFor(spec: ModelSpec): Promise<Models> {
       for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"] as const) {
         const draftSpec = draftSpecFor(spec, kind);
         const model = buildDraft(target, draftSpec);
-        drafts.set(kind, { model, spec: draftSpec, graph: { session: await session(spec, model.graphs[0].bytes), layers: model.graphs[0].layers } });
+        drafts.set(kind, {
+          model,
+          spec: draftSpec,
+          graph: { session: await session(spec, model.graphs[0].bytes), layers: model.graphs[0].layers },
+        });
       }
       return { target, targetGraph, drafts };
     })();
@@ -408,11 +486,20 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
     const bent = [...positions];
     bent[tokens.length - 1] += 5; // last row 5 positions further from its context
     const bentOut = await runGraph(spec, targetGraph, { tokens, positions: bent });
-    expect(maxAbsDiff(bentOut.logits.subarray((tokens.length - 1) * spec.vocab), shifted.logits.subarray((tokens.length - 1) * spec.vocab))).toBeGreaterThan(
-      100 * tolerance(spec) * logitScale(spec),
-    );
+    expect(
+      maxAbsDiff(
+        bentOut.logits.subarray((tokens.length - 1) * spec.vocab),
+        shifted.logits.subarray((tokens.length - 1) * spec.vocab),
+      ),
+    ).toBeGreaterThan(100 * tolerance(spec) * logitScale(spec));
     // ...and the reference agrees with the graph on the bent positions too.
-    expectClose(spec, "target logits bent positions", bentOut.logits, referenceTarget(spec, target.weights, tokens, bent).logits, logitScale(spec));
+    expectClose(
+      spec,
+      "target logits bent positions",
+      bentOut.logits,
+      referenceTarget(spec, target.weights, tokens, bent).logits,
+      logitScale(spec),
+    );
   });
 
   it("target: the KV path (chunks attending shuffled pool slots, decoys masked) equals the full causal run", async () => {
@@ -420,7 +507,11 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
     const positions = range(0, tokens.length);
     const full = await runGraph(spec, targetGraph, { tokens, positions });
     const reference = referenceTarget(spec, target.weights, tokens);
-    for (const [index, chunks] of [[5, 4], [2, 1, 3, 1, 2], [8, 1]].entries()) {
+    for (const [index, chunks] of [
+      [5, 4],
+      [2, 1, 3, 1, 2],
+      [8, 1],
+    ].entries()) {
       const chunked = await runChunked(spec, targetGraph, { tokens, positions }, chunks, 1000 + index);
       expectClose(spec, "target KV path vs full run", chunked.logits, full.logits, logitScale(spec));
       expectClose(spec, "target KV path logits", chunked.logits, reference.logits, logitScale(spec));
@@ -433,19 +524,39 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
 
     // The suffix really attends the prefix through the pool: masking the prefix columns changes it.
     const prefixLength = 5;
-    const prefix = await runGraph(spec, targetGraph, { tokens: tokens.slice(0, prefixLength), positions: positions.slice(0, prefixLength) });
+    const prefix = await runGraph(spec, targetGraph, {
+      tokens: tokens.slice(0, prefixLength),
+      positions: positions.slice(0, prefixLength),
+    });
     const cache = garbageCache(spec, spec.layers, 12, 7);
     const slots = [9, 2, 11, 4, 0]; // row i at slots[i]
     const dim = kvDim(spec);
     for (let l = 0; l < spec.layers; l++) {
       slots.forEach((slot, r) => {
-        cache.keys.set(prefix.kNew.subarray((l * prefixLength + r) * dim, (l * prefixLength + r + 1) * dim), (l * 12 + slot) * dim);
-        cache.values.set(prefix.vNew.subarray((l * prefixLength + r) * dim, (l * prefixLength + r + 1) * dim), (l * 12 + slot) * dim);
+        cache.keys.set(
+          prefix.kNew.subarray((l * prefixLength + r) * dim, (l * prefixLength + r + 1) * dim),
+          (l * 12 + slot) * dim,
+        );
+        cache.values.set(
+          prefix.vNew.subarray((l * prefixLength + r) * dim, (l * prefixLength + r + 1) * dim),
+          (l * 12 + slot) * dim,
+        );
       });
     }
-    const suffix = { tokens: tokens.slice(prefixLength), positions: positions.slice(prefixLength), cache, ctxSlots: slots };
+    const suffix = {
+      tokens: tokens.slice(prefixLength),
+      positions: positions.slice(prefixLength),
+      cache,
+      ctxSlots: slots,
+    };
     const attended = await runGraph(spec, targetGraph, suffix);
-    expectClose(spec, "target suffix vs full rows", attended.logits, full.logits.subarray(prefixLength * spec.vocab), logitScale(spec));
+    expectClose(
+      spec,
+      "target suffix vs full rows",
+      attended.logits,
+      full.logits.subarray(prefixLength * spec.vocab),
+      logitScale(spec),
+    );
     const blind = await runGraph(spec, targetGraph, { ...suffix, attendsContext: () => false });
     expect(maxAbsDiff(blind.logits, attended.logits)).toBeGreaterThan(100 * tolerance(spec) * logitScale(spec));
     // Attending a garbage slot instead of one prefix row changes it too (the gather is by slot).
@@ -465,13 +576,29 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
     // The oracle property: mirror row i (token x_{i+1}) == target row i + 1, up to the exact 2^16 scale.
     const targetOut = await runGraph(spec, targetGraph, { tokens, positions: range(0, tokens.length) });
     const targetRows = targetOut.logits.subarray(spec.vocab);
-    expectClose(spec, "mirror/2^16 vs target graph", Array.from(out.logits, (v) => v / MIRROR_LOGIT_SCALE), targetRows, logitScale(spec));
+    expectClose(
+      spec,
+      "mirror/2^16 vs target graph",
+      Array.from(out.logits, (v) => v / MIRROR_LOGIT_SCALE),
+      targetRows,
+      logitScale(spec),
+    );
     expect(argmaxRows(out.logits, spec.vocab)).toEqual(argmaxRows(targetRows, spec.vocab));
     // The mirror ignores hidden_in.
-    const other = await runGraph(spec, graph, { tokens: draftTokens, positions: range(0, draftTokens.length), hiddenIn: randomHidden(spec, 42, draftTokens.length, 3) });
+    const other = await runGraph(spec, graph, {
+      tokens: draftTokens,
+      positions: range(0, draftTokens.length),
+      hiddenIn: randomHidden(spec, 42, draftTokens.length, 3),
+    });
     expect(Array.from(other.logits)).toEqual(Array.from(out.logits));
     // Its KV path (chunks over the pool) equals the same reference.
-    const chunked = await runChunked(spec, graph, { tokens: draftTokens, positions: range(0, draftTokens.length), hiddenIn }, [3, 1, 4], 2000);
+    const chunked = await runChunked(
+      spec,
+      graph,
+      { tokens: draftTokens, positions: range(0, draftTokens.length), hiddenIn },
+      [3, 1, 4],
+      2000,
+    );
     expectClose(spec, "mirror KV path logits", chunked.logits, reference.logits, logitScale(spec, true));
   });
 
@@ -541,12 +668,29 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
     const draftTokens = randomTokens(spec.seed + 300, 6, spec.vocab);
     for (const [k, built] of model.graphs.entries()) {
       const graph = { session: await session(spec, built.bytes), layers: built.layers };
-      const out = await runGraph(spec, graph, { tokens: draftTokens, positions: range(0, draftTokens.length), hiddenIn: randomHidden(spec, 80 + k, draftTokens.length) });
+      const out = await runGraph(spec, graph, {
+        tokens: draftTokens,
+        positions: range(0, draftTokens.length),
+        hiddenIn: randomHidden(spec, 80 + k, draftTokens.length),
+      });
       const prefix = spec.preamble.slice(0, k + 1);
       const reference = referenceTarget(spec, target.weights, [...prefix, ...draftTokens]);
       const expected = reference.logits.slice((k + 1) * spec.vocab).map((v) => v * MIRROR_LOGIT_SCALE);
       expectClose(spec, "mirror module logits", out.logits, expected, logitScale(spec, true));
-      expectClose(spec, "mirror module k_new", out.kNew, kvRows(spec, stackLayers(reference.keys), spec.layers, prefix.length + draftTokens.length, k + 1, prefix.length + draftTokens.length), tensorScale(stackLayers(reference.keys)));
+      expectClose(
+        spec,
+        "mirror module k_new",
+        out.kNew,
+        kvRows(
+          spec,
+          stackLayers(reference.keys),
+          spec.layers,
+          prefix.length + draftTokens.length,
+          k + 1,
+          prefix.length + draftTokens.length,
+        ),
+        tensorScale(stackLayers(reference.keys)),
+      );
     }
   });
 
@@ -582,13 +726,23 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
     expectClose(spec, "eagle k_new", out.kNew, layer.keys[0], tensorScale(layer.keys[0]));
     expectClose(spec, "eagle v_new", out.vNew, layer.values[0], tensorScale(layer.values[0]));
     // Both inputs matter: another hidden_in, or other positions, give other logits.
-    const otherHidden = await runGraph(spec, graph, { tokens: draftTokens, positions, hiddenIn: randomHidden(spec, 92, draftTokens.length) });
+    const otherHidden = await runGraph(spec, graph, {
+      tokens: draftTokens,
+      positions,
+      hiddenIn: randomHidden(spec, 92, draftTokens.length),
+    });
     expect(maxAbsDiff(otherHidden.logits, out.logits)).toBeGreaterThan(100 * tolerance(spec) * eagleLogitScale);
     const bent = [...positions];
     bent[bent.length - 1] += 3;
     const otherPositions = await runGraph(spec, graph, { tokens: draftTokens, positions: bent, hiddenIn });
     expect(maxAbsDiff(otherPositions.logits, out.logits)).toBeGreaterThan(100 * tolerance(spec) * eagleLogitScale);
-    expectClose(spec, "eagle logits bent positions", otherPositions.logits, referenceEagle(spec, target.weights, model.eagle!, draftTokens, hiddenIn, bent).logits, eagleLogitScale);
+    expectClose(
+      spec,
+      "eagle logits bent positions",
+      otherPositions.logits,
+      referenceEagle(spec, target.weights, model.eagle!, draftTokens, hiddenIn, bent).logits,
+      eagleLogitScale,
+    );
     // Its own KV path (referenceEagle returns no K/V: the pool is compared with the one-shot k_new/v_new).
     const chunked = await runChunked(spec, graph, { tokens: draftTokens, positions, hiddenIn }, [2, 4, 1], 3000);
     expectClose(spec, "eagle KV path logits", chunked.logits, reference.logits, eagleLogitScale);
@@ -601,21 +755,31 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
     // Written twice from scratch (buildTarget caches, so bypass it), the bytes are identical.
     const again = writeTargetGraph(spec, generateTargetWeights(spec));
     expect(digestOf(again)).toBe(target.graph.digest);
-    expect(digestOf(writeTargetGraph(structuredClone(spec), generateTargetWeights(structuredClone(spec))))).toBe(target.graph.digest);
+    expect(digestOf(writeTargetGraph(structuredClone(spec), generateTargetWeights(structuredClone(spec))))).toBe(
+      target.graph.digest,
+    );
     expect(target.graph.digest).toMatch(/^[0-9a-f]{64}$/);
     const reseeded = { ...spec, seed: spec.seed + 1 };
     expect(buildTarget(reseeded).graph.digest).not.toBe(target.graph.digest);
-    expect(digestOf(writeTargetGraph(reseeded, generateTargetWeights(reseeded)))).toBe(buildTarget(reseeded).graph.digest);
+    expect(digestOf(writeTargetGraph(reseeded, generateTargetWeights(reseeded)))).toBe(
+      buildTarget(reseeded).graph.digest,
+    );
 
     // Drafts: deterministic per (target, draft spec); the draft seed changes the eagle head and mirrors' noise.
     const eagle = drafts.get("eagle")!;
-    expect(digestOf(writeEagleGraph(spec, target.weights, generateEagleWeights(spec, eagle.spec)))).toBe(eagle.model.graphs[0].digest);
+    expect(digestOf(writeEagleGraph(spec, target.weights, generateEagleWeights(spec, eagle.spec)))).toBe(
+      eagle.model.graphs[0].digest,
+    );
     const eagleReseeded = buildDraft(target, { ...eagle.spec, seed: eagle.spec.seed + 1 });
     expect(eagleReseeded.graphs[0].digest).not.toBe(eagle.model.graphs[0].digest);
     const mirror = drafts.get("mirror")!;
-    expect(digestOf(writeMirrorGraph(spec, mirror.spec, { stack: target.weights, layerCount: spec.layers, step: 0 }))).toBe(mirror.model.graphs[0].digest);
+    expect(
+      digestOf(writeMirrorGraph(spec, mirror.spec, { stack: target.weights, layerCount: spec.layers, step: 0 })),
+    ).toBe(mirror.model.graphs[0].digest);
     const noisy = drafts.get("noisy-mirror")!;
-    expect(buildDraft(target, { ...noisy.spec, seed: noisy.spec.seed + 1 }).graphs[0].digest).not.toBe(noisy.model.graphs[0].digest);
+    expect(buildDraft(target, { ...noisy.spec, seed: noisy.spec.seed + 1 }).graphs[0].digest).not.toBe(
+      noisy.model.graphs[0].digest,
+    );
     const digests = [target.graph.digest, ...[...drafts.values()].map((d) => d.model.graphs[0].digest)];
     expect(new Set(digests).size).toBe(digests.length);
   });

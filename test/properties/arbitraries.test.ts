@@ -17,7 +17,8 @@ function assertValid(testCase: Case): void {
   expect(validateCase(testCase)).toEqual([]);
   const spec = resolveModelSpec(testCase.model);
   expect(() => checkCaseConsistency(testCase, spec)).not.toThrow();
-  for (const request of testCase.workload.requests) expect(request.prompt.slice(0, spec.preamble.length)).toEqual(spec.preamble);
+  for (const request of testCase.workload.requests)
+    expect(request.prompt.slice(0, spec.preamble.length)).toEqual(spec.preamble);
   expect(testCase.workload.requests.map((request) => request.id)).toEqual(testCase.workload.requests.map((_, i) => i));
 }
 
@@ -56,10 +57,20 @@ describe("case arbitraries", () => {
     const preamble = getPreset("tiny").preamble;
     expect(shrunk.model).toEqual({ preset: "tiny" });
     expect(shrunk.draft?.kind).toBe("mirror");
-    expect(shrunk.engine).toMatchObject({ numSteps: 1, topk: 1, numDraftTokens: 2, chunkSize: null, pageSize: 1, tokenBudget: UNLIMITED_BUDGET });
+    expect(shrunk.engine).toMatchObject({
+      numSteps: 1,
+      topk: 1,
+      numDraftTokens: 2,
+      chunkSize: null,
+      pageSize: 1,
+      tokenBudget: UNLIMITED_BUDGET,
+    });
     expect(shrunk.engine.multiLayer).toBeUndefined();
     expect(shrunk.engine.graphReplay).toBeUndefined();
-    expect(shrunk.workload).toEqual({ requests: [{ id: 0, prompt: [...preamble, 3], maxNewTokens: 1, arrivalStep: 0 }], aborts: [] });
+    expect(shrunk.workload).toEqual({
+      requests: [{ id: 0, prompt: [...preamble, 3], maxNewTokens: 1, arrivalStep: 0 }],
+      aborts: [],
+    });
   });
 
   it("shrinks of a failing case keep failing cases valid (a property that needs 2 requests shrinks to exactly 2)", () => {
@@ -77,7 +88,8 @@ describe("case arbitraries", () => {
   });
 
   it("each law's space keeps its focus", () => {
-    const sample = (law: string) => fc.sample(propertyArbitrary(LAW_PROPERTIES.find((property) => property.law === law)!), { seed: 11, numRuns: 60 });
+    const sample = (law: string) =>
+      fc.sample(propertyArbitrary(LAW_PROPERTIES.find((property) => property.law === law)!), { seed: 11, numRuns: 60 });
     expect(sample("chunk invariance").every((c) => c.engine.chunkSize !== null)).toBe(true);
     expect(sample("page-size invariance").every((c) => c.engine.pageSize > 1)).toBe(true);
     expect(sample("batch invariance").every((c) => c.workload.requests.length >= 2)).toBe(true);
@@ -85,7 +97,9 @@ describe("case arbitraries", () => {
     expect(sample("per-step pools").every((c) => c.engine.multiLayer === true)).toBe(true);
     expect(sample("graph-replay equivalence").every((c) => c.engine.graphReplay === true)).toBe(true);
     expect(sample("retract/resume invariance").every((c) => (c.workload.retracts ?? []).length >= 1)).toBe(true);
-    expect(sample("mirror acceptance").every((c) => c.draft?.kind === "mirror" || c.draft?.kind === "tapped-mirror")).toBe(true);
+    expect(
+      sample("mirror acceptance").every((c) => c.draft?.kind === "mirror" || c.draft?.kind === "tapped-mirror"),
+    ).toBe(true);
   });
 
   it("the whole space reaches every option", () => {

@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fc, test } from "@fast-check/vitest";
-import {
-  compareTokenAgainstLogits,
-  compareTokens,
-  topMargin,
-} from "../../src/trace/compare.ts";
+import { compareTokenAgainstLogits, compareTokens, topMargin } from "../../src/trace/compare.ts";
 
 const EPS = 1e-4;
 
@@ -80,23 +76,21 @@ describe("compareTokens", () => {
     });
   });
 
-  test.prop([
-    case_.filter((c) => c.expected.length > 0),
-    fc.nat(),
-    fc.integer({ min: 1, max: 31 }),
-    epsilon,
-  ])("perturbing token i gives tie iff margins[i] < epsilon, at index i", ({ expected, margins }, at, shift, eps) => {
-    const i = at % expected.length;
-    const got = [...expected];
-    got[i] = (expected[i] + shift) % 32;
-    const result = compareTokens(expected, margins, got, eps);
-    expect(result.status).toBe(margins[i] < eps ? "tie" : "diverged");
-    expect(result.index).toBe(i);
-    expect(result.compared).toBe(i);
-    expect(result.expected).toBe(expected[i]);
-    expect(result.got).toBe(got[i]);
-    expect(result.margin).toBe(margins[i]);
-  });
+  test.prop([case_.filter((c) => c.expected.length > 0), fc.nat(), fc.integer({ min: 1, max: 31 }), epsilon])(
+    "perturbing token i gives tie iff margins[i] < epsilon, at index i",
+    ({ expected, margins }, at, shift, eps) => {
+      const i = at % expected.length;
+      const got = [...expected];
+      got[i] = (expected[i] + shift) % 32;
+      const result = compareTokens(expected, margins, got, eps);
+      expect(result.status).toBe(margins[i] < eps ? "tie" : "diverged");
+      expect(result.index).toBe(i);
+      expect(result.compared).toBe(i);
+      expect(result.expected).toBe(expected[i]);
+      expect(result.got).toBe(got[i]);
+      expect(result.margin).toBe(margins[i]);
+    },
+  );
 });
 
 describe("topMargin", () => {

@@ -8,11 +8,20 @@ import { DRAFT_KINDS } from "../../src/model/spec.ts";
 describe("engine traces", () => {
   for (const draft of DRAFT_KINDS) {
     it(`${draft}: the speculative trace is schema-valid and round-trips through JSON`, async () => {
-      const testCase = defaultCase({ preset: "tiny", draft, seed: 4, numRequests: 2, maxNewTokens: 6, engine: { chunkSize: 3, pageSize: 2 } });
+      const testCase = defaultCase({
+        preset: "tiny",
+        draft,
+        seed: 4,
+        numRequests: 2,
+        maxNewTokens: 6,
+        engine: { chunkSize: 3, pageSize: 2 },
+      });
       const { trace } = await runCase(testCase);
       expect(validateTrace(trace)).toEqual([]);
       expect(parseTrace(JSON.stringify(trace), "trace.json")).toEqual(trace);
-      expect(new Set(trace.events.map((event) => event.phase))).toEqual(new Set(["prefill", "draft-extend", "verify", "draft-decode"]));
+      expect(new Set(trace.events.map((event) => event.phase))).toEqual(
+        new Set(["prefill", "draft-extend", "verify", "draft-decode"]),
+      );
       expect(trace.engine).toMatchObject({ ortVersion: expect.any(String), ep: "cpu", dtype: "float32", threads: 1 });
     });
   }

@@ -34,7 +34,14 @@ describe("validateTrace", () => {
   it("optional fields validate, including attended ranges (tuples)", () => {
     const t = withEvent((e) => {
       e.step = 0;
-      e.rows[0] = { ...e.rows[0], slot: 3, temporary: false, predict: 7, margin: 0.5, attended: { positions: [[0, 0]], batchRows: [0] } };
+      e.rows[0] = {
+        ...e.rows[0],
+        slot: 3,
+        temporary: false,
+        predict: 7,
+        margin: 0.5,
+        attended: { positions: [[0, 0]], batchRows: [0] },
+      };
       e.verify = [{ request: 0, acceptIndex: [0, -1], acceptLen: 1, bonus: 7 }];
     });
     t.engine.custom = "engines may add their own fields";
@@ -47,16 +54,22 @@ describe("validateTrace", () => {
     expect(issues).toHaveLength(1);
     expect(issues[0].path).toBe("/events/0/phase");
     expect(issues[0].message).toMatch(/^must be one of "prefill", "decode", "verify"/);
-    const err = inputError(() => parseTrace(JSON.stringify(withEvent((e) => (e.phase = "draft-verify"))), "trace.json"));
+    const err = inputError(() =>
+      parseTrace(JSON.stringify(withEvent((e) => (e.phase = "draft-verify"))), "trace.json"),
+    );
     expect(err.message).toMatch(/^trace\.json: \/events\/0\/phase: must be one of/);
   });
 
   it("rows and tuples name deep paths", () => {
-    expect(validateTrace(withEvent((e) => (e.rows[0].position = 1.5)))).toEqual([{ path: "/events/0/rows/0/position", message: "must be integer" }]);
+    expect(validateTrace(withEvent((e) => (e.rows[0].position = 1.5)))).toEqual([
+      { path: "/events/0/rows/0/position", message: "must be integer" },
+    ]);
     expect(validateTrace(withEvent((e) => (e.rows[0].attended = { positions: [[0, 1, 2]] })))).toEqual([
       { path: "/events/0/rows/0/attended/positions/0", message: "must NOT have more than 2 items" },
     ]);
-    expect(validateTrace(withEvent((e) => delete e.rows[0].token))).toEqual([{ path: "/events/0/rows/0/token", message: "is required" }]);
+    expect(validateTrace(withEvent((e) => delete e.rows[0].token))).toEqual([
+      { path: "/events/0/rows/0/token", message: "is required" },
+    ]);
   });
 
   it("formatVersion is checked first", () => {
@@ -68,7 +81,9 @@ describe("validateTrace", () => {
   });
 
   it("malformed JSON is an InputError", () => {
-    expect(inputError(() => parseTrace('{"events": [', "trace.json")).message).toMatch(/^trace\.json: invalid JSON at line 1 column 13/);
+    expect(inputError(() => parseTrace('{"events": [', "trace.json")).message).toMatch(
+      /^trace\.json: invalid JSON at line 1 column 13/,
+    );
   });
 
   test.prop([fc.json()])("random JSON is a valid trace or an InputError naming the label", (text) => {

@@ -54,7 +54,11 @@ async function run(args: string[]) {
 }
 
 /** The one-line error shape: `specconf validate: FILE[:LINE]: [/json/path: ]what`. */
-function expectBadInput(result: { code: number; stdout: string; stderr: string; reportWritten: boolean }, where: string, path?: string): void {
+function expectBadInput(
+  result: { code: number; stdout: string; stderr: string; reportWritten: boolean },
+  where: string,
+  path?: string,
+): void {
   expect(result.code, result.stderr).toBe(2);
   expect(result.stdout).toBe("");
   expect(result.reportWritten).toBe(false);
@@ -71,7 +75,16 @@ function mutations(): fc.Arbitrary<Mutation> {
   const n = () => fc.integer({ min: 0, max: lines.length - 1 });
   const at = (line: number) => (path: string) => `${path}:${line + 1}`;
   const withLine = (index: number, value: unknown) => jsonLines(lines.map((line, i) => (i === index ? value : line)));
-  const fieldValues = fc.constantFrom<[string, unknown]>(["tokens", "abc"], ["tokens", [1, -5]], ["tokens", [1.5]], ["id", -1], ["id", "0"], ["acceptLens", [4, "x"]], ["finishReason", "stop"], ["firstRoundDrafts", {}]);
+  const fieldValues = fc.constantFrom<[string, unknown]>(
+    ["tokens", "abc"],
+    ["tokens", [1, -5]],
+    ["tokens", [1.5]],
+    ["id", -1],
+    ["id", "0"],
+    ["acceptLens", [4, "x"]],
+    ["finishReason", "stop"],
+    ["firstRoundDrafts", {}],
+  );
   return fc.oneof(
     n().chain((i) =>
       fc.integer({ min: 1, max: JSON.stringify(lines[i]).length - 1 }).map((cut): Mutation => {
@@ -79,25 +92,91 @@ function mutations(): fc.Arbitrary<Mutation> {
         return { kind: "truncated", text, where: at(i) };
       }),
     ),
-    n().map((i): Mutation => ({ kind: "syntax", text: jsonLines(lines).split("\n").map((line, k) => (k === i ? line.replace("{", "{,,") : line)).join("\n"), where: at(i) })),
-    fc.tuple(n(), fieldValues).map(([i, [field, value]]): Mutation => ({ kind: `schema ${field}`, text: withLine(i, { ...lines[i], [field]: value }), where: at(i), pointer: `/${field}` })),
+    n().map((i): Mutation => ({
+      kind: "syntax",
+      text: jsonLines(lines)
+        .split("\n")
+        .map((line, k) => (k === i ? line.replace("{", "{,,") : line))
+        .join("\n"),
+      where: at(i),
+    })),
+    fc
+      .tuple(n(), fieldValues)
+      .map(([i, [field, value]]): Mutation => ({
+        kind: `schema ${field}`,
+        text: withLine(i, { ...lines[i], [field]: value }),
+        where: at(i),
+        pointer: `/${field}`,
+      })),
     fc.tuple(n(), fc.constantFrom("formatVersion", "case", "id", "tokens")).map(([i, field]): Mutation => {
       const { [field]: _, ...rest } = lines[i];
       return { kind: `missing ${field}`, text: withLine(i, rest), where: at(i), pointer: `/${field}` };
     }),
-    fc.tuple(n(), fc.string({ minLength: 1, maxLength: 8 }).filter((key) => !["formatVersion", "case", "id", "tokens", "finishReason", "acceptLens", "firstRoundDrafts"].includes(key) && !/[~/]/.test(key))).map(
-      ([i, key]): Mutation => ({ kind: "extra property", text: withLine(i, { ...lines[i], [key]: 1 }), where: at(i), pointer: `/${key}` }),
-    ),
-    fc.tuple(n(), fc.integer({ min: -5, max: 1000 }).filter((version) => version !== 1)).map(([i, version]): Mutation => ({ kind: "format version", text: withLine(i, { ...lines[i], formatVersion: version }), where: at(i), pointer: "/formatVersion" })),
-    fc.tuple(n(), fc.string({ minLength: 1, maxLength: 12 }).filter((name) => !["unchunked", "chunked-paged", "tree"].includes(name))).map(([i, name]): Mutation => ({ kind: "unknown case", text: withLine(i, { ...lines[i], case: name }), where: at(i), pointer: "/case" })),
-    fc.tuple(n(), fc.integer({ min: 4, max: 10_000 })).map(([i, id]): Mutation => ({ kind: "unknown id", text: withLine(i, { ...lines[i], id }), where: at(i), pointer: "/id" })),
+    fc
+      .tuple(
+        n(),
+        fc
+          .string({ minLength: 1, maxLength: 8 })
+          .filter(
+            (key) =>
+              !["formatVersion", "case", "id", "tokens", "finishReason", "acceptLens", "firstRoundDrafts"].includes(
+                key,
+              ) && !/[~/]/.test(key),
+          ),
+      )
+      .map(([i, key]): Mutation => ({
+        kind: "extra property",
+        text: withLine(i, { ...lines[i], [key]: 1 }),
+        where: at(i),
+        pointer: `/${key}`,
+      })),
+    fc
+      .tuple(
+        n(),
+        fc.integer({ min: -5, max: 1000 }).filter((version) => version !== 1),
+      )
+      .map(([i, version]): Mutation => ({
+        kind: "format version",
+        text: withLine(i, { ...lines[i], formatVersion: version }),
+        where: at(i),
+        pointer: "/formatVersion",
+      })),
+    fc
+      .tuple(
+        n(),
+        fc
+          .string({ minLength: 1, maxLength: 12 })
+          .filter((name) => !["unchunked", "chunked-paged", "tree"].includes(name)),
+      )
+      .map(([i, name]): Mutation => ({
+        kind: "unknown case",
+        text: withLine(i, { ...lines[i], case: name }),
+        where: at(i),
+        pointer: "/case",
+      })),
+    fc
+      .tuple(n(), fc.integer({ min: 4, max: 10_000 }))
+      .map(([i, id]): Mutation => ({
+        kind: "unknown id",
+        text: withLine(i, { ...lines[i], id }),
+        where: at(i),
+        pointer: "/id",
+      })),
     fc.tuple(n(), n()).map(([i, j]): Mutation => {
       const copy = [...lines];
       const later = Math.max(i, j) + 1;
       copy.splice(later, 0, lines[Math.min(i, j)]);
       return { kind: "duplicate", text: jsonLines(copy), where: at(later), pointer: "/id" };
     }),
-    fc.tuple(n(), fc.constantFrom("[1,2]", "42", '"x"', "null", "true")).map(([i, value]): Mutation => ({ kind: "not an object", text: jsonLines(lines).split("\n").map((line, k) => (k === i ? value : line)).join("\n"), where: at(i), pointer: "/" })),
+    fc.tuple(n(), fc.constantFrom("[1,2]", "42", '"x"', "null", "true")).map(([i, value]): Mutation => ({
+      kind: "not an object",
+      text: jsonLines(lines)
+        .split("\n")
+        .map((line, k) => (k === i ? value : line))
+        .join("\n"),
+      where: at(i),
+      pointer: "/",
+    })),
     fc.constantFrom("", "\n\n", "  \n").map((text): Mutation => ({ kind: "empty", text, where: (path) => path })),
   );
 }
@@ -122,7 +201,9 @@ describe("validate: bad input is exit 2 with one line naming file and JSON path"
 
   it("a line over the limit is refused without reading it whole", async () => {
     const path = file(`${JSON.stringify(lines[0])}\n${JSON.stringify({ ...lines[1], tokens: Array(5000).fill(7) })}\n`);
-    await expect(validate({ goldenPath: GOLDEN, outputsPath: path, profile: PROFILES.strict, maxLineBytes: 4096 })).rejects.toThrow(new RegExp(`^${path}:2: line is longer than 4096 bytes`));
+    await expect(
+      validate({ goldenPath: GOLDEN, outputsPath: path, profile: PROFILES.strict, maxLineBytes: 4096 }),
+    ).rejects.toThrow(new RegExp(`^${path}:2: line is longer than 4096 bytes`));
   });
 
   it("a document over the size limit is refused before reading", () => {
@@ -132,7 +213,10 @@ describe("validate: bad input is exit 2 with one line naming file and JSON path"
 
   it("missing files and flags", async () => {
     expectBadInput(await run(["--golden", GOLDEN, "--outputs", join(dir, "absent.jsonl")]), join(dir, "absent.jsonl"));
-    expectBadInput(await run(["--golden", join(dir, "absent.json"), "--outputs", file(jsonLines(lines))]), join(dir, "absent.json"));
+    expectBadInput(
+      await run(["--golden", join(dir, "absent.json"), "--outputs", file(jsonLines(lines))]),
+      join(dir, "absent.json"),
+    );
     const noGolden = await capture(() => validateCommand(["--outputs", "x.jsonl"]));
     expect(noGolden.code).toBe(2);
     expect(noGolden.stderr).toBe("specconf validate: missing --golden FILE\n");
@@ -153,7 +237,10 @@ describe("validate: bad input is exit 2 with one line naming file and JSON path"
     shortMargins.cases[0].expected.requests[1].margins.pop();
     path = variant(shortMargins);
     expectBadInput(await run(["--golden", path, "--outputs", outputs]), path, "/cases/0/expected/requests/1/margins");
-    path = variant({ ...golden, models: { ...golden.models, target: { ...golden.models.target, digest: "0".repeat(64) } } });
+    path = variant({
+      ...golden,
+      models: { ...golden.models, target: { ...golden.models.target, digest: "0".repeat(64) } },
+    });
     const digest = await run(["--golden", path, "--outputs", outputs]);
     expectBadInput(digest, path, "/models/target/digest");
     expect(digest.stderr).toContain("golden update");
@@ -186,7 +273,9 @@ describe("validate: bad input is exit 2 with one line naming file and JSON path"
     const outputs = file(jsonLines(lines));
     const bad = await capture(() => validateCommand(["--golden", GOLDEN, "--outputs", outputs, "--epsilon", "0"]));
     expect(bad).toMatchObject({ code: 2, stderr: "specconf validate: --epsilon must be a number > 0, got '0'\n" });
-    const profile = await capture(() => validateCommand(["--golden", GOLDEN, "--outputs", outputs, "--profile", "vllm"]));
+    const profile = await capture(() =>
+      validateCommand(["--golden", GOLDEN, "--outputs", outputs, "--profile", "vllm"]),
+    );
     expect(profile.code).toBe(2);
     expect(profile.stderr).toMatch(/--profile must be one of strict, sglang, sglang-v1/);
   });

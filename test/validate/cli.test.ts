@@ -16,28 +16,64 @@ describe("golden dump | validate", () => {
   it("a faulty engine's dump fails exactly the broken laws (exit 1); a clean one holds (exit 0)", async () => {
     const golden = "golden/tiny-eagle.json";
     const faulty = join(dir, "faulty.jsonl");
-    const dump = await capture(() => goldenCommand(["dump", "--golden", golden, "--outputs", faulty, "--trace-dir", join(dir, "faulty"), "--fault", "chunked-tail-token"]));
+    const dump = await capture(() =>
+      goldenCommand([
+        "dump",
+        "--golden",
+        golden,
+        "--outputs",
+        faulty,
+        "--trace-dir",
+        join(dir, "faulty"),
+        "--fault",
+        "chunked-tail-token",
+      ]),
+    );
     expect(dump.code, dump.stderr).toBe(0);
     expect(readFileSync(faulty, "utf8").trim().split("\n")).toHaveLength(7);
     const traces = ["chunked", "unchunked-s2"].map((name) => `--trace=${join(dir, "faulty", `${name}.trace.json`)}`);
     const result = await capture(() => validateCommand(["--golden", golden, "--outputs", faulty, ...traces, "--json"]));
     expect(result.code, result.stderr).toBe(1);
     const report = JSON.parse(result.stdout) as ValidationReport;
-    const failingTrace = report.traces.flatMap((trace) => trace.laws.filter((law) => law.status === "fails").map((law) => `${trace.case}: ${law.law}`));
+    const failingTrace = report.traces.flatMap((trace) =>
+      trace.laws.filter((law) => law.status === "fails").map((law) => `${trace.case}: ${law.law}`),
+    );
     // The chunk tail only exists with chunking: the unchunked case is untouched.
     expect(failingTrace).toEqual(["chunked: draft reference"]);
-    const failingOutputs = new Set(report.requests.flatMap((request) => request.checks.filter((check) => check.status === "fails").map((check) => `${request.case}: ${check.law}`)));
+    const failingOutputs = new Set(
+      report.requests.flatMap((request) =>
+        request.checks.filter((check) => check.status === "fails").map((check) => `${request.case}: ${check.law}`),
+      ),
+    );
     expect([...failingOutputs].sort()).toEqual(["chunked: accept lengths", "chunked: first-round drafts"]);
 
     const text = await capture(() => validateCommand(["--golden", golden, "--outputs", faulty, ...traces]));
     expect(text.stdout).toMatch(/failures \(first divergence\):\n/);
-    expect(text.stdout).toMatch(/\n {2}chunked request \d+ \(line \d+\), first-round drafts: request \d+ first-round draft \d+: got \d+, golden \d+ \(draft margin/);
+    expect(text.stdout).toMatch(
+      /\n {2}chunked request \d+ \(line \d+\), first-round drafts: request \d+ first-round draft \d+: got \d+, golden \d+ \(draft margin/,
+    );
     expect(text.stdout).toMatch(/draft reference +FAILS/);
     expect(text.stdout).toMatch(/: exit 1\n$/);
 
     const clean = join(dir, "clean.jsonl");
-    expect((await capture(() => goldenCommand(["dump", "--golden", golden, "--outputs", clean, "--trace-dir", join(dir, "clean")]))).code).toBe(0);
-    const ok = await capture(() => validateCommand(["--golden", golden, "--outputs", clean, `--trace=${join(dir, "clean", "chunked.trace.json")}`, "--profile", "sglang"]));
+    expect(
+      (
+        await capture(() =>
+          goldenCommand(["dump", "--golden", golden, "--outputs", clean, "--trace-dir", join(dir, "clean")]),
+        )
+      ).code,
+    ).toBe(0);
+    const ok = await capture(() =>
+      validateCommand([
+        "--golden",
+        golden,
+        "--outputs",
+        clean,
+        `--trace=${join(dir, "clean", "chunked.trace.json")}`,
+        "--profile",
+        "sglang",
+      ]),
+    );
     expect(ok.code, ok.stdout).toBe(0);
     expect(ok.stdout).toMatch(/0 fail/);
     // The sglang profile is named with each of its relaxations, none triggered by the reference engine.

@@ -29,8 +29,18 @@ interface Scenario {
 const SCENARIOS: Scenario[] = [
   { suite: "tiny-mirror", name: "chunked-paged", outputs: [] },
   { suite: "tiny-eagle", name: "chunked", outputs: [] },
-  { suite: "tiny-mirror", name: "chunked-paged", fault: "chunked-tail-token", outputs: ["accept lengths", "first-round drafts"] },
-  { suite: "tiny-mirror", name: "chunked-paged", fault: "draft-position-early-increment", outputs: ["accept lengths", "first-round drafts"] },
+  {
+    suite: "tiny-mirror",
+    name: "chunked-paged",
+    fault: "chunked-tail-token",
+    outputs: ["accept lengths", "first-round drafts"],
+  },
+  {
+    suite: "tiny-mirror",
+    name: "chunked-paged",
+    fault: "draft-position-early-increment",
+    outputs: ["accept lengths", "first-round drafts"],
+  },
   { suite: "tiny-eagle", name: "chunked", fault: "phase-confusion", outputs: ["accept lengths"] },
   { suite: "tiny-mirror", name: "unchunked", fault: "cross-request-mask-leak", outputs: ["golden tokens"] },
   { suite: "tiny-mirror", name: "tree", fault: "bonus-stride", outputs: ["golden tokens"] },
@@ -42,7 +52,11 @@ describe("validate reports exactly the broken laws", () => {
     it(`${suite}/${name} ${fault ?? "(no fault)"}`, async () => {
       const run = await reference(suite, name, fault ? [fault] : []);
       const report = await validateRun(suite, name, run.lines, run.trace);
-      const engine = await checkRun(caseWithFaults(goldenCase(suite, name).case, fault ? [fault] : []), run.result, await targetOnly(suite, name));
+      const engine = await checkRun(
+        caseWithFaults(goldenCase(suite, name).case, fault ? [fault] : []),
+        run.result,
+        await targetOnly(suite, name),
+      );
       const engineFailing = engine.filter((law) => law.status === "fails").map((law) => law.law);
       const traceVisible = engineFailing.filter((law) => law !== KV_CONSERVATION).sort();
       const found = failing(report);
@@ -57,7 +71,8 @@ describe("validate reports exactly the broken laws", () => {
         expect(kv?.status).toBe("not-checkable");
       }
       // Every failure names its first divergence.
-      for (const law of report.traces[0].laws.filter((candidate) => candidate.status === "fails")) expect(law.violation?.message).toBeTruthy();
+      for (const law of report.traces[0].laws.filter((candidate) => candidate.status === "fails"))
+        expect(law.violation?.message).toBeTruthy();
     });
   }
 });

@@ -40,6 +40,8 @@ describe("readJsonLines", () => {
   });
 
   it("refuses a line over the limit", async () => {
-    await expect(read(`{"a":1}\n${JSON.stringify({ b: "x".repeat(200) })}\n`, 100)).rejects.toThrow(/:2: line is longer than 100 bytes/);
+    await expect(read(`{"a":1}\n${JSON.stringify({ b: "x".repeat(200) })}\n`, 100)).rejects.toThrow(
+      /:2: line is longer than 100 bytes/,
+    );
   });
 });

@@ -19,7 +19,9 @@ function relaxation(report: ValidationReport, id: string) {
 function sharePrefix(trace: Trace, shared: number): Trace {
   const out = editRows(trace, (event) => {
     if (event.phase !== "prefill" && event.phase !== "draft-extend") return undefined;
-    return event.rows.map((row, index) => [row, index] as const).filter(([row]) => row.request !== 0 || row.position >= shared) as [typeof event.rows[number], number][];
+    return event.rows
+      .map((row, index) => [row, index] as const)
+      .filter(([row]) => row.request !== 0 || row.position >= shared) as [(typeof event.rows)[number], number][];
   });
   // The shared positions are now attended from the cache (persisted ranges), not as rows of the same forward.
   const seenRequest0 = new Set<string>();
@@ -79,7 +81,9 @@ describe("profiles", () => {
     const v1 = run.lines.map((line) => ({ ...line, acceptLens: line.acceptLens?.map((len) => len - 1) }));
     const strict = await validateRun("tiny-mirror", "unchunked", v1, undefined, PROFILES.strict);
     expect(failing(strict).outputs).toEqual(["accept lengths"]);
-    expect(strict.requests[0].checks.find((check) => check.law === "accept lengths")?.violation?.message).toMatch(/accept length 3, golden 4/);
+    expect(strict.requests[0].checks.find((check) => check.law === "accept lengths")?.violation?.message).toMatch(
+      /accept length 3, golden 4/,
+    );
     const relaxed = await validateRun("tiny-mirror", "unchunked", v1, undefined, PROFILES["sglang-v1"]);
     expect(failing(relaxed)).toEqual({ outputs: [], trace: [] });
     expect(relaxation(relaxed, RELAXATIONS.acceptLengthDraftsOnly.id).applied).toBeGreaterThan(0);
@@ -87,13 +91,21 @@ describe("profiles", () => {
 
   it("the report names every relaxation of the profile, applied or not", async () => {
     const run = await reference("tiny-eagle", "unchunked-s2");
-    const report = await validateRun("tiny-eagle", "unchunked-s2", run.lines, padDraftExtend(run.trace), PROFILES.sglang);
+    const report = await validateRun(
+      "tiny-eagle",
+      "unchunked-s2",
+      run.lines,
+      padDraftExtend(run.trace),
+      PROFILES.sglang,
+    );
     const text = renderReport(report);
     for (const entry of PROFILES.sglang.relaxations) expect(text).toContain(entry.id);
     expect(text).toMatch(/draft-extend-padded-rows: .*applied \d+x/);
     expect(text).toMatch(/seq-lens-exclude-bonus: .*not triggered/);
     expect(text).toContain("[relaxed: draft-extend-padded-rows]");
     // strict has no relaxation to name.
-    expect(renderReport(await validateRun("tiny-eagle", "unchunked-s2", run.lines, run.trace))).not.toContain("relaxations");
+    expect(renderReport(await validateRun("tiny-eagle", "unchunked-s2", run.lines, run.trace))).not.toContain(
+      "relaxations",
+    );
   });
 });

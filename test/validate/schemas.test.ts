@@ -14,14 +14,19 @@ describe("published JSON Schemas", () => {
 
   it("schemas/ holds exactly the emitted files, up to date (else: npm run schemas)", () => {
     expect(readdirSync(SCHEMA_DIR).sort()).toEqual([...emitted.keys()].sort());
-    for (const [file, text] of emitted) expect(readFileSync(join(SCHEMA_DIR, file), "utf8"), `${file} is stale: run npm run schemas`).toBe(text);
+    for (const [file, text] of emitted)
+      expect(readFileSync(join(SCHEMA_DIR, file), "utf8"), `${file} is stale: run npm run schemas`).toBe(text);
   });
 
   it("each compiles alone and accepts real documents", async () => {
     const ajv = new Ajv2020({ allErrors: true, strict: true });
     const validator = (file: string) => ajv.compile(JSON.parse(readFileSync(join(SCHEMA_DIR, file), "utf8")));
     const goldenSchema = validator("golden.schema.json");
-    for (const name of readdirSync("golden")) expect(goldenSchema(JSON.parse(readFileSync(join("golden", name), "utf8"))), JSON.stringify(goldenSchema.errors)).toBe(true);
+    for (const name of readdirSync("golden"))
+      expect(
+        goldenSchema(JSON.parse(readFileSync(join("golden", name), "utf8"))),
+        JSON.stringify(goldenSchema.errors),
+      ).toBe(true);
     const run = await reference("tiny-mirror", "tree");
     const traceSchema = validator("trace.schema.json");
     expect(traceSchema(run.trace), JSON.stringify(traceSchema.errors)).toBe(true);
@@ -33,7 +38,13 @@ describe("published JSON Schemas", () => {
     const request = validator("adapter-request.schema.json");
     expect(request(requestFor(golden("tiny-eagle").cases[0].case, 1, true)), JSON.stringify(request.errors)).toBe(true);
     const response = validator("adapter-response.schema.json");
-    expect(response({ requestId: 1, outputs: run.lines.map(({ formatVersion: _, case: __, ...output }) => output), trace: run.trace })).toBe(true);
+    expect(
+      response({
+        requestId: 1,
+        outputs: run.lines.map(({ formatVersion: _, case: __, ...output }) => output),
+        trace: run.trace,
+      }),
+    ).toBe(true);
     expect(response({ requestId: 1, error: "cannot", unsupported: true })).toBe(true);
     expect(response({ requestId: 1 })).toBe(false);
   });

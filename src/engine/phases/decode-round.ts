@@ -17,9 +17,24 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   const rows: RowPlan[] = active.map((request, r) => {
     const position = request.targetKvLength;
     const [slot] = pool.extendPersisted(request.id, position + 1);
-    return { request: request.id, token: request.bonusToken, position, writeSlot: slot, temporary: false, attendPersisted: position, attendTemporary: [], attendBatchRows: [r] };
+    return {
+      request: request.id,
+      token: request.bonusToken,
+      position,
+      writeSlot: slot,
+      temporary: false,
+      attendPersisted: position,
+      attendTemporary: [],
+      attendBatchRows: [r],
+    };
   });
-  const output = await context.forward({ phase: "decode", model: "target", pool, session: context.sessions.target, rows });
+  const output = await context.forward({
+    phase: "decode",
+    model: "target",
+    pool,
+    session: context.sessions.target,
+    rows,
+  });
   active.forEach((request, r) => {
     request.targetKvLength += 1;
     request.emit([output.predict[r]], context.spec.eosId);
@@ -56,7 +71,12 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     continuing.push(round);
   }
 
-  const extendActive = new Set(context.checkpoint(continuing.map((round) => round.request), epochs));
+  const extendActive = new Set(
+    context.checkpoint(
+      continuing.map((round) => round.request),
+      epochs,
+    ),
+  );
   const kept = continuing.filter((round) => extendActive.has(round.request));
   if (kept.length === 0) return;
   if (multiLayer) {
@@ -64,7 +84,11 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
       keepTargetHidden(request, request.targetKvLength, pathHidden);
       request.targetKvLength += path.length;
     }
-    await runModuleExtends(context, kept.map((round) => round.request), new Set(kept.map((round) => round.request)));
+    await runModuleExtends(
+      context,
+      kept.map((round) => round.request),
+      new Set(kept.map((round) => round.request)),
+    );
     return;
   }
   const segments = kept.map(({ request, path }) => {
@@ -74,8 +98,12 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     return { request, firstAnchor: L, tokens: request.tokens.slice(L + 1, L + 1 + path.length), yieldsDraft: true };
   });
   const expectedRows = kept.reduce((sum, round) => sum + round.path.length, 0);
-  const hidden = context.faults.has("phase-confusion") && draftPhaseHidden
-    ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
-    : HiddenRows.concat(context.spec.hidden, kept.map((round) => round.pathHidden));
+  const hidden =
+    context.faults.has("phase-confusion") && draftPhaseHidden
+      ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
+      : HiddenRows.concat(
+          context.spec.hidden,
+          kept.map((round) => round.pathHidden),
+        );
   await runDraftExtend(context, new DraftExtendInput(segments, hidden));
 }

@@ -30,13 +30,22 @@ export async function runDraftExtend(context: EngineContext, input: DraftExtendI
     });
     lastRowOf.push({ segmentIndex, row: rows.length - 1 });
   });
-  const output = await context.forward({ phase: "draft-extend", model: "draft", pool, session: context.draftSession(), rows, hidden: input.hidden });
+  const output = await context.forward({
+    phase: "draft-extend",
+    model: "draft",
+    pool,
+    session: context.draftSession(),
+    rows,
+    hidden: input.hidden,
+  });
   for (const { segmentIndex, row } of lastRowOf) {
     const segment = input.segments[segmentIndex];
     segment.request.draftKvLength = segment.firstAnchor + segment.tokens.length;
     if (segment.yieldsDraft) {
       segment.request.draftRoot = topKLogSoftmax(output.result, row, context.config.topk);
-      segment.request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [row]);
+      segment.request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [
+        row,
+      ]);
     }
   }
 }

@@ -30,7 +30,11 @@ function hiddenAt(context: EngineContext, request: Request, positions: readonly 
  * min(target hidden available, known tokens - k - 1). Module 0's last row yields the next d_1.
  * One packed forward per module. Drops target hidden rows every module has consumed.
  */
-export async function runModuleExtends(context: EngineContext, requests: readonly Request[], yieldsDraft: ReadonlySet<Request>): Promise<void> {
+export async function runModuleExtends(
+  context: EngineContext,
+  requests: readonly Request[],
+  yieldsDraft: ReadonlySet<Request>,
+): Promise<void> {
   for (let module = 0; module < context.numSteps; module++) {
     const pool = context.modulePool(module);
     const rows: RowPlan[] = [];
@@ -44,14 +48,37 @@ export async function runModuleExtends(context: EngineContext, requests: readonl
       const firstRow = rows.length;
       for (let anchor = start; anchor < end; anchor++) {
         const i = anchor - start;
-        rows.push({ request: request.id, token: request.tokens[anchor + module + 1], position: anchor, writeSlot: slots[i], temporary: false, attendPersisted: start, attendTemporary: [], attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k) });
+        rows.push({
+          request: request.id,
+          token: request.tokens[anchor + module + 1],
+          position: anchor,
+          writeSlot: slots[i],
+          temporary: false,
+          attendPersisted: start,
+          attendTemporary: [],
+          attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+        });
       }
-      hidden.push(hiddenAt(context, request, Array.from({ length: end - start }, (_, i) => start + i)));
+      hidden.push(
+        hiddenAt(
+          context,
+          request,
+          Array.from({ length: end - start }, (_, i) => start + i),
+        ),
+      );
       lastRows.push({ request, row: rows.length - 1, end });
     }
     if (rows.length === 0) continue;
     const input = HiddenRows.concat(context.spec.hidden, hidden);
-    const output = await context.forward({ phase: "draft-extend", model: `draft-module-${module}`, module, pool, session: context.moduleSession(module), rows, hidden: input });
+    const output = await context.forward({
+      phase: "draft-extend",
+      model: `draft-module-${module}`,
+      module,
+      pool,
+      session: context.moduleSession(module),
+      rows,
+      hidden: input,
+    });
     for (const { request, row, end } of lastRows) {
       request.moduleKvLength[module] = end;
       if (module === 0 && yieldsDraft.has(request)) {
@@ -62,12 +89,17 @@ export async function runModuleExtends(context: EngineContext, requests: readonl
   }
   for (const request of requests) {
     const consumed = Math.min(...Array.from({ length: context.numSteps }, (_, k) => request.moduleKvLength[k] ?? 0));
-    for (const position of [...request.targetHidden.keys()]) if (position < consumed) request.targetHidden.delete(position);
+    for (const position of [...request.targetHidden.keys()])
+      if (position < consumed) request.targetHidden.delete(position);
   }
 }
 
 /** Draft steps 1..S-1 of a multi-layer round; returns each request's chain d_1..d_S as a tree. */
-export async function runMultiLayerDraft(context: EngineContext, decoding: readonly Request[], epochs: ReadonlyMap<Request, number>): Promise<Map<number, DraftTree>> {
+export async function runMultiLayerDraft(
+  context: EngineContext,
+  decoding: readonly Request[],
+  epochs: ReadonlyMap<Request, number>,
+): Promise<Map<number, DraftTree>> {
   const drafts = new Map<number, number[]>(decoding.map((request) => [request.id, [request.draftRoot!.tokens[0]]]));
   for (let module = 1; module < context.numSteps; module++) {
     const active = context.checkpoint(decoding, epochs);
@@ -85,19 +117,41 @@ export async function runMultiLayerDraft(context: EngineContext, decoding: reado
       anchors.forEach((anchor, i) => {
         const token = drafts.get(request.id)![i];
         tokens.push(token);
-        rows.push({ request: request.id, token, position: anchor, writeSlot: slots[i], temporary: true, attendPersisted: request.moduleKvLength[module], attendTemporary: [], attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k) });
+        rows.push({
+          request: request.id,
+          token,
+          position: anchor,
+          writeSlot: slots[i],
+          temporary: true,
+          attendPersisted: request.moduleKvLength[module],
+          attendTemporary: [],
+          attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+        });
       });
       hidden.push(hiddenAt(context, request, anchors));
     }
     const input = new DraftDecodeInput(active, module, tokens, HiddenRows.concat(context.spec.hidden, hidden));
-    const output = await context.forward({ phase: "draft-decode", model: `draft-module-${module}`, module, pool, session: context.moduleSession(module), rows, hidden: input.hidden, draftStep: module });
+    const output = await context.forward({
+      phase: "draft-decode",
+      model: `draft-module-${module}`,
+      module,
+      pool,
+      session: context.moduleSession(module),
+      rows,
+      hidden: input.hidden,
+      draftStep: module,
+    });
     active.forEach((request, r) => drafts.get(request.id)!.push(output.predict[(r + 1) * module - 1]));
   }
   const trees = new Map<number, DraftTree>();
   for (const request of decoding) {
     if (!request.active || epochs.get(request) !== request.retracts) continue;
     const chain = drafts.get(request.id)!;
-    trees.set(request.id, { tokens: [request.bonusToken, ...chain], parents: [-1, ...chain.map((_, i) => i)], depths: [0, ...chain.map((_, i) => i + 1)] });
+    trees.set(request.id, {
+      tokens: [request.bonusToken, ...chain],
+      parents: [-1, ...chain.map((_, i) => i)],
+      depths: [0, ...chain.map((_, i) => i + 1)],
+    });
   }
   return trees;
 }

@@ -15,7 +15,11 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
   const pool = context.pools.target;
   const epochs = context.epochs(prefilling);
   // Chunks are planned after the checkpoint: an abort or retract there changes what is left to prefill.
-  const chunks: PrefillChunk[] = planPrefillChunks(context.checkpoint(prefilling, epochs), context.config.chunkSize, context.config.tokenBudget);
+  const chunks: PrefillChunk[] = planPrefillChunks(
+    context.checkpoint(prefilling, epochs),
+    context.config.chunkSize,
+    context.config.tokenBudget,
+  );
   if (chunks.length === 0) return;
 
   const rows: RowPlan[] = [];
@@ -39,7 +43,13 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
       });
     }
   }
-  const output = await context.forward({ phase: "prefill", model: "target", pool, session: context.sessions.target, rows });
+  const output = await context.forward({
+    phase: "prefill",
+    model: "target",
+    pool,
+    session: context.sessions.target,
+    rows,
+  });
 
   const segments: DraftExtendSegment[] = [];
   const hiddenParts: HiddenRows[] = [];
@@ -68,17 +78,26 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     }
     if (context.config.mode !== "speculative" || skipDraft) continue;
     if (multiLayer) {
-      keepTargetHidden(request, start, HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)));
+      keepTargetHidden(
+        request,
+        start,
+        HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)),
+      );
       moduleRequests.push(request);
       if (final) finalRequests.add(request);
       continue;
     }
     // Draft row i pairs h_i with x_{i+1}; the chunk's last row takes x_b: the next known token (a prompt
     // token, or the pending bonus on resume), and only for a final chunk without one the sampled token.
-    const tailToken = (final && !resumingWithBonus) || context.faults.has("chunked-tail-token") ? sampledAtChunkEnd : request.tokens[end];
+    const tailToken =
+      (final && !resumingWithBonus) || context.faults.has("chunked-tail-token")
+        ? sampledAtChunkEnd
+        : request.tokens[end];
     const tokens = [...request.tokens.slice(start + 1, end), tailToken];
     segments.push({ request, firstAnchor: start, tokens, yieldsDraft: final });
-    hiddenParts.push(HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)));
+    hiddenParts.push(
+      HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)),
+    );
   }
   if (moduleRequests.length > 0) {
     const kept = context.checkpoint(moduleRequests, epochs);
@@ -87,11 +106,27 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
   }
   if (segments.length === 0) return;
 
-  const extendActive = new Set(context.checkpoint(segments.map((segment) => segment.request), epochs));
-  const kept = segments.map((segment, i) => ({ segment, hidden: hiddenParts[i] })).filter(({ segment }) => extendActive.has(segment.request));
+  const extendActive = new Set(
+    context.checkpoint(
+      segments.map((segment) => segment.request),
+      epochs,
+    ),
+  );
+  const kept = segments
+    .map((segment, i) => ({ segment, hidden: hiddenParts[i] }))
+    .filter(({ segment }) => extendActive.has(segment.request));
   if (kept.length > 0) {
-    const hidden = HiddenRows.concat(context.spec.hidden, kept.map((k) => k.hidden));
-    await runDraftExtend(context, new DraftExtendInput(kept.map((k) => k.segment), hidden));
+    const hidden = HiddenRows.concat(
+      context.spec.hidden,
+      kept.map((k) => k.hidden),
+    );
+    await runDraftExtend(
+      context,
+      new DraftExtendInput(
+        kept.map((k) => k.segment),
+        hidden,
+      ),
+    );
   }
   for (const { segment } of kept) {
     if (segment.yieldsDraft) segment.request.status = "decoding";

@@ -38,7 +38,11 @@ function byScore(a: Candidate, b: Candidate): number {
   return b.score - a.score || a.number - b.number;
 }
 
-export async function runTreeDraft(context: EngineContext, decoding: readonly Request[], epochs: ReadonlyMap<Request, number>): Promise<TreeDraftResult> {
+export async function runTreeDraft(
+  context: EngineContext,
+  decoding: readonly Request[],
+  epochs: ReadonlyMap<Request, number>,
+): Promise<TreeDraftResult> {
   const pool = context.draftPool();
   const topk = context.config.topk;
   const width = context.spec.hidden;
@@ -46,20 +50,39 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
   const frontiers = new Map<number, Candidate[]>();
   for (const request of decoding) {
     const root = request.draftRoot!;
-    const first = root.tokens.map((token, i): Candidate => ({ number: i + 1, token, parent: 0, depth: 1, score: root.logprobs[i], producedBy: request.draftHidden! }));
+    const first = root.tokens.map((token, i): Candidate => ({
+      number: i + 1,
+      token,
+      parent: 0,
+      depth: 1,
+      score: root.logprobs[i],
+      producedBy: request.draftHidden!,
+    }));
     candidates.set(request.id, first);
     frontiers.set(request.id, [...first].sort(byScore));
   }
-  let draftPhaseHidden: HiddenRows | undefined = decoding.length > 0
-    ? HiddenRows.concat(width, decoding.map((request) => request.draftHidden!))
-    : undefined;
+  let draftPhaseHidden: HiddenRows | undefined =
+    decoding.length > 0
+      ? HiddenRows.concat(
+          width,
+          decoding.map((request) => request.draftHidden!),
+        )
+      : undefined;
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
 
   for (let step = 1; step < context.numSteps; step++) {
     const active = context.checkpoint(decoding, epochs);
     if (active.length === 0) break;
     const nodes = active.flatMap((request) => frontiers.get(request.id)!.map((node) => ({ request, node })));
-    const input = new DraftDecodeInput(active, topk, nodes.map(({ node }) => node.token), HiddenRows.concat(width, nodes.map(({ node }) => node.producedBy)));
+    const input = new DraftDecodeInput(
+      active,
+      topk,
+      nodes.map(({ node }) => node.token),
+      HiddenRows.concat(
+        width,
+        nodes.map(({ node }) => node.producedBy),
+      ),
+    );
     if (step === 1) draftPhaseHidden = input.hidden;
     const rows: RowPlan[] = nodes.map(({ request, node }, r) => {
       const [slot] = pool.allocateTemporary(request.id, 1);
@@ -75,7 +98,16 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
         attendBatchRows: [r],
       };
     });
-    const output = await context.forward({ phase: "draft-decode", model: "draft", pool, session: context.draftSession(), rows, hidden: input.hidden, draftStep: step, runner: context.draftDecodeRunner() });
+    const output = await context.forward({
+      phase: "draft-decode",
+      model: "draft",
+      pool,
+      session: context.draftSession(),
+      rows,
+      hidden: input.hidden,
+      draftStep: step,
+      runner: context.draftDecodeRunner(),
+    });
     for (const request of active) {
       const list = candidates.get(request.id)!;
       const children: Candidate[] = [];
@@ -84,7 +116,14 @@ export async function runTreeDraft(context: EngineContext, decoding: readonly Re
         const expansion = topKLogSoftmax(output.result, r, topk);
         const producedBy = HiddenRows.fromForward(width, output.result.hidden, output.event, [r]);
         expansion.tokens.forEach((token, i) => {
-          children.push({ number: list.length + children.length + 1, token, parent: node.number, depth: node.depth + 1, score: node.score + expansion.logprobs[i], producedBy });
+          children.push({
+            number: list.length + children.length + 1,
+            token,
+            parent: node.number,
+            depth: node.depth + 1,
+            score: node.score + expansion.logprobs[i],
+            producedBy,
+          });
         });
       });
       list.push(...children);
@@ -107,7 +146,10 @@ function ancestorSlots(list: readonly Candidate[], node: Candidate): number[] {
 
 /** Root plus the N - 1 best candidates, in ascending number (ancestor-closed: parents score higher and are numbered first). */
 export function selectTree(bonus: number, list: readonly Candidate[], numDraftTokens: number): DraftTree {
-  const chosen = [...list].sort(byScore).slice(0, numDraftTokens - 1).sort((a, b) => a.number - b.number);
+  const chosen = [...list]
+    .sort(byScore)
+    .slice(0, numDraftTokens - 1)
+    .sort((a, b) => a.number - b.number);
   const rowOf = new Map<number, number>([[0, 0]]);
   chosen.forEach((candidate, i) => rowOf.set(candidate.number, i + 1));
   return {

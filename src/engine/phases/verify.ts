@@ -42,7 +42,11 @@ function ancestorsOf(tree: DraftTree, node: number): number[] {
   return chain;
 }
 
-export async function runVerify(context: EngineContext, requests: readonly Request[], trees: ReadonlyMap<number, DraftTree>): Promise<AcceptedRound[]> {
+export async function runVerify(
+  context: EngineContext,
+  requests: readonly Request[],
+  trees: ReadonlyMap<number, DraftTree>,
+): Promise<AcceptedRound[]> {
   const pool = context.pools.target;
   const numNodes = context.numDraftTokens;
   const numSteps = context.numSteps;
@@ -67,12 +71,23 @@ export async function runVerify(context: EngineContext, requests: readonly Reque
       });
     });
   });
-  const output = await context.forward({ phase: "verify", model: "target", pool, session: context.sessions.target, rows });
+  const output = await context.forward({
+    phase: "verify",
+    model: "target",
+    pool,
+    session: context.sessions.target,
+    rows,
+  });
 
   // accept_index and accept_tokens for the whole batch first (a real engine builds these buffers on the
   // device), then every request's bonus is read from accept_tokens.
-  const paths = requests.map((request, r) => acceptPath(trees.get(request.id)!, output.predict.slice(r * numNodes, (r + 1) * numNodes)));
-  const acceptIndex = paths.flatMap((path, r) => [...path.map((node) => r * numNodes + node), ...Array(numSteps + 1 - path.length).fill(-1)]);
+  const paths = requests.map((request, r) =>
+    acceptPath(trees.get(request.id)!, output.predict.slice(r * numNodes, (r + 1) * numNodes)),
+  );
+  const acceptIndex = paths.flatMap((path, r) => [
+    ...path.map((node) => r * numNodes + node),
+    ...Array(numSteps + 1 - path.length).fill(-1),
+  ]);
   const acceptTokens = acceptIndex.map((index) => (index < 0 ? -1 : output.predict[index]));
   // accept_tokens rows are S + 1 wide, not N (sglang PRs 15360/26866): the bonus-stride fault uses N.
   const bonusStride = context.faults.has("bonus-stride") ? numNodes : numSteps + 1;
@@ -84,8 +99,24 @@ export async function runVerify(context: EngineContext, requests: readonly Reque
     // is there. Padding and out-of-range reads become token 0 so the fault corrupts instead of crashing.
     const bonus = read === undefined || read < 0 ? 0 : read;
     const row = acceptIndex.slice(r * (numSteps + 1), (r + 1) * (numSteps + 1));
-    const pathHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, path.map((node) => r * numNodes + node));
-    return { request, path, pathHidden, result: { request: request.id, acceptIndex: row, acceptLen, acceptTokens: row.map((index) => (index < 0 ? -1 : output.predict[index])), bonus } };
+    const pathHidden = HiddenRows.fromForward(
+      context.spec.hidden,
+      output.result.hidden,
+      output.event,
+      path.map((node) => r * numNodes + node),
+    );
+    return {
+      request,
+      path,
+      pathHidden,
+      result: {
+        request: request.id,
+        acceptIndex: row,
+        acceptLen,
+        acceptTokens: row.map((index) => (index < 0 ? -1 : output.predict[index])),
+        bonus,
+      },
+    };
   });
 
   // Compaction: copy the path's K/V into the request's persisted positions, then free the verify slots.
@@ -97,8 +128,14 @@ export async function runVerify(context: EngineContext, requests: readonly Reque
     path.forEach((node, i) => pool.copySlot(slots[node], persisted[i]));
     const rejected = slots.filter((_, node) => !path.includes(node));
     const pathSlots = path.map((node) => slots[node]);
-    pool.freeTemporary(request.id, context.faults.has("leaked-rejected-slots") ? pathSlots : [...pathSlots, ...rejected]);
+    pool.freeTemporary(
+      request.id,
+      context.faults.has("leaked-rejected-slots") ? pathSlots : [...pathSlots, ...rejected],
+    );
   }
-  context.recorder.attachVerify(output.event, rounds.map((round) => round.result));
+  context.recorder.attachVerify(
+    output.event,
+    rounds.map((round) => round.result),
+  );
   return rounds;
 }
