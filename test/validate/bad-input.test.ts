@@ -100,14 +100,12 @@ function mutations(): fc.Arbitrary<Mutation> {
         .join("\n"),
       where: at(i),
     })),
-    fc
-      .tuple(n(), fieldValues)
-      .map(([i, [field, value]]): Mutation => ({
-        kind: `schema ${field}`,
-        text: withLine(i, { ...lines[i], [field]: value }),
-        where: at(i),
-        pointer: `/${field}`,
-      })),
+    fc.tuple(n(), fieldValues).map(([i, [field, value]]): Mutation => ({
+      kind: `schema ${field}`,
+      text: withLine(i, { ...lines[i], [field]: value }),
+      where: at(i),
+      pointer: `/${field}`,
+    })),
     fc.tuple(n(), fc.constantFrom("formatVersion", "case", "id", "tokens")).map(([i, field]): Mutation => {
       const { [field]: _, ...rest } = lines[i];
       return { kind: `missing ${field}`, text: withLine(i, rest), where: at(i), pointer: `/${field}` };
@@ -154,14 +152,12 @@ function mutations(): fc.Arbitrary<Mutation> {
         where: at(i),
         pointer: "/case",
       })),
-    fc
-      .tuple(n(), fc.integer({ min: 4, max: 10_000 }))
-      .map(([i, id]): Mutation => ({
-        kind: "unknown id",
-        text: withLine(i, { ...lines[i], id }),
-        where: at(i),
-        pointer: "/id",
-      })),
+    fc.tuple(n(), fc.integer({ min: 4, max: 10_000 })).map(([i, id]): Mutation => ({
+      kind: "unknown id",
+      text: withLine(i, { ...lines[i], id }),
+      where: at(i),
+      pointer: "/id",
+    })),
     fc.tuple(n(), n()).map(([i, j]): Mutation => {
       const copy = [...lines];
       const later = Math.max(i, j) + 1;
