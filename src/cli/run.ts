@@ -9,7 +9,7 @@ import { runCase, type RunResult } from "../engine/run-case.ts";
 import { checkRun } from "../laws/check-run.ts";
 import type { LawResult } from "../laws/law.ts";
 import { presetNames } from "../model/presets.ts";
-import { DRAFT_KINDS, SpecError } from "../model/spec.ts";
+import { MODEL_DRAFT_KINDS, SpecError } from "../model/spec.ts";
 import { EXECUTION_PROVIDERS, RuntimeError } from "../runtime/ort.ts";
 import { writeJsonAtomic } from "../schema/atomic-write.ts";
 import { InputError } from "../schema/input-error.ts";
@@ -20,7 +20,7 @@ import { summarize, type RunSummary } from "./run-summary.ts";
 const FLAGS = defineFlags({
   case: { type: "string", valueName: "FILE", description: "run this case file instead of the built-in default" },
   preset: { type: "choice", choices: presetNames(), default: "tiny", description: "model preset" },
-  draft: { type: "choice", choices: DRAFT_KINDS, default: "mirror", description: "draft model" },
+  draft: { type: "choice", choices: MODEL_DRAFT_KINDS, default: "mirror", description: "draft model" },
   steps: { type: "integer", min: 1, default: 3, description: "draft steps per round (S)" },
   topk: { type: "integer", min: 1, default: 1, description: "candidates per draft node (K); > 1 drafts a tree" },
   "draft-tokens": {

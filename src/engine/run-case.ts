@@ -44,7 +44,8 @@ export function loadModels(testCase: Case): LoadedModels {
   const target = buildTarget(spec);
   const numModules =
     testCase.engine.mode === "speculative" && testCase.engine.multiLayer ? testCase.engine.numSteps : 1;
-  const draft = testCase.draft ? buildDraft(target, testCase.draft, numModules) : undefined;
+  const draft =
+    testCase.draft && testCase.draft.kind !== "ngram" ? buildDraft(target, testCase.draft, numModules) : undefined;
   return { spec, target, draft };
 }
 
@@ -72,6 +73,8 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   validateEngineConfig(testCase.engine);
   if (testCase.engine.mode === "speculative" && !testCase.draft)
     throw new ConfigError("/draft", "speculative mode needs a draft model");
+  if (testCase.engine.mode === "speculative" && testCase.draft?.kind === "ngram")
+    throw new ConfigError("/draft/kind", "ngram (prompt lookup) drafting is not implemented by the reference engine");
   const ids = new Set<number>();
   const multiLayer = testCase.engine.mode === "speculative" && testCase.engine.multiLayer === true;
   if (multiLayer) {

@@ -29,14 +29,14 @@ export interface ModelSpec {
   residualScale?: { fromLayer: number; factor: number };
 }
 
-export type DraftKind = "mirror" | "tapped-mirror" | "noisy-mirror" | "truncated-mirror" | "eagle";
-export const DRAFT_KINDS: readonly DraftKind[] = [
-  "mirror",
-  "tapped-mirror",
-  "noisy-mirror",
-  "truncated-mirror",
-  "eagle",
-];
+export type DraftKind = "mirror" | "tapped-mirror" | "noisy-mirror" | "truncated-mirror" | "eagle" | "ngram";
+/** Model drafts (a graph each): what the reference engine runs. */
+export const MODEL_DRAFT_KINDS = ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"] as const;
+/**
+ * Every draft kind a case can name. "ngram" is prompt lookup (no model: drafts are copied from earlier tokens
+ * of the request), run by external engines; the reference engine does not implement it yet.
+ */
+export const DRAFT_KINDS: readonly DraftKind[] = [...MODEL_DRAFT_KINDS, "ngram"];
 
 export interface DraftSpec {
   kind: DraftKind;
