@@ -10,7 +10,8 @@
 import { fork } from "node:child_process";
 import { availableParallelism } from "node:os";
 import fc from "fast-check";
-import { checkCase } from "../src/laws/check-case.ts";
+import { checkLaws } from "../src/laws/runner.ts";
+import { referenceSource } from "../src/sources/reference.ts";
 import { LAW_PROPERTIES, MIXED } from "../properties/index.ts";
 import { propertyArbitrary, runLawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
@@ -42,7 +43,7 @@ async function worker(index: number, workers: number, runs: number, seed: number
     for (const [i, testCase] of cases.entries()) {
       const k = p * perProperty + i;
       if (k >= runs || k % workers !== index) continue;
-      const check = await checkCase(testCase);
+      const check = await checkLaws(referenceSource(), testCase);
       report.runs += 1;
       report.runSeconds += check.seconds.runs ?? 0;
       for (const result of check.results) {

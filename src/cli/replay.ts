@@ -3,7 +3,8 @@
 // recorded failure reproduced. Exit 1 when a law fails (reproduced), 0 when every law holds, 2 bad input.
 import { existsSync, readFileSync } from "node:fs";
 import { ConfigError } from "../engine/config.ts";
-import { checkCase } from "../laws/check-case.ts";
+import { checkLaws } from "../laws/runner.ts";
+import { referenceSource } from "../sources/reference.ts";
 import { loadReplayInput, traceFileOf } from "../failures/failure-file.ts";
 import { describeCase, firstOffence, stepTable } from "../failures/step-table.ts";
 import { SpecError } from "../model/spec.ts";
@@ -45,7 +46,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     const input = loadReplayInput(file);
     const testCase = input.kind === "failure" ? input.record.case : input.testCase;
     const recordedLaws = input.kind === "failure" ? input.record.laws : [];
-    const check = await checkCase(testCase);
+    const check = await checkLaws(referenceSource(), testCase);
     const failing = check.results.filter((result) => result.status === "fails");
     const reproduced =
       input.kind === "failure"
