@@ -101,9 +101,13 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       arbitrary,
       onRun: (check) => {
         result.runSeconds += check.seconds.runs ?? 0;
-        if (check.skipped === undefined)
-          for (const feature of featuresOf(check.testCase))
+        if (check.skipped === undefined) {
+          const features = featuresOf(check.testCase);
+          // Every case's target-only baseline exercises target-only decoding too.
+          if (check.baseline) features.push("mode target-only");
+          for (const feature of new Set(features))
             result.features.set(feature, (result.features.get(feature) ?? 0) + 1);
+        }
         options.onRun?.();
       },
       onShrink: (attempt) => options.onShrink?.(property.law, attempt),
