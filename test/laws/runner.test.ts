@@ -16,6 +16,12 @@ const sample = fc.sample(caseArbitrary(FULL_SPACE), { seed: 21, numRuns: 12 });
 const reference = referenceSource();
 const named = (...names: string[]) => LAWS.filter((law) => names.includes(law.name));
 const twinOf = (name: string) => LAWS.find((law) => law.name === name)!.needs.twin!;
+/** A generated case with several requests and pages above 1, all arriving together (so they share forwards). */
+function batchedPagedCase(): Case {
+  const found = sample.find((candidate) => candidate.workload.requests.length > 1 && candidate.engine.pageSize > 1)!;
+  const requests = found.workload.requests.map((request) => ({ ...request, arrivalStep: 0 }));
+  return { ...found, workload: { ...found.workload, requests, aborts: [] } };
+}
 
 /** The reference engine, counting what the runner asks of it. */
 function counting(): RunSource & { calls: string[] } {
@@ -34,9 +40,7 @@ describe("the runner", () => {
     "checks exactly the laws that apply, and runs each twin once, only for selected laws",
     { timeout: 60_000 },
     async () => {
-      const testCase = sample.find(
-        (candidate) => candidate.workload.requests.length > 1 && candidate.engine.pageSize > 1,
-      )!;
+      const testCase = batchedPagedCase();
       const source = counting();
       const all = await checkLaws(source, testCase, { twins: "separate" });
       expect(all.results.map((result) => result.law).sort()).toEqual(
@@ -115,9 +119,7 @@ describe("the runner", () => {
     "a source without twins or baseline makes exactly the laws needing them not checkable",
     { timeout: 60_000 },
     async () => {
-      const testCase = sample.find(
-        (candidate) => candidate.workload.requests.length > 1 && candidate.engine.pageSize > 1,
-      )!;
+      const testCase = batchedPagedCase();
       const partial: RunSource = {
         ...reference,
         targetOnly: async () => {
