@@ -35,9 +35,8 @@ export interface ExternalSourceOptions extends StartOptions {
 /** A RunResult from what the engine returned; a missing trace becomes one with requests and no events. */
 export function runFromEngine(testCase: Readonly<Case>, result: EngineResult): RunResult {
   const prompts = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt]));
-  const trace: Trace = result.trace
-    ? structuredClone(result.trace)
-    : { formatVersion: 1, engine: { name: "external" }, events: [] };
+  // The trace was parsed from the engine's line for this run alone: nothing else holds it, no copy needed.
+  const trace: Trace = result.trace ?? { formatVersion: 1, engine: { name: "external" }, events: [] };
   trace.requests ??= result.outputs.map((output) => ({
     id: output.id,
     prompt: prompts.get(output.id) ?? [],
