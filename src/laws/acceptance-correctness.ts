@@ -66,6 +66,6 @@ export const law: Law = {
   name: ACCEPTANCE_CORRECTNESS,
   summary: "accept_len - 1 is the depth the reference target accepts",
   appliesTo: (testCase) => testCase.engine.mode === "speculative",
-  needs: {},
+  needs: { oracle: true },
   check: ({ run, oracle }) => checkAcceptanceCorrectness(run.trace, oracle),
 };

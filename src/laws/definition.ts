@@ -32,6 +32,8 @@ export interface LawNeeds {
   readonly twin?: TwinSpec;
   /** The reference engine's own bookkeeping (pool integrity checks per step); a trace does not carry it. */
   readonly internals?: boolean;
+  /** Cache-free recomputations of the models (the oracle): the costly part of a check. */
+  readonly oracle?: boolean;
 }
 
 /** Everything a check reads; the runner fills exactly what the law's needs ask for. */

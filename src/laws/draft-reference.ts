@@ -123,6 +123,6 @@ export const law: Law = {
   name: DRAFT_REFERENCE,
   summary: "draft tokens and logits equal a cache-free draft recomputation",
   appliesTo: (testCase) => testCase.engine.mode === "speculative",
-  needs: {},
+  needs: { oracle: true },
   check: ({ run, oracle }) => checkDraftReference(run.trace, oracle),
 };

@@ -70,7 +70,7 @@ export const law: Law = {
   name: LOSSLESS,
   summary: "speculative greedy output equals target-only greedy output",
   appliesTo: (testCase) => testCase.engine.mode === "speculative",
-  needs: { baseline: "compare" },
+  needs: { baseline: "compare", oracle: true },
   check: ({ run, baseline, oracle }) => {
     const targetOnly = new Map((baseline?.trace.requests ?? []).map((request) => [request.id, request]));
     return checkLossless(

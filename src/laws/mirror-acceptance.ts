@@ -86,7 +86,7 @@ export const law: Law = {
   appliesTo: (testCase) =>
     testCase.engine.mode === "speculative" &&
     (testCase.draft?.kind === "mirror" || testCase.draft?.kind === "tapped-mirror"),
-  needs: {},
+  needs: { oracle: true },
   check: ({ testCase, run, oracle }) =>
     checkMirrorAcceptance(run.trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle),
 };

@@ -41,7 +41,7 @@ export const law: Law = {
   name: REFERENCE_DECODE,
   summary: "outputs (speculative and target-only) equal a cache-free teacher-forced target forward",
   appliesTo: () => true,
-  needs: { baseline: "also-check" },
+  needs: { baseline: "also-check", oracle: true },
   check: async ({ run, baseline, oracle }) => {
     const own = await checkReferenceDecode(run.trace.requests, oracle);
     return baseline

@@ -86,7 +86,7 @@ export const law: Law = {
   summary: "draft decode on captured, replayed graphs equals the eager run event for event",
   appliesTo: (testCase) => testCase.engine.mode === "speculative" && testCase.engine.graphReplay === true,
   // Event for event, not per request: the canonical twin (other schedule) cannot stand in for it.
-  needs: { twin: { kind: "eager", describe: "the eager run", of: eagerTwin, composable: false } },
+  needs: { twin: { kind: "eager", describe: "the eager run", of: eagerTwin, composable: false }, oracle: true },
   check: ({ run, twin, oracle }) => {
     const relative = oracle.spec.dtype === "float32" ? 1e-5 : 1e-12;
     return checkReplayEquivalence(twin!.trace, run.trace, {
