@@ -13,6 +13,7 @@ import { mutantsCommand } from "./mutants.ts";
 import { replayCommand } from "./replay.ts";
 import { adapterCommand } from "./adapter.ts";
 import { exportCommand } from "./export.ts";
+import { engineCommand } from "./engine.ts";
 
 export interface Command {
   /** One-line description shown by `specconf help`. */
@@ -56,6 +57,11 @@ export const COMMANDS: Record<string, Command> = {
   adapter: {
     summary: "serve the reference engine over the external-engine protocol (JSON Lines on stdin/stdout)",
     run: adapterCommand,
+  },
+  engine: {
+    summary:
+      "serve a real third-party engine over the external-engine protocol (llama-cpp: llama.cpp on GGUF exports, CPU)",
+    run: engineCommand,
   },
 };
 
