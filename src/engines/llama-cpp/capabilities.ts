@@ -14,6 +14,7 @@ import type { Capabilities } from "../../adapter/protocol.ts";
 import type { DraftKind } from "../../model/spec.ts";
 import { resolveModelSpec } from "../../engine/run-case.ts";
 import { GGUF_DRAFT_KINDS } from "../../export/gguf.ts";
+import { isChunked } from "../../laws/chunk-invariance.ts";
 
 export const ENGINE_NAME = "llama.cpp";
 /** Sequences per context; more requests in one case are unsupported. */
@@ -49,6 +50,11 @@ export function unsupportedReason(testCase: Case): string | undefined {
   if (engine.faults.length > 0) return `/engine/faults: the reference engine's faults do not exist in llama.cpp`;
   if (engine.chunkSize !== null)
     return "/engine/chunkSize: chunked prefill is not controllable (node-llama-cpp batches by its own batch size)";
+  if (isChunked(testCase))
+    return `/engine/tokenBudget: ${engine.tokenBudget} splits a prompt (chunked prefill is not controllable)`;
+  const promptRows = workload.requests.reduce((sum, request) => sum + request.prompt.length, 0);
+  if (promptRows > engine.tokenBudget)
+    return `/engine/tokenBudget: ${engine.tokenBudget} < ${promptRows} prompt tokens (prefill is not scheduled across steps)`;
   if (engine.pageSize !== 1) return `/engine/pageSize: ${engine.pageSize} (llama.cpp KV cells: page size 1)`;
   if (engine.graphReplay) return "/engine/graphReplay: not a llama.cpp mode";
   if (workload.requests.length > MAX_BATCH)

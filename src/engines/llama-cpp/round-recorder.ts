@@ -7,7 +7,7 @@
 // at the next yielded token say how many of them were validated. A round is accepted only when the counters
 // account for every draft it proposed (validated + refuted = drafts); otherwise the run fails with
 // RoundAttributionError rather than report numbers that were not observed.
-import { TokenPredictor, type LlamaContextSequence, type Token } from "node-llama-cpp";
+import { DraftSequenceTokenPredictor, TokenPredictor, type LlamaContextSequence, type Token } from "node-llama-cpp";
 
 export interface Round {
   /** Global order of rounds within a case (the trace's event index). */
@@ -20,6 +20,11 @@ export interface Round {
   validated: number;
   /** Tokens the round produced: the decode's sampled token, then one per validated draft. */
   produced: number[];
+  /**
+   * The draft model's context (its sequence's tokens, public API) when it handed the drafts over: what the
+   * drafts were computed from. Draft-model predictors only; for --log-rounds and findings, not the trace.
+   */
+  draftContext?: number[];
 }
 
 export class RoundAttributionError extends Error {
@@ -40,6 +45,7 @@ interface SequenceState {
 /** Delegates to `inner` and records what each predictTokens() call handed to the target. */
 export class RecordingPredictor extends TokenPredictor {
   private pendingDrafts: number[] | undefined;
+  private pendingDraftContext: number[] | undefined;
   private stateAtPredict: SequenceState | undefined;
 
   constructor(readonly inner: TokenPredictor) {
@@ -59,6 +65,8 @@ export class RecordingPredictor extends TokenPredictor {
     if (this.pendingDrafts)
       throw new RoundAttributionError("two draft requests without a token in between (a decode emitted nothing)");
     this.pendingDrafts = drafts.map(Number);
+    if (this.inner instanceof DraftSequenceTokenPredictor)
+      this.pendingDraftContext = this.inner.draftSequence.contextTokens.map(Number);
     this.stateAtPredict = this.readState?.();
     return drafts;
   }
@@ -79,12 +87,12 @@ export class RecordingPredictor extends TokenPredictor {
   readState?: () => SequenceState;
 
   /** The drafts of the decode that just ran (undefined: no decode since the last call) and the state then. */
-  takePending(): { drafts: number[]; state: SequenceState } | undefined {
+  takePending(): { drafts: number[]; state: SequenceState; draftContext?: number[] } | undefined {
     const drafts = this.pendingDrafts;
     if (!drafts) return undefined;
     this.pendingDrafts = undefined;
     if (!this.stateAtPredict) throw new RoundAttributionError("the predictor is not attached to a sequence");
-    return { drafts, state: this.stateAtPredict };
+    return { drafts, state: this.stateAtPredict, draftContext: this.pendingDraftContext };
   }
 }
 
@@ -127,6 +135,7 @@ export class RoundTracker {
         drafts: pending.drafts,
         validated,
         produced: [token],
+        ...(pending.draftContext ? { draftContext: pending.draftContext } : {}),
       });
     } else {
       const round = this.rounds.at(-1);
