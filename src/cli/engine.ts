@@ -1,7 +1,6 @@
 // `specconf engine <name>`: a real third-party engine behind the external-engine protocol, for
 // `specconf check --engine "npx specconf engine llama-cpp ..."`. Only llama-cpp exists (llama.cpp through
 // node-llama-cpp, docs/llama-cpp.md). Logs go to stderr; the command returns when stdin closes.
-import { serveLlama } from "../engines/llama-cpp/server.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 
 const ENGINES = ["llama-cpp"] as const;
@@ -45,6 +44,8 @@ export async function engineCommand(argv: string[]): Promise<number> {
     if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
     if (values["write-missing"] && !values.models)
       throw new UsageError("--write-missing needs --models DIR", "--models");
+    // Imported here: node-llama-cpp takes seconds to load, and no other command needs it.
+    const { serveLlama } = await import("../engines/llama-cpp/server.ts");
     await serveLlama(process.stdin, process.stdout, {
       modelsDir: values.models,
       writeMissing: values["write-missing"],

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkExternalCase } from "../../../src/adapter/check-external.ts";
+import { engineCommand } from "../../../src/cli/engine.ts";
 import { ExternalEngine, ExternalEngineError, requestFor } from "../../../src/adapter/client.ts";
 import { HelloResponseSchema, PROTOCOL, PROTOCOL_VERSION } from "../../../src/adapter/protocol.ts";
 import type { Case } from "../../../src/case/case.ts";
@@ -23,6 +24,7 @@ import { ReferenceOracle } from "../../../src/laws/oracle.ts";
 import { defaultDraftSpec, type DraftKind } from "../../../src/model/spec.ts";
 import { validateAgainst } from "../../../src/schema/validator.ts";
 import { compareTokens } from "../../../src/trace/compare.ts";
+import { capture } from "../../helpers/capture.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "specconf-llama-"));
 const command = `node bin/specconf.js engine llama-cpp --models ${dir}`;
@@ -168,4 +170,21 @@ describe("llama.cpp engine over raw JSON Lines", () => {
     child.stdin.end();
     expect(await exited).toBe(0);
   });
+});
+
+describe("specconf engine: bad usage", () => {
+  for (const [args, message] of [
+    [[], "missing engine name"],
+    [["vllm"], "unknown engine 'vllm'"],
+    [["llama-cpp", "--write-missing"], "--write-missing needs --models DIR"],
+    [["llama-cpp", "--threads", "0"], "--threads"],
+  ] as const) {
+    it(`${args.join(" ") || "(nothing)"}: exit 2, one line naming the problem`, async () => {
+      const result = await capture(() => engineCommand([...args]));
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toContain(message);
+      expect(result.stdout).toBe("");
+    });
+  }
 });
