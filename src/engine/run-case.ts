@@ -20,13 +20,18 @@ export interface RequestOutput {
   cutRounds: number;
 }
 
-export interface RunResult {
-  outputs: RequestOutput[];
-  trace: Trace;
+/** What only the reference engine knows about its own run: a third-party run has none of it. */
+export interface EngineInternals {
   poolChecks: PoolCheck[];
   /** Slots still held in any pool after the run (KV conservation: must be 0). */
   slotsInUseAtEnd: number;
   steps: number;
+}
+
+export interface RunResult {
+  outputs: RequestOutput[];
+  trace: Trace;
+  internals?: EngineInternals;
 }
 
 export interface LoadedModels {
@@ -226,5 +231,5 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),
   };
   if (draftGraphs.length === 0) delete trace.models!.draft;
-  return { outputs, trace, poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step };
+  return { outputs, trace, internals: { poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step } };
 }

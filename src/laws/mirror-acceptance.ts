@@ -5,6 +5,7 @@ import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
 import { readRounds, sequenceOf } from "./rounds.ts";
+import type { Law } from "./definition.ts";
 
 export const MIRROR_ACCEPTANCE = "mirror acceptance";
 
@@ -78,3 +79,14 @@ export async function checkMirrorAcceptance(
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: MIRROR_ACCEPTANCE,
+  summary: "a mirror draft accepts every draft of every uncut round",
+  appliesTo: (testCase) =>
+    testCase.engine.mode === "speculative" &&
+    (testCase.draft?.kind === "mirror" || testCase.draft?.kind === "tapped-mirror"),
+  needs: { oracle: true },
+  check: ({ testCase, run, oracle }) =>
+    checkMirrorAcceptance(run.trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle),
+};

@@ -6,7 +6,6 @@ import { parseTrace, validateTrace } from "../../src/trace/load.ts";
 import { MODEL_DRAFT_KINDS } from "../../src/model/spec.ts";
 
 describe("engine traces", () => {
-  // The draft kinds the reference engine runs (ngram is for external engines).
   for (const draft of MODEL_DRAFT_KINDS) {
     it(`${draft}: the speculative trace is schema-valid and round-trips through JSON`, async () => {
       const testCase = defaultCase({
