@@ -43,10 +43,10 @@ export class LlamaRuntime {
     return new LlamaRuntime(llama, settings, await getModuleVersion());
   }
 
-  /** "llama.cpp <release> (node-llama-cpp <version>, prebuilt cpu)": recorded in hello and traces. */
+  /** "<llama.cpp release> (node-llama-cpp <version>, prebuilt cpu)": the hello's version, recorded in traces. */
   version(): string {
     const { release } = this.llama.llamaCppRelease;
-    return `llama.cpp ${release} (node-llama-cpp ${this.bindingVersion}, ${this.llama.buildType} ${this.llama.gpu || "cpu"})`;
+    return `${release} (node-llama-cpp ${this.bindingVersion}, ${this.llama.buildType} ${this.llama.gpu || "cpu"})`;
   }
 
   /** Loads (once) the GGUF at `path`; the same path must always hold the same bytes (content-addressed). */
