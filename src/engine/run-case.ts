@@ -18,6 +18,8 @@ export interface RequestOutput {
   acceptLens: number[];
   /** Rounds that ended the request (EOS / max new tokens), excluded from full-acceptance rates. */
   cutRounds: number;
+  /** The first round emits the first output token (no separate prefill sample); see the outputs schema. */
+  roundsIncludeFirstToken?: boolean;
 }
 
 /** What only the reference engine knows about its own run: a third-party run has none of it. */

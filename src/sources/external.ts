@@ -50,6 +50,7 @@ export function runFromEngine(testCase: Readonly<Case>, result: EngineResult): R
     finishReason: output.finishReason ?? "length",
     acceptLens: output.acceptLens ?? base.outputs.find((candidate) => candidate.id === output.id)?.acceptLens ?? [],
     cutRounds: 0,
+    ...(output.roundsIncludeFirstToken ? { roundsIncludeFirstToken: true } : {}),
   }));
   return { outputs, trace };
 }
