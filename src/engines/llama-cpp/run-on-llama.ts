@@ -98,6 +98,8 @@ async function runRequest(
   const rounds = tracker?.rounds ?? [];
   const output: RequestOutput = { id: request.id, tokens, finishReason };
   if (speculative) {
+    // The first decode holds the prompt and the first drafts: the first round emits the first output token.
+    output.roundsIncludeFirstToken = true;
     output.acceptLens = rounds.map((round) => round.validated + 1);
     if (rounds.length > 0) output.firstRoundDrafts = [...rounds[0].drafts];
   }

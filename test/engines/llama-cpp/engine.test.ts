@@ -19,6 +19,7 @@ import { defaultEngineConfig } from "../../../src/engine/config.ts";
 import { loadModels, runCase } from "../../../src/engine/run-case.ts";
 import { CAPABILITIES } from "../../../src/engines/llama-cpp/capabilities.ts";
 import { writeCaseGguf } from "../../../src/engines/llama-cpp/model-files.ts";
+import { checkMirrorAcceptanceFromOutputs } from "../../../src/laws/mirror-acceptance.ts";
 import { checkLaws } from "../../../src/laws/runner.ts";
 import { ReferenceOracle } from "../../../src/laws/oracle.ts";
 import { defaultDraftSpec, type DraftKind } from "../../../src/model/spec.ts";
@@ -141,6 +142,17 @@ describe("llama.cpp engine (node-llama-cpp, CPU)", () => {
     const status = await lawStatus(lostDraftToken);
     expect(status("mirror acceptance")).toBe("fails");
     expect(status("acceptance correctness")).toBe("holds");
+    // From the outputs alone (rounds include the first token) the law fails at the same round.
+    const result = await engine.run(lostDraftToken);
+    const prompts = new Map(lostDraftToken.workload.requests.map((request) => [request.id, request.prompt]));
+    const fromOutputs = await checkMirrorAcceptanceFromOutputs(
+      result.outputs,
+      prompts,
+      1,
+      await engine.oracle(lostDraftToken),
+    );
+    expect(fromOutputs.status).toBe("fails");
+    expect(fromOutputs.violation!.message).toMatch(/^request 0, round 2: accept_len 1 < 2/);
   });
 });
 
