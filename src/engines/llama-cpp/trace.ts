@@ -53,7 +53,14 @@ export function llamaTrace(testCase: Case, runs: readonly RequestRun[], identity
   });
   return {
     formatVersion: 1,
-    engine: { name: "llama.cpp", version: identity.engineVersion, dtype: "float32", threads: identity.threads },
+    engine: {
+      name: "llama.cpp",
+      version: identity.engineVersion,
+      dtype: "float32",
+      threads: identity.threads,
+      // Events are per request and round; which sequences node-llama-cpp packed into one decode is not seen.
+      batchGrouping: "unobserved",
+    },
     models: {
       target: identity.targetDigest,
       ...(identity.draftDigest && testCase.engine.mode === "speculative" ? { draft: [identity.draftDigest] } : {}),
