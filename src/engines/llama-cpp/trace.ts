@@ -10,6 +10,12 @@ import type { Case } from "../../case/case.ts";
 import type { Trace, TraceEvent } from "../../trace/schema.ts";
 import type { RequestRun } from "./run-on-llama.ts";
 
+/**
+ * Events are per request and round; which sequences node-llama-cpp packed into one decode is not seen (an
+ * engine field beyond the schema's named ones, which it allows).
+ */
+const UNOBSERVED_GROUPING = { batchGrouping: "unobserved" };
+
 export interface TraceIdentity {
   engineVersion: string;
   threads: number;
@@ -58,8 +64,7 @@ export function llamaTrace(testCase: Case, runs: readonly RequestRun[], identity
       version: identity.engineVersion,
       dtype: "float32",
       threads: identity.threads,
-      // Events are per request and round; which sequences node-llama-cpp packed into one decode is not seen.
-      batchGrouping: "unobserved",
+      ...UNOBSERVED_GROUPING,
     },
     models: {
       target: identity.targetDigest,
