@@ -7,6 +7,7 @@ import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import type { KvPool } from "./kv-pool.ts";
+import type { ReplayOutput, ReplayWrites } from "./padded-replay.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
 /** Additive mask value for "not attended": finite so the mirror's prefix columns can be derived by * 0. */
@@ -27,6 +28,8 @@ export interface RowPlan {
   attendBatchRows: readonly number[];
   /** Verify rows: the parent node's index within the request's block (-1 for the root). */
   treeParent?: number;
+  /** Overlap: the future-ring placeholder this row's token was resolved from at launch. */
+  placeholder?: number;
 }
 
 export interface ForwardPlan {
@@ -37,8 +40,10 @@ export interface ForwardPlan {
   rows: RowPlan[];
   /** Draft graphs: one hidden row per plan row. */
   hidden?: HiddenRows;
-  /** Runs the forward instead of session.run (graph replay). */
-  runner?: (feeds: ForwardFeeds) => Promise<ForwardResult>;
+  /** Runs the forward instead of session.run (graph replay); writes are the real rows' write slots. */
+  runner?: (feeds: ForwardFeeds, writes: ReplayWrites) => Promise<ReplayOutput>;
+  /** A decode-side forward (decode, verify, draft decode, draft extend after verify): padded replay may run it. */
+  replayable?: boolean;
   draftStep?: number;
   /** Multi-layer drafting: the module this forward runs. */
   module?: number;
@@ -108,8 +113,10 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     ctxSlots: ctxSlotTensor,
     mask,
   };
-  const result = await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds));
   const writeSlots = rows.map((row) => row.writeSlot);
+  const { result, paddedRows } = plan.runner
+    ? await plan.runner(feeds, { pool, slots: writeSlots })
+    : { result: await plan.session.run(feeds), paddedRows: 0 };
   pool.writeRows(writeSlots, result.kNew, result.vNew, numRows);
   rows.forEach((row) => {
     if (row.temporary) pool.setTemporaryPosition(row.writeSlot, row.position);
@@ -132,6 +139,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     pool: pool.name,
     draftStep: plan.draftStep,
     ...(plan.module !== undefined ? { module: plan.module } : {}),
+    ...(paddedRows > 0 ? { paddedRows } : {}),
     rows: rows.map((row, r): TraceRow => ({
       request: row.request,
       token: Number(tokens[r]),
@@ -139,6 +147,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       slot: writeSlots[r],
       temporary: row.temporary,
       ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
+      ...(row.placeholder !== undefined ? { placeholder: row.placeholder } : {}),
       hidden: plan.hidden?.provenance[r],
       predict: predict[r],
       margin: margins[r],
@@ -203,7 +212,8 @@ function readAttended(
       continue;
     }
     const owner = pool.ownerOf(ctxSlots[column]);
-    if (!owner || owner.request !== request)
+    // A shared prefix's slots keep their writer as owner; the request holds them at the same positions.
+    if (!owner || (owner.request !== request && !pool.holdsPersisted(request, ctxSlots[column])))
       foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
     else persisted.push(owner.position);

@@ -4,9 +4,14 @@
  *
  * Slots are grouped in pages of `pageSize` consecutive slots. A request's persisted position q
  * lives in the request's page number floor(q / pageSize) at offset q % pageSize, as in SGLang's
- * paged allocator, so a persisted page is never shared. Temporary rows (draft decode, tree verify
- * scratch) live in separate pages owned by one request. Sizes are counted in slots everywhere,
- * but allocation is page-granular: a partly used page counts as used.
+ * paged allocator. Temporary rows (draft decode, tree verify scratch) live in separate pages owned
+ * by one request. Sizes are counted in slots everywhere, but allocation is page-granular: a partly
+ * used page counts as used.
+ *
+ * Persisted pages are reference-counted: the prefix cache holds pages of cached prefixes, and a prefix
+ * hit maps them into another request's table (same positions, same slots). A page is freed when its
+ * last holder lets go. With `tracksReferences` on, every take and drop of a reference is reported
+ * (onReference) so the trace can follow each slot's holders.
  */
 
 export type KvDtype = "float32" | "float64";
@@ -68,9 +73,25 @@ export interface RequestTable {
 export interface KvPoolInternals {
   /** Free pages sorted descending, so the lowest-numbered page pops off the end in O(1). */
   freePages: number[];
+  /** The writer of each page (shared pages keep their first owner). */
   pageOwners: (PageOwner | undefined)[];
   slotOwners: (Readonly<SlotOwner> | undefined)[];
   tables: Map<number, RequestTable>;
+  /** References per page: its tables plus the prefix cache (0: free). */
+  pageRefs: number[];
+  /** Pages the prefix cache holds a reference on. */
+  cachePages: Set<number>;
+}
+
+/** The prefix cache's holder id in reference reports. */
+export const CACHE_HOLDER = -1;
+
+/** A reference change, as onReference reports it. */
+export interface ReferenceChange {
+  holder: number;
+  change: "acquire" | "drop";
+  slots: readonly number[];
+  reason?: "evict" | "flush";
 }
 
 export class KvPool {
@@ -119,6 +140,8 @@ export class KvPool {
       pageOwners: new Array<PageOwner | undefined>(this.numPages).fill(undefined),
       slotOwners: new Array<SlotOwner | undefined>(numSlots).fill(undefined),
       tables: new Map(),
+      pageRefs: new Array<number>(this.numPages).fill(0),
+      cachePages: new Set(),
     };
   }
 
@@ -177,6 +200,36 @@ export class KvPool {
     return this.numSlots - this.numFreeSlots();
   }
 
+  /** The page holding the request's persisted positions [index * pageSize, (index + 1) * pageSize). Pure. */
+  persistedPage(request: number, index: number): number | undefined {
+    return this.state.tables.get(request)?.persistedPages[index];
+  }
+
+  /** Whether the request's table maps `slot` to a persisted position (its own or a shared prefix's). Pure. */
+  holdsPersisted(request: number, slot: number): boolean {
+    const owner = this.state.slotOwners[slot];
+    const table = this.state.tables.get(request);
+    if (!owner || owner.temporary || !table || owner.position >= table.persistedLength) return false;
+    return table.persistedPages[Math.floor(owner.position / this.pageSize)] === Math.floor(slot / this.pageSize);
+  }
+
+  /** References on a page (0: free). Pure. */
+  referencesOf(page: number): number {
+    return this.state.pageRefs[page] ?? 0;
+  }
+
+  /** Pages only the prefix cache holds (evictable). Pure. */
+  cacheOnlyPages(): number {
+    let count = 0;
+    for (const page of this.state.cachePages) if (this.state.pageRefs[page] === 1) count += 1;
+    return count;
+  }
+
+  /** Pages in the pool. Pure. */
+  get pages(): number {
+    return this.numPages;
+  }
+
   /** Requests that own at least one page, ascending. Pure. */
   requests(): number[] {
     return [...this.state.tables.keys()].sort((a, b) => a - b);
@@ -220,7 +273,16 @@ export class KvPool {
   /** Told the slots each free releases (owned before, free after): the trace records them. */
   onRelease: ((slots: readonly number[]) => void) | undefined;
 
-  /** Drops positions >= newLength and frees pages that become empty. Mutates. */
+  /** Reports reference changes (set when slots can be shared: the prefix cache is on). */
+  onReference: ((change: ReferenceChange) => void) | undefined;
+
+  /** Called when an allocation finds too few free pages (the prefix cache evicts); then the allocation retries. */
+  onPressure: ((pagesNeeded: number) => void) | undefined;
+
+  /**
+   * Drops positions >= newLength and lets go of pages that become empty: a page the request shared with
+   * other holders (the prefix cache, other requests) loses one reference, the others are freed. Mutates.
+   */
   truncatePersisted(request: number, newLength: number): void {
     checkRequest(request);
     const table = this.state.tables.get(request);
@@ -229,16 +291,25 @@ export class KvPool {
       throw new Error(`KvPool "${this.name}": truncatePersisted(${request}, ${newLength}) outside 0..${oldLength}`);
     }
     if (!table || newLength === oldLength) return;
-    const released: number[] = [];
-    for (let position = newLength; position < oldLength; position++) {
+    const keptPages = Math.ceil(newLength / this.pageSize);
+    const partial: number[] = [];
+    // Positions past the new length inside the last kept page (never a shared page: prefixes are whole pages).
+    for (let position = newLength; position < Math.min(oldLength, keptPages * this.pageSize); position++) {
       const slot = this.persistedSlot(table, position);
       this.state.slotOwners[slot] = undefined;
-      released.push(slot);
+      partial.push(slot);
     }
-    this.onRelease?.(released);
     table.persistedLength = newLength;
-    const keptPages = Math.ceil(newLength / this.pageSize);
-    for (const page of table.persistedPages.splice(keptPages)) this.releasePage(page);
+    const held: number[] = [];
+    const freed: number[] = [];
+    table.persistedPages.splice(keptPages).forEach((page, i) => {
+      const first = (keptPages + i) * this.pageSize;
+      for (let position = first; position < Math.min(oldLength, first + this.pageSize); position++)
+        held.push(page * this.pageSize + (position % this.pageSize));
+      if (this.dropReference(page)) freed.push(...this.clearPage(page));
+    });
+    this.onReference?.({ holder: request, change: "drop", slots: [...partial, ...held] });
+    this.onRelease?.([...partial, ...freed]);
     this.dropIfEmpty(request, table);
   }
 
@@ -311,12 +382,16 @@ export class KvPool {
       table.temporarySlots.delete(slot);
       this.state.slotOwners[slot] = undefined;
     }
-    if (toFree.length > 0) this.onRelease?.(toFree);
+    if (toFree.length > 0) {
+      this.onReference?.({ holder: request, change: "drop", slots: toFree });
+      this.onRelease?.(toFree);
+    }
     table.temporaryPages = table.temporaryPages.filter((page) => {
       const start = page * this.pageSize;
       for (let slot = start; slot < start + this.pageSize; slot++) {
         if (table.temporarySlots.has(slot)) return true;
       }
+      this.state.pageRefs[page] = 0;
       this.releasePage(page);
       return false;
     });
@@ -328,6 +403,47 @@ export class KvPool {
     if (!this.state.tables.has(request)) return;
     this.freeTemporary(request);
     this.truncatePersisted(request, 0);
+  }
+
+  /**
+   * A prefix hit: the request (holding nothing persisted yet) maps positions [0, length) onto `pages`, which
+   * other holders wrote, taking one reference on each. `length` is a multiple of the page size, except
+   * under the prefix-draft-kv-unaligned fault. Mutates.
+   */
+  sharePersisted(request: number, pages: readonly number[], length: number): void {
+    checkRequest(request);
+    const table = this.tableFor(request);
+    if (table.persistedLength !== 0 || table.persistedPages.length !== 0)
+      throw new Error(`KvPool "${this.name}": request ${request} already holds persisted KV`);
+    if (pages.length !== Math.ceil(length / this.pageSize))
+      throw new Error(`KvPool "${this.name}": ${pages.length} pages for a shared length of ${length}`);
+    const slots: number[] = [];
+    pages.forEach((page, i) => {
+      if (this.state.pageRefs[page] < 1) throw new Error(`KvPool "${this.name}": shared page ${page} is free`);
+      this.state.pageRefs[page] += 1;
+      table.persistedPages.push(page);
+      for (let position = i * this.pageSize; position < Math.min(length, (i + 1) * this.pageSize); position++)
+        slots.push(page * this.pageSize + (position % this.pageSize));
+    });
+    table.persistedLength = length;
+    this.onReference?.({ holder: request, change: "acquire", slots });
+  }
+
+  /** The prefix cache takes a reference on a page some request wrote (a full persisted page). Mutates. */
+  cacheAcquire(page: number): void {
+    if (this.state.pageRefs[page] < 1 || this.state.cachePages.has(page))
+      throw new Error(`KvPool "${this.name}": the cache cannot take page ${page}`);
+    this.state.pageRefs[page] += 1;
+    this.state.cachePages.add(page);
+    this.onReference?.({ holder: CACHE_HOLDER, change: "acquire", slots: this.pageSlots(page) });
+  }
+
+  /** The prefix cache lets go of a page (eviction, or the flush at the end); freed if it was the last holder. Mutates. */
+  cacheDrop(page: number, reason: "evict" | "flush"): void {
+    if (!this.state.cachePages.delete(page)) throw new Error(`KvPool "${this.name}": the cache holds no page ${page}`);
+    const slots = this.pageSlots(page);
+    this.onReference?.({ holder: CACHE_HOLDER, change: "drop", slots, reason });
+    if (this.dropReference(page)) this.onRelease?.(this.clearPage(page));
   }
 
   /**
@@ -363,6 +479,21 @@ export class KvPool {
     }
   }
 
+  /**
+   * Writes row `row` of newKeys/newValues ([layers, numRows, kvDim]) to `slot` in every layer without any
+   * ownership check: what a stray device-side write does (padded graph replay's stale-padding-slot fault).
+   * Mutates.
+   */
+  writeRowUnchecked(slot: number, newKeys: KvArray, newValues: KvArray, numRows: number, row: number): void {
+    const { layers, kvDim, numSlots } = this;
+    for (let layer = 0; layer < layers; layer++) {
+      const from = (layer * numRows + row) * kvDim;
+      const to = (layer * numSlots + slot) * kvDim;
+      this.keys.set(newKeys.subarray(from, from + kvDim), to);
+      this.values.set(newValues.subarray(from, from + kvDim), to);
+    }
+  }
+
   /** Copies one slot's keys and values in every layer; both slots must be owned. Mutates. */
   copySlot(fromSlot: number, toSlot: number): void {
     this.checkOwnedSlot(fromSlot);
@@ -395,8 +526,9 @@ export class KvPool {
     return table;
   }
 
-  /** Checks before any change so a failed allocation leaves the pool untouched. */
+  /** Checks before any change so a failed allocation leaves the pool untouched (the cache may evict first). */
   private reservePages(count: number): void {
+    if (count > this.state.freePages.length && this.onPressure) this.onPressure(count - this.state.freePages.length);
     if (count > this.state.freePages.length) {
       throw new KvPoolExhaustedError(this.name, count * this.pageSize, this.numFreeSlots());
     }
@@ -405,7 +537,31 @@ export class KvPool {
   private takePage(request: number, temporary: boolean): number {
     const page = this.state.freePages.pop()!;
     this.state.pageOwners[page] = { request, temporary };
+    this.state.pageRefs[page] = 1;
     return page;
+  }
+
+  /** One holder lets go; true when that was the last reference (the page must then be cleared and freed). */
+  private dropReference(page: number): boolean {
+    this.state.pageRefs[page] -= 1;
+    return this.state.pageRefs[page] <= 0;
+  }
+
+  /** Frees a page nobody holds: its slots lose their owners. Returns the slots that had one. */
+  private clearPage(page: number): number[] {
+    const released: number[] = [];
+    for (const slot of this.pageSlots(page)) {
+      if (this.state.slotOwners[slot] === undefined) continue;
+      this.state.slotOwners[slot] = undefined;
+      released.push(slot);
+    }
+    this.state.pageRefs[page] = 0;
+    this.releasePage(page);
+    return released;
+  }
+
+  private pageSlots(page: number): number[] {
+    return Array.from({ length: this.pageSize }, (_, i) => page * this.pageSize + i);
   }
 
   private releasePage(page: number): void {
@@ -456,8 +612,10 @@ function describeOwner(owner: SlotOwner): string {
 
 /**
  * Independent recomputation for KvPool.checkIntegrity: derives who should own every page and slot
- * from the free list and the request tables alone, then compares that with the reverse maps.
- * It shares no bookkeeping with the mutation paths, so a bug there shows up here.
+ * from the free list, the request tables and the prefix cache's pages alone, then compares that with
+ * the reverse maps and the reference counts. It shares no bookkeeping with the mutation paths, so a
+ * bug there shows up here. A persisted page may be claimed by several holders (a shared prefix) only
+ * when its reference count says so; then every table maps its slots to the same positions.
  */
 function findIntegrityViolations(
   pool: string,
@@ -471,18 +629,48 @@ function findIntegrityViolations(
   };
   const inPageRange = (page: number): boolean => Number.isInteger(page) && page >= 0 && page < numPages;
 
-  // Pages: each must be claimed exactly once, by the free list or by one request's table.
-  const pageClaims: (PageOwner | "free")[][] = Array.from({ length: numPages }, () => []);
+  // Pages: each must be claimed exactly once (the free list, a temporary table) or by as many persisted
+  // holders (tables and the cache) as its reference count.
+  const pageClaims: (PageOwner | "free" | "cache")[][] = Array.from({ length: numPages }, () => []);
   state.freePages.forEach((page, i) => {
     if (!inPageRange(page)) return report(`free list holds out-of-range page ${page}`);
     if (i > 0 && state.freePages[i - 1] <= page) report(`free list not strictly descending at index ${i}`);
     pageClaims[page].push("free");
   });
+  for (const page of state.cachePages) {
+    if (inPageRange(page)) pageClaims[page].push("cache");
+    else report(`the prefix cache holds out-of-range page ${page}`);
+  }
+  for (const [request, table] of state.tables) {
+    for (const [pages, temporary] of [
+      [table.persistedPages, false],
+      [table.temporaryPages, true],
+    ] as const) {
+      for (const page of pages) {
+        if (inPageRange(page)) pageClaims[page].push({ request, temporary });
+        else report(`table holds out-of-range page ${page}`, { request });
+      }
+    }
+  }
+  const shared = (page: number): boolean => {
+    const claims = pageClaims[page];
+    return (
+      claims.length > 1 &&
+      claims.length === state.pageRefs[page] &&
+      claims.every((claim) => claim === "cache" || (claim !== "free" && !claim.temporary))
+    );
+  };
+
   const expectedOwners: (SlotOwner | undefined)[] = new Array(numPages * pageSize).fill(undefined);
   const claimSlot = (slot: number, owner: SlotOwner): void => {
     const previous = expectedOwners[slot];
     if (!previous) expectedOwners[slot] = owner;
-    else
+    else if (!(
+      shared(Math.floor(slot / pageSize)) &&
+      !previous.temporary &&
+      !owner.temporary &&
+      previous.position === owner.position
+    ))
       report(`slot owned twice: ${describeOwner(previous)} and ${describeOwner(owner)}`, {
         slot,
         request: owner.request,
@@ -491,15 +679,6 @@ function findIntegrityViolations(
 
   for (const [request, table] of state.tables) {
     const { persistedPages, persistedLength, temporaryPages, temporarySlots } = table;
-    for (const [pages, temporary] of [
-      [persistedPages, false],
-      [temporaryPages, true],
-    ] as const) {
-      for (const page of pages) {
-        if (inPageRange(page)) pageClaims[page].push({ request, temporary });
-        else report(`table holds out-of-range page ${page}`, { request });
-      }
-    }
     if (persistedPages.length === 0 && temporaryPages.length === 0) {
       report("request owns nothing but is still listed", { request });
     }
@@ -545,13 +724,19 @@ function findIntegrityViolations(
   pageClaims.forEach((claims, page) => {
     const slot = page * pageSize;
     if (claims.length === 0) return report(`page ${page} leaked: neither free nor owned`, { slot });
-    if (claims.length > 1) return report(`page ${page} claimed ${claims.length} times`, { slot });
+    const references = claims[0] === "free" ? 0 : claims.length;
+    if (claims.length > 1 && !shared(page))
+      return report(`page ${page} claimed ${claims.length} times (${state.pageRefs[page]} references)`, { slot });
+    if (state.pageRefs[page] !== references)
+      report(`page ${page} counts ${state.pageRefs[page]} references for ${references} holders`, { slot });
     const claim = claims[0];
     const recorded = state.pageOwners[page];
     const agrees =
       claim === "free"
         ? recorded === undefined
-        : recorded !== undefined && recorded.request === claim.request && recorded.temporary === claim.temporary;
+        : claim === "cache" || claims.length > 1
+          ? recorded !== undefined && !recorded.temporary
+          : recorded !== undefined && recorded.request === claim.request && recorded.temporary === claim.temporary;
     if (!agrees) {
       report(`page ${page} reverse map ${JSON.stringify(recorded ?? "free")} disagrees with ${JSON.stringify(claim)}`, {
         slot,
@@ -561,13 +746,20 @@ function findIntegrityViolations(
 
   expectedOwners.forEach((expected, slot) => {
     const actual = state.slotOwners[slot];
+    const page = Math.floor(slot / pageSize);
+    // A page only the cache holds keeps its writer's persisted owners (their request may be gone).
+    if (expected === undefined && pageClaims[page]?.[0] === "cache" && pageClaims[page].length === 1) {
+      if (actual?.temporary) report(`slot in a cached page is temporary`, { slot });
+      return;
+    }
     const positionAgrees = expected?.temporary
       ? Number.isInteger(actual?.position) && actual!.position >= -1
       : actual?.position === expected?.position;
+    const requestAgrees = shared(page) || actual?.request === expected?.request;
     const agrees =
       expected === undefined
         ? actual === undefined
-        : actual?.request === expected.request && actual.temporary === expected.temporary && positionAgrees;
+        : actual !== undefined && requestAgrees && actual.temporary === expected.temporary && positionAgrees;
     if (!agrees) {
       const describe = (owner: SlotOwner | undefined): string => (owner ? describeOwner(owner) : "free");
       const request = (expected ?? actual)?.request;

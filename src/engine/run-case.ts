@@ -9,6 +9,7 @@ import { TRACE_FORMAT_VERSION, type Trace, type TraceRequest } from "../trace/sc
 import { ConfigError, validateEngineConfig } from "./config.ts";
 import type { EngineSessions } from "./context.ts";
 import { Engine, type PoolCheck } from "./engine.ts";
+import type { PrefixHitRecord } from "./phases/prefix-hit.ts";
 
 export interface RequestOutput {
   id: number;
@@ -28,6 +29,8 @@ export interface EngineInternals {
   /** Slots still held in any pool after the run (KV conservation: must be 0). */
   slotsInUseAtEnd: number;
   steps: number;
+  /** The KV every prefix hit reused, as it was at the hit (the prefix-cache draft KV law). */
+  prefixHits?: PrefixHitRecord[];
 }
 
 export interface RunResult {
@@ -80,10 +83,13 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   validateEngineConfig(testCase.engine);
   if (testCase.engine.mode === "speculative" && !testCase.draft)
     throw new ConfigError("/draft", "speculative mode needs a draft model");
-  if (testCase.engine.mode === "speculative" && testCase.draft?.kind === "ngram")
-    throw new ConfigError("/draft/kind", "ngram (prompt lookup) drafting is not implemented by the reference engine");
   const ids = new Set<number>();
   const multiLayer = testCase.engine.mode === "speculative" && testCase.engine.multiLayer === true;
+  if (testCase.engine.mode === "speculative" && testCase.draft?.kind === "ngram") {
+    if (testCase.engine.topk !== 1)
+      throw new ConfigError("/engine/topk", "ngram (prompt lookup) drafting proposes chains: topk must be 1");
+    if (multiLayer) throw new ConfigError("/engine/multiLayer", "ngram (prompt lookup) drafting has no draft modules");
+  }
   if (multiLayer) {
     if (testCase.engine.topk !== 1) throw new ConfigError("/engine/topk", "multi-layer drafting needs topk 1");
     if (testCase.draft?.kind === "eagle")
@@ -117,7 +123,7 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
           `multi-layer mirror modules need prompts starting with the preamble [${preamble.join(", ")}]`,
         );
     }
-    const mirror = testCase.draft && testCase.draft.kind !== "eagle";
+    const mirror = testCase.draft && testCase.draft.kind !== "eagle" && testCase.draft.kind !== "ngram";
     if (mirror && testCase.engine.mode === "speculative" && request.prompt[0] !== spec.bosId) {
       throw new ConfigError(
         `/workload/requests/${i}/prompt/0`,
@@ -179,6 +185,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   const engine = new Engine(testCase.engine, models.spec, sessions, {
     trace: options.trace ?? true,
     checkPools: options.checkPools ?? options.trace ?? true,
+    drafter: testCase.draft?.kind === "ngram" ? "ngram" : "model",
     betweenForwards: (self, step, forwardInStep) => {
       for (const abort of testCase.workload.aborts) {
         if (abort.step === step && abort.beforeForward === forwardInStep) self.abort(abort.request);
@@ -199,6 +206,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     await engine.runStep();
     options.onStep?.(engine.step, engine);
   }
+  engine.finish();
   const outputs: RequestOutput[] = testCase.workload.requests.map(({ id }) => {
     const request = engine.requests.get(id)!;
     return {
@@ -233,5 +241,15 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),
   };
   if (draftGraphs.length === 0) delete trace.models!.draft;
-  return { outputs, trace, internals: { poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step } };
+  const prefixHits = engine.context.prefixHits;
+  return {
+    outputs,
+    trace,
+    internals: {
+      poolChecks: engine.poolChecks,
+      slotsInUseAtEnd,
+      steps: engine.step,
+      ...(prefixHits.length > 0 ? { prefixHits } : {}),
+    },
+  };
 }
