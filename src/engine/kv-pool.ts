@@ -79,8 +79,8 @@ export interface KvPoolInternals {
   tables: Map<number, RequestTable>;
   /** References per page: its tables plus the prefix cache (0: free). */
   pageRefs: number[];
-  /** Pages the prefix cache holds a reference on. */
-  cachePages: Set<number>;
+  /** Pages the prefix cache holds references on, with how many (one per cache node mapping the page). */
+  cachePages: Map<number, number>;
 }
 
 /** The prefix cache's holder id in reference reports. */
@@ -89,7 +89,7 @@ export const CACHE_HOLDER = -1;
 /** A reference change, as onReference reports it. */
 export interface ReferenceChange {
   holder: number;
-  change: "acquire" | "drop";
+  change: "acquire" | "drop" | "write" | "free";
   slots: readonly number[];
   reason?: "evict" | "flush";
 }
@@ -141,7 +141,7 @@ export class KvPool {
       slotOwners: new Array<SlotOwner | undefined>(numSlots).fill(undefined),
       tables: new Map(),
       pageRefs: new Array<number>(this.numPages).fill(0),
-      cachePages: new Set(),
+      cachePages: new Map(),
     };
   }
 
@@ -218,10 +218,16 @@ export class KvPool {
     return this.state.pageRefs[page] ?? 0;
   }
 
+  /** Only the prefix cache holds the page (no request). Pure. */
+  cacheOnly(page: number): boolean {
+    const held = this.state.cachePages.get(page) ?? 0;
+    return held > 0 && this.state.pageRefs[page] === held;
+  }
+
   /** Pages only the prefix cache holds (evictable). Pure. */
   cacheOnlyPages(): number {
     let count = 0;
-    for (const page of this.state.cachePages) if (this.state.pageRefs[page] === 1) count += 1;
+    for (const [page, held] of this.state.cachePages) if (this.state.pageRefs[page] === held) count += 1;
     return count;
   }
 
@@ -309,6 +315,7 @@ export class KvPool {
       if (this.dropReference(page)) freed.push(...this.clearPage(page));
     });
     this.onReference?.({ holder: request, change: "drop", slots: [...partial, ...held] });
+    this.onReference?.({ holder: request, change: "free", slots: [...partial, ...freed] });
     this.onRelease?.([...partial, ...freed]);
     this.dropIfEmpty(request, table);
   }
@@ -384,6 +391,7 @@ export class KvPool {
     }
     if (toFree.length > 0) {
       this.onReference?.({ holder: request, change: "drop", slots: toFree });
+      this.onReference?.({ holder: request, change: "free", slots: toFree });
       this.onRelease?.(toFree);
     }
     table.temporaryPages = table.temporaryPages.filter((page) => {
@@ -429,21 +437,27 @@ export class KvPool {
     this.onReference?.({ holder: request, change: "acquire", slots });
   }
 
-  /** The prefix cache takes a reference on a page some request wrote (a full persisted page). Mutates. */
+  /** The prefix cache takes a reference on a page some request wrote (a persisted page). Mutates. */
   cacheAcquire(page: number): void {
-    if (this.state.pageRefs[page] < 1 || this.state.cachePages.has(page))
-      throw new Error(`KvPool "${this.name}": the cache cannot take page ${page}`);
+    if (this.state.pageRefs[page] < 1)
+      throw new Error(`KvPool "${this.name}": the cache cannot take free page ${page}`);
     this.state.pageRefs[page] += 1;
-    this.state.cachePages.add(page);
+    this.state.cachePages.set(page, (this.state.cachePages.get(page) ?? 0) + 1);
     this.onReference?.({ holder: CACHE_HOLDER, change: "acquire", slots: this.pageSlots(page) });
   }
 
   /** The prefix cache lets go of a page (eviction, or the flush at the end); freed if it was the last holder. Mutates. */
   cacheDrop(page: number, reason: "evict" | "flush"): void {
-    if (!this.state.cachePages.delete(page)) throw new Error(`KvPool "${this.name}": the cache holds no page ${page}`);
+    const held = this.state.cachePages.get(page) ?? 0;
+    if (held === 0) throw new Error(`KvPool "${this.name}": the cache holds no page ${page}`);
+    if (held === 1) this.state.cachePages.delete(page);
+    else this.state.cachePages.set(page, held - 1);
     const slots = this.pageSlots(page);
     this.onReference?.({ holder: CACHE_HOLDER, change: "drop", slots, reason });
-    if (this.dropReference(page)) this.onRelease?.(this.clearPage(page));
+    if (!this.dropReference(page)) return;
+    const freed = this.clearPage(page);
+    this.onReference?.({ holder: CACHE_HOLDER, change: "free", slots: freed, reason });
+    this.onRelease?.(freed);
   }
 
   /**
@@ -637,8 +651,8 @@ function findIntegrityViolations(
     if (i > 0 && state.freePages[i - 1] <= page) report(`free list not strictly descending at index ${i}`);
     pageClaims[page].push("free");
   });
-  for (const page of state.cachePages) {
-    if (inPageRange(page)) pageClaims[page].push("cache");
+  for (const [page, held] of state.cachePages) {
+    if (inPageRange(page)) for (let i = 0; i < held; i++) pageClaims[page].push("cache");
     else report(`the prefix cache holds out-of-range page ${page}`);
   }
   for (const [request, table] of state.tables) {
@@ -748,7 +762,11 @@ function findIntegrityViolations(
     const actual = state.slotOwners[slot];
     const page = Math.floor(slot / pageSize);
     // A page only the cache holds keeps its writer's persisted owners (their request may be gone).
-    if (expected === undefined && pageClaims[page]?.[0] === "cache" && pageClaims[page].length === 1) {
+    if (
+      expected === undefined &&
+      pageClaims[page]?.length > 0 &&
+      pageClaims[page].every((claim) => claim === "cache")
+    ) {
       if (actual?.temporary) report(`slot in a cached page is temporary`, { slot });
       return;
     }

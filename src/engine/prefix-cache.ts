@@ -136,7 +136,7 @@ export class PrefixCache {
     const visit = (node: CacheNode): void => {
       for (const child of node.children.values()) visit(child);
       if (node !== this.root && node.children.size === 0) {
-        const cacheOnly = this.pools.every((pool) => pool.referencesOf(node.pages.get(pool.name)!) === 1);
+        const cacheOnly = this.pools.every((pool) => pool.cacheOnly(node.pages.get(pool.name)!));
         if (cacheOnly) leaves.push(node);
       }
     };

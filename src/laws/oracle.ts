@@ -12,6 +12,7 @@ import {
   type RowPrediction,
   type TeacherForcedTarget,
 } from "../reference/cache-free.ts";
+import { draftKv, targetKv, type KvRows } from "../reference/cache-free-kv.ts";
 import { epsilonFor } from "./law.ts";
 
 export class ReferenceOracle {
@@ -112,5 +113,16 @@ export class ReferenceOracle {
       ...sequence.slice(0, rootPosition + 1),
       ...drafts,
     ]);
+  }
+
+  /**
+   * The K/V a pool's model writes for positions [0, length) of `tokens` without any cache: the target, the
+   * chain/tree draft (module undefined), or multi-layer module k.
+   */
+  async kvRows(pool: "target" | "draft", tokens: readonly number[], length: number, module?: number): Promise<KvRows> {
+    if (pool === "target") return targetKv(this.target, this.spec, tokens, length);
+    const session = module === undefined ? this.draft : this.modules[module];
+    if (!session) throw new Error(`no draft ${module === undefined ? "model" : `module ${module}`}`);
+    return draftKv(session, this.spec, this.draftLayers, await this.targetOver(tokens), (module ?? 0) + 1, length);
   }
 }

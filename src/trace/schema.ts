@@ -72,6 +72,7 @@ export const VerifyResultSchema = Type.Object(
     finished: Type.Optional(Type.Boolean()),
     /** Discarded work (see TraceRow.discarded): nothing of this round was emitted. */
     discarded: Type.Optional(Type.Boolean()),
+
   },
   { additionalProperties: false },
 );
@@ -93,15 +94,19 @@ export const FutureWriteSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** A reference change on slots that may be shared (prefix cache): the order within an event's list is the order they happened. */
+/**
+ * A change of who holds slots that may be shared (prefix cache), in the order it happened within an event's
+ * list: acquire (a holder takes a reference on written slots: a prefix hit, a cache insertion), drop (a
+ * holder lets go), write (a holder wrote slots without a row of its own: verify compaction's copies), free
+ * (no holder is left: the slots return to the pool).
+ */
 export const SlotReferenceSchema = Type.Object(
   {
     pool: Type.String(),
     /** A request id, or -1 for the prefix cache itself. */
     holder: Type.Integer({ minimum: -1 }),
     slots: Type.Array(Type.Integer({ minimum: 0 })),
-    /** acquire: the holder took a reference on slots already written (a prefix hit, a cache insertion); drop: let go. */
-    change: Type.Union([Type.Literal("acquire"), Type.Literal("drop")]),
+    change: Type.Union([Type.Literal("acquire"), Type.Literal("drop"), Type.Literal("write"), Type.Literal("free")]),
     /** The prefix cache's drops: eviction under pool pressure, or the flush at the end of the run. */
     reason: Type.Optional(Type.Union([Type.Literal("evict"), Type.Literal("flush")])),
   },
@@ -139,8 +144,8 @@ export const TraceEventSchema = Type.Object(
     /** Overlap: future-ring writes this forward made (read by the next step's placeholders). */
     futures: Type.Optional(Type.Array(FutureWriteSchema)),
     /**
-     * Reference changes after this forward and before the next one, in order (engines with shared slots): a
-     * slot is free once its last holder drops it, and `released` lists it then.
+     * Slot ownership changes after this forward and before the next one, in order (engines with shared slots);
+     * `released` still lists the slots freed.
      */
     references: Type.Optional(Type.Array(SlotReferenceSchema)),
   },

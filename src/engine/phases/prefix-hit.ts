@@ -18,6 +18,8 @@ export interface PrefixHitRecord {
   module?: number;
   /** Positions [0, length) reused. */
   length: number;
+  layers: number;
+  kvDim: number;
   /** The request's tokens when it hit (the recomputation's input). */
   tokens: number[];
   /** [layers, length, kvDim]. */
@@ -68,6 +70,8 @@ export function applyPrefixHit(context: EngineContext, request: Request): void {
       pool: pool.name,
       ...(module !== undefined && module >= 0 ? { module } : {}),
       length,
+      layers: pool.layers,
+      kvDim: pool.kvDim,
       tokens: [...request.tokens],
       ...snapshot(pool, request.id, length),
     });

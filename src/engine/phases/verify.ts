@@ -147,6 +147,9 @@ export async function runVerify(
     const L = request.targetKvLength;
     const persisted = pool.extendPersisted(request.id, L + path.length);
     path.forEach((node, i) => pool.copySlot(slots[node], persisted[i]));
+    // With shared slots the trace follows every write: the committed copies are writes without rows.
+    if (context.prefixCache)
+      context.recorder.reference({ pool: pool.name, holder: request.id, change: "write", slots: persisted });
     const rejected = slots.filter((_, node) => !path.includes(node));
     const pathSlots = path.map((node) => slots[node]);
     pool.freeTemporary(
