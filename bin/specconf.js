@@ -1,14 +1,19 @@
 #!/usr/bin/env node
-// npm bin for specconf: registers tsx so the TypeScript sources run directly, then
-// hands argv to src/cli/main.ts and exits with the code it returns.
+// npm bin for specconf: registers tsx so the TypeScript sources run directly, installs the interrupt
+// handlers (exit 130/143, one line, nothing half-written), then hands argv to src/cli/main.ts and exits
+// with the code it returns. Commands map their own errors; anything else is a bug: exit 1 with its stack.
 import { register } from "tsx/esm/api";
 
 register();
 
-const { main } = await import("../src/cli/main.ts");
+const argv = process.argv.slice(2);
+const { main, commandLabel } = await import("../src/cli/main.ts");
+const { installSignalHandlers } = await import("../src/cli/signals.ts");
+const { reportError } = await import("../src/errors/exit.ts");
+const label = commandLabel(argv);
+installSignalHandlers(label || "");
 try {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await main(argv);
 } catch (err) {
-  console.error(`specconf: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  process.exitCode = 1;
+  process.exitCode = reportError(label, err);
 }

@@ -2,9 +2,8 @@
 // against an external engine over the protocol, on the golden suites' cases (each with its target-only
 // baseline and the twin runs the multi-run laws need, all through the engine). Exit 0: every law holds;
 // 1: a law fails; 2: the engine crashed, timed out or broke the protocol (one line saying which).
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Case } from "../case/case.ts";
+import { goldenFilesIn, packageGoldenDir } from "../golden/golden-dir.ts";
 import type { FaultName } from "../engine/faults.ts";
 import { loadGoldenFile } from "../golden/load.ts";
 import { InputError } from "../schema/input-error.ts";
@@ -23,6 +22,9 @@ export interface EngineCheckOptions {
   write?: (text: string) => void;
 }
 
+export const NOTHING_CHECKED =
+  "nothing was checked (every case was skipped as unsupported or no law was checkable): that is not a pass";
+
 export interface EngineCheckSummary {
   engine: string;
   ok: boolean;
@@ -30,13 +32,9 @@ export interface EngineCheckSummary {
 }
 
 function casesOf(options: EngineCheckOptions): { suite: string; name: string; testCase: Case }[] {
-  const dir = options.goldenDir ?? "golden";
   const files = options.goldenFiles?.length
     ? options.goldenFiles
-    : readdirSync(dir)
-        .filter((name) => name.endsWith(".json"))
-        .sort()
-        .map((name) => join(dir, name));
+    : goldenFilesIn(options.goldenDir ?? packageGoldenDir(), "--golden");
   return files.flatMap((file) => {
     const golden = loadGoldenFile(file);
     return golden.cases.map((goldenCase) => ({
@@ -96,5 +94,8 @@ export async function checkEngine(
   }
   if (options.json) write(`${JSON.stringify(summary)}\n`);
   else write(`${summary.cases.length} cases through '${command}': ${summary.ok ? "every law holds" : "FAILED"}\n`);
+  // Nothing checked is not a pass: every case skipped as unsupported, or no law checkable on any.
+  if (summary.ok && !summary.cases.some((entry) => entry.laws.some((law) => law.status === "holds")))
+    return { code: 1, summary, error: NOTHING_CHECKED };
   return { code: summary.ok ? 0 : 1, summary };
 }

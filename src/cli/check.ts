@@ -2,9 +2,9 @@
 // checked by every selected law), with progress, a summary table per law, coverage labels, and for each
 // failure the shrunk case written under .specconf/failures with its one-line replay command.
 import { randomInt } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
-import { DEFAULT_RUNTIME, EXECUTION_PROVIDERS, RuntimeError, type ExecutionProvider } from "../runtime/ort.ts";
+import { runCommandBody } from "../errors/exit.ts";
+import { DEFAULT_RUNTIME, EXECUTION_PROVIDERS, type ExecutionProvider } from "../runtime/ort.ts";
 import { buildTarget } from "../model/build.ts";
 import { DEFAULT_PRESET, getPreset } from "../model/presets.ts";
 import { sessionFor } from "../engine/run-case.ts";
@@ -22,7 +22,9 @@ import {
 } from "../../properties/law-property.ts";
 import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
 import { checkEngine } from "../adapter/check-engine.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
+import { nothingChecked } from "./nothing-checked.ts";
+import { checkOutputPaths, writeOutputFile, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
 
 const FLAGS = defineFlags({
@@ -91,6 +93,8 @@ export interface LawSummary {
   ties: number;
   notCheckable: number;
   seconds: number;
+  /** The violation of the law's first failure and the command that replays exactly it. */
+  violation?: string;
   replay?: string;
 }
 
@@ -178,135 +182,156 @@ function renderTable(
   return lines.join("\n") + "\n";
 }
 
-export async function checkCommand(argv: string[]): Promise<number> {
-  try {
-    const { values, help } = parseFlags(FLAGS, argv);
-    if (help) {
-      process.stdout.write(
-        renderHelp(FLAGS, {
-          usage: "specconf check [flags]",
-          summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input.",
-        }),
-      );
-      return 0;
-    }
-    if (values.engine !== undefined) {
-      const external = await checkEngine(values.engine, {
-        goldenFiles: values.golden,
-        faults: values.fault as FaultName[],
-        timeoutMs: values["engine-timeout"] * 1000,
-        json: values.json,
-      });
-      if (external.error) process.stderr.write(`specconf check: ${external.error}\n`);
-      return external.code;
-    }
-    const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
-    const selectedSet = new Set(selected);
-    const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
-    for (const name of selected)
-      if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
-    await preflightProvider(values.ep);
-    const seed = seedFromEnvironment(values.seed);
-    const faults = values.fault as FaultName[];
-    const lawFilter = values.law.length > 0 ? selectedSet : undefined;
-    process.stderr.write(
-      `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), EP ${values.ep}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
+export function checkCommand(argv: string[]): Promise<number> {
+  return runCommandBody("check", () => check(argv));
+}
+
+async function check(argv: string[]): Promise<number> {
+  const { values, help, given } = parseFlags(FLAGS, argv);
+  if (help) {
+    process.stdout.write(
+      renderHelp(FLAGS, {
+        usage: "specconf check [flags]",
+        summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input.",
+      }),
     );
-
-    const total = values.runs * properties.length;
-    const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
-    const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
-    let runSeconds = 0;
-    const coverage = new CoverageCounter();
-    const replays = new Map<string, string>();
-    const messages = new Map<string, string>();
-    const runs: PropertyRun[] = [];
-    let done = 0;
-    try {
-      for (const [index, property] of properties.entries()) {
-        progress.log(`law '${property.law}': ${property.focus}`);
-        const run = await runLawProperty(property, {
-          numRuns: values.runs,
-          seed,
-          faults,
-          ep: values.ep,
-          laws: lawFilter,
-          shrinkSeconds: values["shrink-seconds"],
-          twins: values.twins as "combined" | "separate",
-          failureDir: values["no-write"] ? false : values.failures,
-          onRun: (check) => {
-            runSeconds += check.seconds.runs ?? 0;
-            progress.update(++done);
-          },
-          onShrink: (attempt) => {
-            if (attempt % 10 === 0) progress.log(`  shrinking '${property.law}': ${attempt} attempts`);
-          },
-        });
-        done = values.runs * (index + 1);
-        progress.update(done);
-        runs.push(run);
-        coverage.merge(run.coverage);
-        for (const [law, lawStats] of run.stats) {
-          const entry = stats.get(law) ?? emptyStats();
-          for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
-          stats.set(law, entry);
-        }
-        if (run.error) throw new Error(`property '${property.law}': ${run.error}`);
-        if (run.failure) {
-          const text = describeFailure(run);
-          progress.log(text);
-          for (const law of run.failure.laws) {
-            if (run.failure.replay && !replays.has(law)) replays.set(law, run.failure.replay);
-            if (!messages.has(law)) messages.set(law, text);
-          }
-        }
-      }
-    } finally {
-      progress.finish();
-    }
-
-    const checkCoverage = !lawFilter && coverage.runs >= 50;
-    const report = coverage.report();
-    const laws: LawSummary[] = [...stats.entries()]
-      .filter(([name, lawStats]) => selectedSet.has(name) || lawStats.failed > 0 || name === RUNS_TO_COMPLETION)
-      .map(([name, lawStats]) => ({
-        name,
-        runs: lawStats.runs,
-        passed: lawStats.passed,
-        failed: lawStats.failed,
-        ties: lawStats.ties,
-        notCheckable: lawStats.notCheckable,
-        seconds: lawStats.seconds,
-        ...(replays.has(name) ? { replay: replays.get(name) } : {}),
-      }));
-    const lawsOk = laws.every((law) => law.failed === 0);
-    const coverageOk = !checkCoverage || report.below.length === 0;
-    const summary: CheckSummary = {
-      ok: lawsOk && coverageOk,
-      seed,
-      laws,
-      coverage: {
-        runs: report.runs,
-        labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])),
-        below: checkCoverage ? report.below : [],
-      },
-    };
-    if (values.junit) writeFileSync(values.junit, junitXml(summary, messages));
-    if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-    else {
-      process.stdout.write(renderTable(summary, coverage, checkCoverage, runSeconds));
-      if (!coverageOk) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${report.below.join(", ")}\n`);
-      for (const law of laws) if (law.replay) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
-      process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
-    }
-    return summary.ok ? 0 : 1;
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof RuntimeError) {
-      process.stderr.write(`specconf check: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
+    return 0;
   }
+  if (values.engine === undefined)
+    rejectCombined(given, ["golden", "engine-timeout"], "checking the reference engine (they need --engine)");
+  if (values.engine !== undefined) {
+    if (values.engine.trim() === "")
+      throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
+    const external = await checkEngine(values.engine, {
+      goldenFiles: values.golden,
+      faults: values.fault as FaultName[],
+      timeoutMs: values["engine-timeout"] * 1000,
+      json: values.json,
+    });
+    if (external.error)
+      process.stderr.write(`specconf check: --engine ${JSON.stringify(values.engine)}: ${external.error}\n`);
+    return external.code;
+  }
+  const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
+  const selectedSet = new Set(selected);
+  const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
+  for (const name of selected)
+    if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
+  const outputs: OutputPath[] = [];
+  if (values.junit !== undefined) outputs.push({ flag: "--junit", path: values.junit, kind: "file" });
+  if (!values["no-write"]) outputs.push({ flag: "--failures", path: values.failures, kind: "folder" });
+  checkOutputPaths(outputs);
+  await preflightProvider(values.ep);
+  const seed = seedFromEnvironment(values.seed);
+  const faults = values.fault as FaultName[];
+  const lawFilter = values.law.length > 0 ? selectedSet : undefined;
+  process.stderr.write(
+    `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), EP ${values.ep}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
+  );
+
+  const total = values.runs * properties.length;
+  const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
+  const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
+  let runSeconds = 0;
+  const coverage = new CoverageCounter();
+  const replays = new Map<string, { replay: string; violation: string }>();
+  /** Without failure files (--no-write): each law's violation on the first failing case. */
+  const violations = new Map<string, string>();
+  const messages = new Map<string, string>();
+  const runs: PropertyRun[] = [];
+  let done = 0;
+  try {
+    for (const [index, property] of properties.entries()) {
+      progress.log(`law '${property.law}': ${property.focus}`);
+      const run = await runLawProperty(property, {
+        numRuns: values.runs,
+        seed,
+        faults,
+        ep: values.ep,
+        laws: lawFilter,
+        shrinkSeconds: values["shrink-seconds"],
+        twins: values.twins as "combined" | "separate",
+        failureDir: values["no-write"] ? false : values.failures,
+        onRun: (check) => {
+          runSeconds += check.seconds.runs ?? 0;
+          progress.update(++done);
+        },
+        onShrink: (attempt) => {
+          if (attempt % 10 === 0) progress.log(`  shrinking '${property.law}': ${attempt} attempts`);
+        },
+      });
+      done = values.runs * (index + 1);
+      progress.update(done);
+      runs.push(run);
+      coverage.merge(run.coverage);
+      for (const [law, lawStats] of run.stats) {
+        const entry = stats.get(law) ?? emptyStats();
+        for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
+        stats.set(law, entry);
+      }
+      if (run.error) throw new Error(`property '${property.law}': ${run.error}`);
+      if (run.failure) {
+        const text = describeFailure(run);
+        progress.log(text);
+        for (const law of run.failure.laws) if (!messages.has(law)) messages.set(law, text);
+        // Each failing law's own record: the violation it holds is what its replay reproduces.
+        for (const [law, written] of run.failure.replays ?? [])
+          if (!replays.has(law)) replays.set(law, { replay: written.replay, violation: written.message });
+        for (const result of run.failure.firstCheck.results)
+          if (result.status === "fails" && !violations.has(result.law))
+            violations.set(result.law, result.violation?.message ?? result.reason ?? "fails");
+      }
+    }
+  } finally {
+    progress.finish();
+  }
+
+  const checkCoverage = !lawFilter && coverage.runs >= 50;
+  const report = coverage.report();
+  const laws: LawSummary[] = [...stats.entries()]
+    .filter(([name, lawStats]) => selectedSet.has(name) || lawStats.failed > 0 || name === RUNS_TO_COMPLETION)
+    .map(([name, lawStats]) => ({
+      name,
+      runs: lawStats.runs,
+      passed: lawStats.passed,
+      failed: lawStats.failed,
+      ties: lawStats.ties,
+      notCheckable: lawStats.notCheckable,
+      seconds: lawStats.seconds,
+      ...(lawStats.failed > 0 && (replays.has(name) || violations.has(name))
+        ? { violation: replays.get(name)?.violation ?? violations.get(name) }
+        : {}),
+      ...(lawStats.failed > 0 && replays.has(name) ? { replay: replays.get(name)!.replay } : {}),
+    }));
+  const lawsOk = laws.every((law) => law.failed === 0);
+  const coverageOk = !checkCoverage || report.below.length === 0;
+  const summary: CheckSummary = {
+    ok: lawsOk && coverageOk,
+    seed,
+    laws,
+    coverage: {
+      runs: report.runs,
+      labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])),
+      below: checkCoverage ? report.below : [],
+    },
+  };
+  if (values.junit) writeOutputFile("--junit", values.junit, junitXml(summary, messages));
+  if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else {
+    process.stdout.write(renderTable(summary, coverage, checkCoverage, runSeconds));
+    if (!coverageOk) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${report.below.join(", ")}\n`);
+    // Every law the table counts as failed: its violation, then the command that replays exactly it.
+    for (const law of laws.filter((entry) => entry.failed > 0))
+      process.stdout.write(
+        `${law.name} FAILED: ${law.violation ?? "fails"}\n  ${law.replay ?? "(no failure file: --no-write)"}\n`,
+      );
+    process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
+  }
+  if (!summary.ok) return 1;
+  return nothingChecked(
+    "check",
+    laws.flatMap((law) => (law.passed > 0 ? ["holds"] : [])),
+  );
 }
 
 /** A missing GPU provider is bad input (exit 2 with the fix), not a law failure in every run. */

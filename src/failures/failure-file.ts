@@ -1,13 +1,17 @@
-// Shrunk failures on disk: `.specconf/failures/<law>-<seed>.json` (the record: law, violation, seed,
-// path and the whole case, so `specconf replay FILE` needs nothing else), next to it the case alone
-// (`.case.json`, for `specconf run --case`) and the case's trace (`.trace.json`). Everything is
-// schema-validated before it is written, and written atomically.
+// Shrunk failures on disk, one record per failing law: `.specconf/failures/LAW.PROPERTY.FAULTS.seedS.json`
+// (the record: law, violation, seed, path, the laws checked and how, and the whole case, so `specconf
+// replay FILE` needs nothing else), next to it the case alone (`.case.json`, for `specconf run --case`)
+// and the case's trace (`.trace.json`). The name holds everything that tells two failures apart (law,
+// property, faults, seed), and a record is never overwritten: a rerun that finds the same failure again
+// writes `...-2.json`. Everything is schema-validated before it is written, and the three files are written
+// together atomically. Reading them back (what `replay` accepts) is replay-input.ts.
 import { Type, type Static } from "@sinclair/typebox";
-import { dirname, join, relative } from "node:path";
+import { join, relative } from "node:path";
 import { CaseSchema, type Case } from "../case/case.ts";
 import { validateCase } from "../case/load.ts";
-import { writeJsonAtomic } from "../schema/atomic-write.ts";
-import { InputError, parseJsonText, readInputFile } from "../schema/input-error.ts";
+import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { LAW_NAMES } from "../laws/registry.ts";
+import { stableJson, writeFilesAtomic } from "../schema/atomic-write.ts";
 import { formatVersionIssue, validateAgainst, type ValidationIssue } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
@@ -34,7 +38,7 @@ export const FailureRecordSchema = Type.Object(
     kind: Type.Literal("specconf-failure"),
     /** The property (named after the law it focuses on) whose run failed. */
     property: Type.String(),
-    /** Laws that fail on the shrunk case, first one first. */
+    /** The law this record is about, then the other laws failing on the same case. */
     laws: Type.Array(Type.String(), { minItems: 1 }),
     violation: ViolationSchema,
     /** fast-check seed and counterexample path: `fc.check(property, { seed, path, endOnFailure: true })`. */
@@ -42,9 +46,12 @@ export const FailureRecordSchema = Type.Object(
     path: Type.String(),
     faults: Type.Array(Type.String()),
     case: CaseSchema,
-    /** Sibling files, relative to this one. */
+    /** The laws that were checked (absent: every law) and how twins were used: replay checks the same way. */
+    checked: Type.Optional(Type.Array(Type.String())),
+    twins: Type.Optional(Type.Union([Type.Literal("combined"), Type.Literal("separate")])),
+    /** Sibling files in the record's own folder (plain file names; no trace when the engine crashed). */
     caseFile: Type.String(),
-    traceFile: Type.String(),
+    traceFile: Type.Optional(Type.String()),
     replay: Type.String(),
   },
   { additionalProperties: false },
@@ -54,13 +61,23 @@ export type FailureRecord = Static<typeof FailureRecordSchema>;
 
 export interface FailureInput {
   property: string;
+  /** The failing laws, the one this record is about first. */
   laws: string[];
   violation: FailureRecord["violation"];
   seed: number;
   path: string;
   testCase: Case;
-  trace: Trace;
+  /** Absent when the engine crashed before producing one. */
+  trace?: Trace;
+  checked?: readonly string[];
+  twins?: "combined" | "separate";
 }
+
+/** What a record's `laws` may name: the registry's laws, an engine crash, the model-based suite. */
+export const RECORD_LAWS: readonly string[] = [...LAW_NAMES, RUNS_TO_COMPLETION, "model-based"];
+
+/** A sibling file name: no folder part, nothing hidden, so a crafted record cannot point outside its folder. */
+const SIBLING = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
 
 export function slug(text: string): string {
   return text
@@ -76,36 +93,65 @@ function issueText(what: string, issues: readonly ValidationIssue[]): string {
     .join("; ")}`;
 }
 
-/** Writes the record, the case and the trace; returns the record's path and the one-line replay command. */
+/** The name stem of a record: law, property, faults and seed, each reduced to [a-z0-9-]. */
+export function failureStem(input: Pick<FailureInput, "property" | "laws" | "seed" | "testCase">): string {
+  const faults = input.testCase.engine.faults.map(slug).sort().join("+") || "no-fault";
+  return [slug(input.laws[0]), slug(input.property), faults, `seed${input.seed}`].join(".");
+}
+
+/**
+ * Writes the record, the case and the trace (never over an existing record: the next free `-N` name);
+ * returns the record's path and the one-line replay command.
+ */
 export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { file: string; replay: string } {
   const caseIssues = validateCase(input.testCase);
   if (caseIssues.length > 0) throw new Error(issueText("the shrunk case", caseIssues));
-  const traceIssues = validateTrace(input.trace);
-  if (traceIssues.length > 0) throw new Error(issueText("the shrunk case's trace", traceIssues));
-  const stem = `${slug(input.laws[0])}-${input.seed >>> 0}`;
-  const file = join(dir, `${stem}.json`);
-  const shown = relative(process.cwd(), file) || file;
-  const replay = `npx specconf replay ${shown.includes(" ") ? JSON.stringify(shown) : shown}`;
-  const record: FailureRecord = {
-    formatVersion: FAILURE_FORMAT_VERSION,
-    kind: "specconf-failure",
-    property: input.property,
-    laws: input.laws,
-    violation: stripUndefined(input.violation),
-    seed: input.seed,
-    path: input.path,
-    faults: [...input.testCase.engine.faults],
-    case: input.testCase,
-    caseFile: `${stem}.case.json`,
-    traceFile: `${stem}.trace.json`,
-    replay,
-  };
-  const issues = validateFailureRecord(record);
-  if (issues.length > 0) throw new Error(issueText("the failure record", issues));
-  writeJsonAtomic(join(dir, record.caseFile), input.testCase);
-  writeJsonAtomic(join(dir, record.traceFile), input.trace);
-  writeJsonAtomic(file, record);
-  return { file, replay };
+  if (input.trace) {
+    const traceIssues = validateTrace(input.trace);
+    if (traceIssues.length > 0) throw new Error(issueText("the shrunk case's trace", traceIssues));
+  }
+  const base = failureStem(input);
+  for (let attempt = 1; ; attempt++) {
+    const stem = attempt === 1 ? base : `${base}-${attempt}`;
+    const file = join(dir, `${stem}.json`);
+    const shown = relative(process.cwd(), file) || file;
+    const replay = `npx specconf replay ${/[\s'"$`\\]/.test(shown) ? JSON.stringify(shown) : shown}`;
+    const record: FailureRecord = {
+      formatVersion: FAILURE_FORMAT_VERSION,
+      kind: "specconf-failure",
+      property: input.property,
+      laws: input.laws,
+      violation: stripUndefined(input.violation),
+      seed: input.seed,
+      path: input.path,
+      faults: [...input.testCase.engine.faults],
+      case: input.testCase,
+      ...(input.checked ? { checked: [...input.checked] } : {}),
+      ...(input.twins ? { twins: input.twins } : {}),
+      caseFile: `${stem}.case.json`,
+      ...(input.trace ? { traceFile: `${stem}.trace.json` } : {}),
+      replay,
+    };
+    const issues = validateFailureRecord(record);
+    if (issues.length > 0) throw new Error(issueText("the failure record", issues));
+    try {
+      // The record last: a reader that sees it sees its siblings too.
+      writeFilesAtomic(
+        [
+          { path: join(dir, record.caseFile), text: stableJson(input.testCase) },
+          ...(input.trace && record.traceFile
+            ? [{ path: join(dir, record.traceFile), text: stableJson(input.trace) }]
+            : []),
+          { path: file, text: stableJson(record) },
+        ],
+        { exclusive: true },
+      );
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    return { file, replay };
+  }
 }
 
 function stripUndefined<T extends object>(value: T): T {
@@ -116,26 +162,23 @@ export function validateFailureRecord(data: unknown): ValidationIssue[] {
   const version = formatVersionIssue(data, "failure record", FAILURE_FORMAT_VERSION);
   if (version) return [version];
   const result = validateAgainst<FailureRecord>(FailureRecordSchema, data, "failure record");
-  return result.ok ? [] : result.errors;
-}
-
-export type ReplayInput =
-  { kind: "failure"; record: FailureRecord; file: string } | { kind: "case"; testCase: Case; file: string };
-
-/** Reads what `specconf replay` accepts: a failure record, or a bare case file. InputError on anything else. */
-export function loadReplayInput(file: string): ReplayInput {
-  const data = parseJsonText(readInputFile(file), file);
-  if (typeof data === "object" && data !== null && (data as { kind?: unknown }).kind === "specconf-failure") {
-    const issues = validateFailureRecord(data);
-    if (issues.length > 0) throw InputError.fromIssues(file, issues);
-    return { kind: "failure", record: data as FailureRecord, file };
+  if (!result.ok) return result.errors;
+  const record = result.value;
+  const issues: ValidationIssue[] = [];
+  record.laws.forEach((law, i) => {
+    if (!RECORD_LAWS.includes(law))
+      issues.push({ path: `/laws/${i}`, message: `unknown law '${law}' (known: ${RECORD_LAWS.join(", ")})` });
+  });
+  (record.checked ?? []).forEach((law, i) => {
+    if (!LAW_NAMES.includes(law)) issues.push({ path: `/checked/${i}`, message: `unknown law '${law}'` });
+  });
+  for (const key of ["caseFile", "traceFile"] as const) {
+    const name = record[key];
+    if (name !== undefined && !SIBLING.test(name))
+      issues.push({
+        path: `/${key}`,
+        message: `must be a plain file name in the record's own folder (letters, digits, '.', '_', '+', '-'), got ${JSON.stringify(name)}`,
+      });
   }
-  const issues = validateCase(data);
-  if (issues.length > 0) throw InputError.fromIssues(file, issues);
-  return { kind: "case", testCase: data as Case, file };
-}
-
-/** The trace file next to a failure record. */
-export function traceFileOf(input: ReplayInput): string | undefined {
-  return input.kind === "failure" ? join(dirname(input.file), input.record.traceFile) : undefined;
+  return issues;
 }

@@ -248,7 +248,7 @@ export function checkInvariance(subject: Trace, baseline: Trace, options: Invari
     }
     tally.fail({
       request: id,
-      message: `${options.law}: ${first.message}`,
+      message: first.message,
       event: first.event,
       index: first.index,
       expected: first.expected,

@@ -1,0 +1,72 @@
+// One failure record per failing law of a failed property run, so that every law a report counts as
+// failed gets its own replay line, and each replay reproduces exactly the violation printed for that law:
+// a law failing on the shrunk case gets the shrunk case; a law that failed on the first failing case only
+// (shrinking kept another law failing) gets that first, unshrunk case. Each record holds the laws that were
+// checked and the twin mode, so `replay` checks the case the same way.
+import type { CaseCheck } from "../laws/check-case.ts";
+import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import type { LawResult } from "../laws/law.ts";
+import { DEFAULT_FAILURE_DIR, writeFailure } from "./failure-file.ts";
+
+export interface WrittenFailure {
+  file: string;
+  replay: string;
+  /** The violation the record holds (what its replay reproduces). */
+  message: string;
+  /** The record is of the first failing case, not the shrunk one. */
+  unshrunk: boolean;
+}
+
+export interface PropertyFailureSources {
+  property: string;
+  seed: number;
+  /** fast-check paths of the shrunk counterexample and of the first failing run. */
+  shrunkPath: string;
+  firstPath: string;
+  shrunk: CaseCheck;
+  first: CaseCheck;
+  /** The laws that were checked (undefined: all). */
+  checked?: ReadonlySet<string>;
+  twins?: "combined" | "separate";
+}
+
+function failing(check: CaseCheck, checked: ReadonlySet<string> | undefined): LawResult[] {
+  return check.results.filter(
+    (result) => result.status === "fails" && (!checked || checked.has(result.law) || result.law === RUNS_TO_COMPLETION),
+  );
+}
+
+/** Writes one record per law failing on the shrunk or the first failing case; returns them by law. */
+export function writeLawFailures(
+  sources: PropertyFailureSources,
+  dir: string = DEFAULT_FAILURE_DIR,
+): Map<string, WrittenFailure> {
+  const written = new Map<string, WrittenFailure>();
+  const shrunkFailing = failing(sources.shrunk, sources.checked);
+  const firstFailing = failing(sources.first, sources.checked);
+  for (const [check, results, unshrunk] of [
+    [sources.shrunk, shrunkFailing, false],
+    [sources.first, firstFailing, true],
+  ] as const) {
+    for (const result of results) {
+      if (written.has(result.law)) continue;
+      const violation = result.violation ?? { message: result.reason ?? "fails" };
+      const { file, replay } = writeFailure(
+        {
+          property: sources.property,
+          laws: [result.law, ...results.filter((other) => other.law !== result.law).map((other) => other.law)],
+          violation,
+          seed: sources.seed,
+          path: unshrunk ? sources.firstPath : sources.shrunkPath,
+          testCase: check.testCase,
+          trace: check.run?.trace,
+          checked: sources.checked ? [...sources.checked] : undefined,
+          twins: sources.twins,
+        },
+        dir,
+      );
+      written.set(result.law, { file, replay, message: violation.message, unshrunk });
+    }
+  }
+  return written;
+}
