@@ -114,6 +114,14 @@ export function requiredPoolSlots(testCase: Case): number {
   return pageSize * perRequest.reduce((sum, count) => sum + count, 0);
 }
 
+/** The most slots a pool of this case's model may have (one K/V buffer within maxPoolBufferBytes), whole pages. */
+export function maxPoolSlots(testCase: Case): number {
+  const spec = caseModelSpec(testCase.model);
+  const slotBytes = spec.layers * spec.kvHeads * spec.headDim * (spec.dtype === "float64" ? 8 : 4);
+  const slots = Math.floor(FIXED_LIMITS.maxPoolBufferBytes / slotBytes);
+  return Math.max(testCase.engine.pageSize, slots - (slots % testCase.engine.pageSize));
+}
+
 /** Steps a run of the case can take at most: its last scheduled event, then one token or prefill row per step. */
 export function stepBound(testCase: Case): number {
   const { requests, aborts, retracts = [] } = testCase.workload;

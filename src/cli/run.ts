@@ -2,7 +2,7 @@
 // prints outputs, accept lengths, ties and verdicts (or one JSON object with --json).
 import type { Case } from "../case/case.ts";
 import { defaultCase } from "../case/default-case.ts";
-import { requiredPoolSlots } from "../case/limits.ts";
+import { maxPoolSlots, requiredPoolSlots } from "../case/limits.ts";
 import { loadCaseFile } from "../case/load.ts";
 import { preflightCase } from "../case/preflight.ts";
 import { ConfigError } from "../engine/config.ts";
@@ -173,8 +173,12 @@ function caseFromFlags(values: Values): Case {
   });
   const every = values["retract-every"];
   if (every !== undefined) testCase.workload.retracts = retractSchedule(testCase, every);
-  // The pool holds every request at its longest at once (at least the default 4096 slots).
-  testCase.engine.poolSlots = Math.max(testCase.engine.poolSlots, requiredPoolSlots(testCase));
+  // The pool holds every request at its longest at once (at least the default 4096 slots, at most what one
+  // K/V buffer may hold: a workload past that is refused at /engine/poolSlots, i.e. --requests).
+  testCase.engine.poolSlots = Math.min(
+    Math.max(testCase.engine.poolSlots, requiredPoolSlots(testCase)),
+    maxPoolSlots(testCase),
+  );
   try {
     preflightCase(testCase, { limits });
   } catch (error) {

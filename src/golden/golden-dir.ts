@@ -18,7 +18,7 @@ export function packageGoldenDir(): string {
 export function goldenFilesIn(dir: string, flag: string): string[] {
   let names: string[];
   try {
-    if (!statSync(dir).isDirectory()) throw new BadInputError(`${dir} is not a folder`, { flag, file: dir });
+    if (!statSync(dir).isDirectory()) throw new BadInputError(`${flag} ${dir}: not a folder`, { flag });
     names = readdirSync(dir);
   } catch (error) {
     if (error instanceof BadInputError) throw error;
