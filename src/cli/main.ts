@@ -75,13 +75,6 @@ export function usage(): string {
   return lines.join("\n") + "\n";
 }
 
-/** The command as errors and interrupts name it: "run", "golden update". */
-export function commandLabel(argv: readonly string[]): string {
-  const [name, sub] = argv;
-  if (name === undefined || !Object.hasOwn(COMMANDS, name)) return "";
-  return name === "golden" && sub !== undefined && /^[a-z]+$/.test(sub) ? `golden ${sub}` : name;
-}
-
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined) {

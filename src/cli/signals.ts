@@ -15,12 +15,31 @@ export interface SignalOptions {
   exit?: (code: number) => void;
 }
 
-/** Installs the handlers for the command named `command` ("run", "golden update"); returns their removal. */
-export function installSignalHandlers(command: string, options: SignalOptions = {}): () => void {
+/** The command as an interrupt names it ("run", "golden update"), from argv alone (nothing is loaded yet). */
+export function commandLabel(argv: readonly string[]): string {
+  const [name, sub] = argv;
+  if (name === undefined || !/^[a-z]+$/.test(name)) return "";
+  return name === "golden" && sub !== undefined && /^[a-z]+$/.test(sub) ? `golden ${sub}` : name;
+}
+
+export interface SignalHandlers {
+  /**
+   * The command has finished with `code` (its files are written): an interrupt from now on, while node
+   * tears down, ends the process with that code and says nothing. It must not claim an interruption.
+   */
+  finished(code: number): void;
+  /** Removes the handlers. */
+  remove(): void;
+}
+
+/** Installs the handlers for the command named `command` ("run", "golden update"). */
+export function installSignalHandlers(command: string, options: SignalOptions = {}): SignalHandlers {
   const stderr = options.stderr ?? process.stderr;
   const exit = options.exit ?? ((code: number) => process.exit(code));
+  let finishedWith: number | undefined;
   const handlers = (Object.keys(EXIT_SIGNAL) as HandledSignal[]).map((signal) => {
     const handler = (): void => {
+      if (finishedWith !== undefined) return exit(finishedWith);
       clearProgressBars();
       stderr.write(`specconf${command ? ` ${command}` : ""}: interrupted by ${signal}; nothing was half-written\n`);
       exit(EXIT_SIGNAL[signal]);
@@ -28,7 +47,12 @@ export function installSignalHandlers(command: string, options: SignalOptions = 
     process.on(signal, handler);
     return { signal, handler };
   });
-  return () => {
-    for (const { signal, handler } of handlers) process.off(signal, handler);
+  return {
+    finished(code: number) {
+      finishedWith = code;
+    },
+    remove() {
+      for (const { signal, handler } of handlers) process.off(signal, handler);
+    },
   };
 }

@@ -2,8 +2,8 @@
 // a flag, a file, a place in a JSON document, an output path, or what the machine lacks (a missing GPU
 // provider, a full disk). It carries where (file, JSON path, flag) and what (one line), so every command
 // reports it the same way (src/errors/exit.ts): `specconf COMMAND: FILE: /json/path: what is wrong`.
-// Anything else that escapes a command is a bug in specconf: exit 1 with its stack trace.
-import { displayPath } from "../schema/validator.ts";
+// Anything else that escapes a command is a bug in specconf: exit 1 with its stack trace. (No imports:
+// bin/specconf.js loads this before anything heavy, to handle an interrupt from the first moment.)
 
 export interface InputPlace {
   /** The file as the user named it (or a label such as FILE:LINE). */
@@ -52,7 +52,7 @@ export class BadInputError extends Error {
   protected compose(): string {
     const parts: string[] = [];
     if (this.file !== undefined) parts.push(this.file);
-    if (this.jsonPath !== undefined) parts.push(displayPath(this.jsonPath));
+    if (this.jsonPath !== undefined) parts.push(this.jsonPath === "" ? "/" : this.jsonPath);
     parts.push(this.detail);
     return parts.join(": ");
   }
