@@ -10,7 +10,13 @@ import { DEFAULT_PRESET, getPreset } from "../model/presets.ts";
 import { sessionFor } from "../engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
-import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
+import { ExternalSource } from "../sources/external.ts";
+import { declaredFeatures, unreachableLabels } from "../sources/capabilities.ts";
+import { narrowSpace } from "../../properties/arbitraries/capabilities.ts";
+import { runSuite, type SuiteResult } from "../../properties/suite.ts";
+import { PROFILES, profileNames, RelaxationLog } from "../validate/profiles.ts";
+import { RelaxedViews } from "../validate/relaxed-view.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
 import {
   addResult,
@@ -23,7 +29,6 @@ import {
 import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
 import { checkEngine } from "../adapter/check-engine.ts";
 import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
-import { nothingChecked } from "./nothing-checked.ts";
 import { checkOutputPaths, writeOutputFile, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
 
@@ -68,20 +73,29 @@ const FLAGS = defineFlags({
   engine: {
     type: "string",
     valueName: "COMMAND",
-    description:
-      "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on the golden suites' cases",
+    description: "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on generated cases",
   },
   "engine-timeout": {
     type: "integer",
     min: 1,
     default: 60,
-    description: "with --engine: seconds per request before the engine is killed (exit 2)",
+    description: "with --engine: seconds per request before the engine is killed (a failing case)",
   },
   golden: {
+    type: "boolean",
+    description: "with --engine: run the golden suites' fixed cases instead of generated ones",
+  },
+  "golden-file": {
     type: "string",
     multiple: true,
     valueName: "FILE",
-    description: "with --engine: the golden files whose cases to run (default: golden/*.json)",
+    description: "with --engine --golden: the golden files whose cases to run (default: golden/*.json)",
+  },
+  profile: {
+    type: "choice",
+    choices: profileNames(),
+    default: "strict",
+    description: "with --engine: the engine's documented conventions the laws relax (docs/validate.md)",
   },
 });
 
@@ -101,8 +115,15 @@ export interface LawSummary {
 export interface CheckSummary {
   ok: boolean;
   seed: number;
+  /** With --engine: the command, the name and version it declared, and restarts after failed cases. */
+  engine?: { command: string; name: string; restarts: number };
   laws: LawSummary[];
-  coverage: { runs: number; labels: Record<string, number>; below: string[] };
+  coverage: { runs: number; labels: Record<string, number>; below: string[]; unreachable?: string[] };
+  /** With --engine: laws' properties and declared features no generated case exercised. */
+  notExercised?: string[];
+  skipped?: number;
+  /** With --engine --profile: the relaxations that changed what a law saw, and how often. */
+  relaxations?: ReturnType<RelaxationLog["entries"]>;
 }
 
 export function seedFromEnvironment(flag: number | undefined): number {
@@ -187,64 +208,75 @@ export function checkCommand(argv: string[]): Promise<number> {
 }
 
 async function check(argv: string[]): Promise<number> {
-  const { values, help, given } = parseFlags(FLAGS, argv);
-  if (help) {
-    process.stdout.write(
-      renderHelp(FLAGS, {
-        usage: "specconf check [flags]",
-        summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input.",
-      }),
-    );
-    return 0;
-  }
-  if (values.engine === undefined)
-    rejectCombined(given, ["golden", "engine-timeout"], "checking the reference engine (they need --engine)");
-  if (values.engine !== undefined) {
-    if (values.engine.trim() === "")
-      throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
-    const external = await checkEngine(values.engine, {
-      goldenFiles: values.golden,
-      faults: values.fault as FaultName[],
-      timeoutMs: values["engine-timeout"] * 1000,
-      json: values.json,
-    });
-    if (external.error)
-      process.stderr.write(`specconf check: --engine ${JSON.stringify(values.engine)}: ${external.error}\n`);
-    return external.code;
-  }
-  const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
-  const selectedSet = new Set(selected);
-  const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
-  for (const name of selected)
-    if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
-  const outputs: OutputPath[] = [];
-  if (values.junit !== undefined) outputs.push({ flag: "--junit", path: values.junit, kind: "file" });
-  if (!values["no-write"]) outputs.push({ flag: "--failures", path: values.failures, kind: "folder" });
-  checkOutputPaths(outputs);
-  await preflightProvider(values.ep);
-  const seed = seedFromEnvironment(values.seed);
-  const faults = values.fault as FaultName[];
-  const lawFilter = values.law.length > 0 ? selectedSet : undefined;
-  process.stderr.write(
-    `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), EP ${values.ep}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
-  );
-
-  const total = values.runs * properties.length;
-  const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
-  const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
-  let runSeconds = 0;
-  const coverage = new CoverageCounter();
-  const replays = new Map<string, { replay: string; violation: string }>();
-  /** Without failure files (--no-write): each law's violation on the first failing case. */
-  const violations = new Map<string, string>();
-  const messages = new Map<string, string>();
-  const runs: PropertyRun[] = [];
-  let done = 0;
+  let source: ExternalSource | undefined;
   try {
-    for (const [index, property] of properties.entries()) {
-      progress.log(`law '${property.law}': ${property.focus}`);
-      const run = await runLawProperty(property, {
-        numRuns: values.runs,
+    const { values, help, given } = parseFlags(FLAGS, argv);
+    if (help) {
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf check [flags]",
+          summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input.",
+        }),
+      );
+      return 0;
+    }
+    if (values.engine === undefined)
+      rejectCombined(
+        given,
+        ["golden", "golden-file", "engine-timeout", "profile"],
+        "checking the reference engine (they need --engine)",
+      );
+    else if (values.engine.trim() === "")
+      throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
+    if (values.engine !== undefined && values.golden) {
+      const external = await checkEngine(values.engine, {
+        goldenFiles: values["golden-file"],
+        faults: values.fault as FaultName[],
+        timeoutMs: values["engine-timeout"] * 1000,
+        profile: PROFILES[values.profile],
+        json: values.json,
+      });
+      if (external.error)
+        process.stderr.write(`specconf check: --engine ${JSON.stringify(values.engine)}: ${external.error}\n`);
+      return external.code;
+    }
+    const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
+    const selectedSet = new Set(selected);
+    const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
+    for (const name of selected)
+      if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
+    const outputs: OutputPath[] = [];
+    if (values.junit !== undefined) outputs.push({ flag: "--junit", path: values.junit, kind: "file" });
+    if (!values["no-write"]) outputs.push({ flag: "--failures", path: values.failures, kind: "folder" });
+    checkOutputPaths(outputs);
+    await preflightProvider(values.ep);
+    const seed = seedFromEnvironment(values.seed);
+    const faults = values.fault as FaultName[];
+    const lawFilter = values.law.length > 0 ? selectedSet : undefined;
+    if (values.engine !== undefined) {
+      source = await ExternalSource.start(values.engine, {
+        timeoutMs: values["engine-timeout"] * 1000,
+        onRestart: (reason) => progress.log(`  engine restarted after ${reason.split("\n")[0].slice(0, 160)}`),
+      });
+    }
+    const capabilities = source?.capabilities;
+    const relaxations = new RelaxationLog(PROFILES[values.profile]);
+    process.stderr.write(
+      `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), ${source ? `engine ${source.name}` : `EP ${values.ep}`}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
+    );
+
+    const progress = createProgress({
+      label: "check",
+      total: values.runs * properties.length,
+      enabled: !values.json,
+      unit: "runs",
+    });
+    let done = 0;
+    let suite: SuiteResult;
+    try {
+      suite = await runSuite({
+        properties,
+        runs: values.runs,
         seed,
         faults,
         ep: values.ep,
@@ -252,86 +284,85 @@ async function check(argv: string[]): Promise<number> {
         shrinkSeconds: values["shrink-seconds"],
         twins: values.twins as "combined" | "separate",
         failureDir: values["no-write"] ? false : values.failures,
-        onRun: (check) => {
-          runSeconds += check.seconds.runs ?? 0;
-          progress.update(++done);
+        source,
+        engine: source && { command: source.command, name: source.name },
+        views:
+          source && values.profile !== "strict" ? new RelaxedViews(PROFILES[values.profile], relaxations) : undefined,
+        narrow: capabilities && ((space) => narrowSpace(space, capabilities)),
+        onRun: () => progress.update(++done),
+        onShrink: (law, attempt) => {
+          if (attempt % 10 === 0) progress.log(`  shrinking '${law}': ${attempt} attempts`);
         },
-        onShrink: (attempt) => {
-          if (attempt % 10 === 0) progress.log(`  shrinking '${property.law}': ${attempt} attempts`);
-        },
+        log: (line) => progress.log(line),
       });
-      done = values.runs * (index + 1);
-      progress.update(done);
-      runs.push(run);
-      coverage.merge(run.coverage);
-      for (const [law, lawStats] of run.stats) {
-        const entry = stats.get(law) ?? emptyStats();
-        for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
-        stats.set(law, entry);
-      }
-      if (run.error) throw new Error(`property '${property.law}': ${run.error}`);
-      if (run.failure) {
-        const text = describeFailure(run);
-        progress.log(text);
-        for (const law of run.failure.laws) if (!messages.has(law)) messages.set(law, text);
-        // Each failing law's own record: the violation it holds is what its replay reproduces.
-        for (const [law, written] of run.failure.replays ?? [])
-          if (!replays.has(law)) replays.set(law, { replay: written.replay, violation: written.message });
-        for (const result of run.failure.firstCheck.results)
-          if (result.status === "fails" && !violations.has(result.law))
-            violations.set(result.law, result.violation?.message ?? result.reason ?? "fails");
-      }
+    } finally {
+      progress.finish();
     }
-  } finally {
-    progress.finish();
-  }
 
-  const checkCoverage = !lawFilter && coverage.runs >= 50;
-  const report = coverage.report();
-  const laws: LawSummary[] = [...stats.entries()]
-    .filter(([name, lawStats]) => selectedSet.has(name) || lawStats.failed > 0 || name === RUNS_TO_COMPLETION)
-    .map(([name, lawStats]) => ({
-      name,
-      runs: lawStats.runs,
-      passed: lawStats.passed,
-      failed: lawStats.failed,
-      ties: lawStats.ties,
-      notCheckable: lawStats.notCheckable,
-      seconds: lawStats.seconds,
-      ...(lawStats.failed > 0 && (replays.has(name) || violations.has(name))
-        ? { violation: replays.get(name)?.violation ?? violations.get(name) }
+    const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
+    for (const [law, lawStats] of suite.stats) stats.set(law, lawStats);
+    const coverage = suite.coverage;
+    const unreachable = capabilities ? unreachableLabels(capabilities) : [];
+    const checkCoverage = !lawFilter && coverage.runs >= 50;
+    const report = coverage.report();
+    const below = checkCoverage ? report.below.filter((label) => !unreachable.includes(label)) : [];
+    const laws: LawSummary[] = [...stats.entries()]
+      .filter(([name, lawStats]) => selectedSet.has(name) || lawStats.failed > 0 || name === RUNS_TO_COMPLETION)
+      .map(([name, lawStats]) => ({
+        name,
+        runs: lawStats.runs,
+        passed: lawStats.passed,
+        failed: lawStats.failed,
+        ties: lawStats.ties,
+        notCheckable: lawStats.notCheckable,
+        seconds: lawStats.seconds,
+        ...(lawStats.failed > 0 && suite.violations.has(name) ? { violation: suite.violations.get(name) } : {}),
+        ...(lawStats.failed > 0 && suite.replays.has(name) ? { replay: suite.replays.get(name) } : {}),
+      }));
+    const checkedAnything = laws.some((law) => law.passed + law.failed > 0);
+    const lawsOk = laws.every((law) => law.failed === 0);
+    const summary: CheckSummary = {
+      ok: lawsOk && below.length === 0 && checkedAnything,
+      seed,
+      ...(source ? { engine: { command: source.command, name: source.name, restarts: source.restarts } } : {}),
+      laws,
+      coverage: {
+        runs: report.runs,
+        labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])),
+        below,
+        ...(unreachable.length > 0 ? { unreachable } : {}),
+      },
+      ...(capabilities
+        ? {
+            notExercised: [
+              ...suite.notExercised.map(({ law, reason }) => `law '${law}' (the engine lacks ${reason})`),
+              ...declaredFeatures(capabilities).filter((feature) => !suite.features.has(feature)),
+            ],
+            skipped: suite.skipped,
+            relaxations: relaxations.entries().filter((entry) => entry.applied > 0),
+          }
         : {}),
-      ...(lawStats.failed > 0 && replays.has(name) ? { replay: replays.get(name)!.replay } : {}),
-    }));
-  const lawsOk = laws.every((law) => law.failed === 0);
-  const coverageOk = !checkCoverage || report.below.length === 0;
-  const summary: CheckSummary = {
-    ok: lawsOk && coverageOk,
-    seed,
-    laws,
-    coverage: {
-      runs: report.runs,
-      labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])),
-      below: checkCoverage ? report.below : [],
-    },
-  };
-  if (values.junit) writeOutputFile("--junit", values.junit, junitXml(summary, messages));
-  if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-  else {
-    process.stdout.write(renderTable(summary, coverage, checkCoverage, runSeconds));
-    if (!coverageOk) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${report.below.join(", ")}\n`);
-    // Every law the table counts as failed: its violation, then the command that replays exactly it.
-    for (const law of laws.filter((entry) => entry.failed > 0))
-      process.stdout.write(
-        `${law.name} FAILED: ${law.violation ?? "fails"}\n  ${law.replay ?? "(no failure file: --no-write)"}\n`,
-      );
-    process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
+    };
+    if (values.junit) writeOutputFile("--junit", values.junit, junitXml(summary, suite.messages));
+    if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else {
+      process.stdout.write(renderTable(summary, coverage, checkCoverage, suite.runSeconds));
+      if (below.length > 0) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${below.join(", ")}\n`);
+      if (summary.notExercised?.length) process.stdout.write(`never exercised: ${summary.notExercised.join("; ")}\n`);
+      if (summary.skipped)
+        process.stdout.write(`${summary.skipped} generated cases the engine refused as unsupported\n`);
+      // Every law the table counts as failed: its violation, then the command that replays exactly it.
+      for (const law of laws.filter((entry) => entry.failed > 0))
+        process.stdout.write(
+          `${law.name} FAILED: ${law.violation ?? "fails"}\n  ${law.replay ?? "(no failure file: --no-write)"}\n`,
+        );
+      if (!checkedAnything) process.stdout.write("nothing was checked: every run was skipped or not checkable\n");
+      process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
+    }
+    return summary.ok ? 0 : 1;
+  } finally {
+    await source?.close();
   }
-  if (!summary.ok) return 1;
-  return nothingChecked(
-    "check",
-    laws.flatMap((law) => (law.passed > 0 ? ["holds"] : [])),
-  );
 }
 
 /** A missing GPU provider is bad input (exit 2 with the fix), not a law failure in every run. */

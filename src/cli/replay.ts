@@ -1,12 +1,16 @@
 // `specconf replay FILE`: reruns a shrunk failure (or any case file) from the file alone, checks every
 // law, prints the run as a step table with the first offending event marked, and says whether the
 // recorded failure reproduced. Exit 1 when a law fails (reproduced), 0 when every law holds, 2 bad input.
-import { checkCase } from "../laws/check-case.ts";
+import { runCommandBody } from "../errors/exit.ts";
+import { checkLaws } from "../laws/runner.ts";
+import { LAWS } from "../laws/registry.ts";
+import { referenceSource } from "../sources/reference.ts";
 import { loadReplayInput, readRecordedTrace } from "../failures/replay-input.ts";
 import { describeCase, firstOffence, stepTable } from "../failures/step-table.ts";
-import { runCommandBody } from "../errors/exit.ts";
 import { stableJson } from "../schema/atomic-write.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { ExternalSource } from "../sources/external.ts";
+import { outputsTable, sideBySide } from "../failures/side-by-side.ts";
 import { LIMIT_FLAG_SPECS, limitsFrom } from "./limit-flags.ts";
 import { nothingChecked } from "./nothing-checked.ts";
 
@@ -17,6 +21,12 @@ const FLAGS = defineFlags({
   },
   from: { type: "integer", min: 0, description: "first event of the table" },
   to: { type: "integer", min: 0, description: "last event of the table" },
+  engine: {
+    type: "string",
+    valueName: "COMMAND",
+    description: "rerun on this external engine (never taken from the file) next to the reference engine",
+  },
+  "engine-timeout": { type: "integer", min: 1, default: 60, description: "with --engine: seconds per request" },
   ...LIMIT_FLAG_SPECS,
 });
 
@@ -25,104 +35,126 @@ export function replayCommand(argv: string[]): Promise<number> {
 }
 
 async function replay(argv: string[]): Promise<number> {
-  const { values, positionals, help } = parseFlags(FLAGS, argv, { allowPositionals: true });
-  if (help) {
-    process.stdout.write(
-      renderHelp(FLAGS, {
-        usage: "specconf replay FILE [flags]",
-        summary:
-          "Rerun a failure record (.specconf/failures/*.json) or a case file, check every law and print the step table.",
-      }),
-    );
-    return 0;
-  }
-  if (positionals.length !== 1)
-    throw new UsageError(
-      positionals.length === 0
-        ? "missing FILE (a failure record or a case file)"
-        : `expected one FILE (a failure record or a case file), got ${positionals.length}`,
-    );
-  if (values.from !== undefined && values.to !== undefined && values.from > values.to)
-    throw new UsageError(`--from ${values.from} is after --to ${values.to}`, "--from");
-  const file = positionals[0];
-  // Everything the file names is read and checked before anything runs.
-  const input = loadReplayInput(file, limitsFrom(values));
-  const recorded = readRecordedTrace(input);
-  const testCase = input.kind === "failure" ? input.record.case : input.testCase;
-  const recordedLaws = input.kind === "failure" ? input.record.laws : [];
-  // A record is checked as it was found: the same laws, the same use of twins.
-  const check = await checkCase(
-    testCase,
-    input.kind === "failure"
-      ? {
-          laws: input.record.checked ? new Set(input.record.checked) : undefined,
-          twins: input.record.twins,
-        }
-      : {},
-  );
-  const failing = check.results.filter((result) => result.status === "fails");
-  const own = input.kind === "failure" ? failing.find((result) => result.law === recordedLaws[0]) : undefined;
-  const reproduced =
-    input.kind === "failure"
-      ? recordedLaws.some((law) => failing.some((result) => result.law === law))
-      : failing.length > 0;
-  const exact =
-    input.kind === "failure" && own !== undefined && own.violation?.message === input.record.violation.message;
-  let identical: boolean | undefined;
-  if (recorded && check.run)
-    identical = stableJson(recorded.events) === stableJson(JSON.parse(JSON.stringify(check.run.trace.events)));
-  const code =
-    failing.length > 0
-      ? 1
-      : nothingChecked(
-          "replay",
-          check.results.map((result) => result.status),
-        );
-  if (values.json) {
-    process.stdout.write(
-      `${JSON.stringify({ file, reproduced, exact, recordedLaws, identicalTrace: identical ?? null, crash: check.crash ?? null, laws: check.results })}\n`,
-    );
-    return code;
-  }
-  const out: string[] = [];
-  if (input.kind === "failure") {
-    const record = input.record;
-    out.push(
-      `replaying ${file}: ${record.laws.join(", ")} failed (property '${record.property}', seed ${record.seed}, path ${JSON.stringify(record.path)})`,
-    );
-  } else out.push(`replaying case ${file}`);
-  out.push(describeCase(testCase), "");
-  const offence = firstOffence(check.results, recordedLaws, check.run?.trace);
-  if (check.run) {
+  let engine: ExternalSource | undefined;
+  try {
+    const { values, positionals, help } = parseFlags(FLAGS, argv, { allowPositionals: true });
+    if (help) {
+      process.stdout.write(
+        renderHelp(FLAGS, {
+          usage: "specconf replay FILE [flags]",
+          summary:
+            "Rerun a failure record (.specconf/failures/*.json) or a case file, check every law and print the step table.",
+        }),
+      );
+      return 0;
+    }
+    if (positionals.length !== 1)
+      throw new UsageError(
+        positionals.length === 0
+          ? "missing FILE (a failure record or a case file)"
+          : `expected one FILE (a failure record or a case file), got ${positionals.length}`,
+      );
+    if (values.from !== undefined && values.to !== undefined && values.from > values.to)
+      throw new UsageError(`--from ${values.from} is after --to ${values.to}`, "--from");
+    if (values.engine !== undefined && values.engine.trim() === "")
+      throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
+    const file = positionals[0];
+    // Everything the file names is read and checked before anything runs.
+    const input = loadReplayInput(file, limitsFrom(values));
+    const recorded = readRecordedTrace(input);
+    const testCase = input.kind === "failure" ? input.record.case : input.testCase;
+    const recordedLaws = input.kind === "failure" ? input.record.laws : [];
+    if (values.engine !== undefined)
+      engine = await ExternalSource.start(values.engine, { timeoutMs: values["engine-timeout"] * 1000 });
+    // A record is checked as it was found: the same laws, the same use of twins.
+    const checked = input.kind === "failure" ? input.record.checked : undefined;
+    const check = await checkLaws(engine ?? referenceSource(), testCase, {
+      laws: checked ? LAWS.filter((law) => checked.includes(law.name)) : undefined,
+      twins: input.kind === "failure" ? input.record.twins : undefined,
+    });
+    // Next to an engine's run: the reference engine's (where it can run the case) as the oracle.
+    const reference = engine
+      ? await referenceSource()
+          .run(testCase)
+          .catch(() => undefined)
+      : undefined;
+    const failing = check.results.filter((result) => result.status === "fails");
+    const own = input.kind === "failure" ? failing.find((result) => result.law === recordedLaws[0]) : undefined;
+    const reproduced =
+      input.kind === "failure"
+        ? recordedLaws.some((law) => failing.some((result) => result.law === law))
+        : failing.length > 0;
+    const exact =
+      input.kind === "failure" && own !== undefined && own.violation?.message === input.record.violation.message;
+    let identical: boolean | undefined;
+    // The recorded trace is the engine's own: compared only when rerunning where it was recorded.
+    if (recorded && check.run && (engine !== undefined) === (input.kind === "failure" && !!input.record.engine))
+      identical = stableJson(recorded.events) === stableJson(JSON.parse(JSON.stringify(check.run.trace.events)));
+    const code =
+      failing.length > 0
+        ? 1
+        : nothingChecked(
+            "replay",
+            check.results.map((result) => result.status),
+          );
+    if (values.json) {
+      process.stdout.write(
+        `${JSON.stringify({ file, reproduced, exact, recordedLaws, identicalTrace: identical ?? null, crash: check.crash ?? null, skipped: check.skipped ?? null, laws: check.results })}\n`,
+      );
+      return code;
+    }
+    const out: string[] = [];
+    if (input.kind === "failure") {
+      const record = input.record;
+      out.push(
+        `replaying ${file}: ${record.laws.join(", ")} failed (property '${record.property}', seed ${record.seed}, path ${JSON.stringify(record.path)})`,
+      );
+    } else out.push(`replaying case ${file}`);
+    out.push(describeCase(testCase), "");
+    const offence = firstOffence(check.results, recordedLaws, check.run?.trace);
     const mark =
       offence?.event !== undefined
         ? { event: offence.event, note: `${offence.law.law}: ${offence.law.violation?.message ?? "fails"}` }
         : undefined;
-    out.push(stepTable(check.run.trace, { mark, from: values.from, to: values.to }));
+    if (engine) {
+      const width = Math.max(60, Math.floor(((process.stdout.columns ?? 200) - 3) / 2));
+      const titles: [string, string] = [`${engine.name}`, "specconf reference"];
+      out.push(sideBySide(outputsTable(check.run), outputsTable(reference), titles, width));
+      const table = (run: typeof reference, withMark: boolean) =>
+        run && run.trace.events.length > 0
+          ? stepTable(run.trace, { mark: withMark ? mark : undefined, from: values.from, to: values.to })
+          : "(no trace events)\n";
+      out.push(sideBySide(table(check.run, true), table(reference, false), titles, width));
+      if (check.crash) out.push(`the engine failed: ${check.crash}`, "");
+    } else if (check.run) {
+      out.push(stepTable(check.run.trace, { mark, from: values.from, to: values.to }));
+    }
+    for (const result of check.results) {
+      const verdict = result.status === "holds" ? "holds" : result.status === "fails" ? "FAILS" : "not checkable";
+      const detail = result.violation ? `: ${result.violation.message}` : result.reason ? `: ${result.reason}` : "";
+      out.push(`  ${result.law.padEnd(24)} ${verdict}${result.ties ? ` (${result.ties} ties)` : ""}${detail}`);
+    }
+    out.push("");
+    if (identical !== undefined)
+      out.push(
+        identical
+          ? "the rerun's trace is identical to the recorded one"
+          : "the rerun's trace DIFFERS from the recorded one (the engine changed since)",
+      );
+    if (input.kind === "failure")
+      out.push(
+        exact
+          ? `reproduced exactly: ${recordedLaws[0]}: ${input.record.violation.message}`
+          : own
+            ? `reproduced, differently: ${recordedLaws[0]}: ${own.violation?.message ?? "fails"} (recorded: ${input.record.violation.message})`
+            : reproduced
+              ? `reproduced in part: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails, ${recordedLaws[0]} holds now`
+              : `not reproduced: ${recordedLaws.join(", ")} holds now`,
+      );
+    else out.push(failing.length > 0 ? `${failing.map((result) => result.law).join(", ")} fails` : "every law holds");
+    process.stdout.write(out.join("\n") + "\n");
+    return code;
+  } finally {
+    await engine?.close();
   }
-  for (const result of check.results) {
-    const verdict = result.status === "holds" ? "holds" : result.status === "fails" ? "FAILS" : "not checkable";
-    const detail = result.violation ? `: ${result.violation.message}` : result.reason ? `: ${result.reason}` : "";
-    out.push(`  ${result.law.padEnd(24)} ${verdict}${result.ties ? ` (${result.ties} ties)` : ""}${detail}`);
-  }
-  out.push("");
-  if (identical !== undefined)
-    out.push(
-      identical
-        ? "the rerun's trace is identical to the recorded one"
-        : "the rerun's trace DIFFERS from the recorded one (the engine changed since)",
-    );
-  if (input.kind === "failure")
-    out.push(
-      exact
-        ? `reproduced exactly: ${recordedLaws[0]}: ${input.record.violation.message}`
-        : own
-          ? `reproduced, differently: ${recordedLaws[0]}: ${own.violation?.message ?? "fails"} (recorded: ${input.record.violation.message})`
-          : reproduced
-            ? `reproduced in part: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails, ${recordedLaws[0]} holds now`
-            : `not reproduced: ${recordedLaws.join(", ")} holds now`,
-    );
-  else out.push(failing.length > 0 ? `${failing.map((result) => result.law).join(", ")} fails` : "every law holds");
-  process.stdout.write(out.join("\n") + "\n");
-  return code;
 }

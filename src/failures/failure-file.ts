@@ -9,7 +9,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { join, relative } from "node:path";
 import { CaseSchema, type Case } from "../case/case.ts";
 import { validateCase } from "../case/load.ts";
-import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
 import { stableJson, writeFilesAtomic } from "../schema/atomic-write.ts";
 import { formatVersionIssue, validateAgainst, type ValidationIssue } from "../schema/validator.ts";
@@ -49,9 +49,15 @@ export const FailureRecordSchema = Type.Object(
     /** The laws that were checked (absent: every law) and how twins were used: replay checks the same way. */
     checked: Type.Optional(Type.Array(Type.String())),
     twins: Type.Optional(Type.Union([Type.Literal("combined"), Type.Literal("separate")])),
-    /** Sibling files in the record's own folder (plain file names; no trace when the engine crashed). */
+    /** Sibling files in the record's own folder (plain file names; no trace when the run itself failed). */
     caseFile: Type.String(),
     traceFile: Type.Optional(Type.String()),
+    /** The external engine the failure was found on (`specconf check --engine`); replay reruns it there. */
+    engine: Type.Optional(
+      Type.Object({ command: Type.String(), name: Type.String() }, { additionalProperties: false }),
+    ),
+    /** The reference engine's trace of the same case, for the side-by-side replay (external engines only). */
+    referenceTraceFile: Type.Optional(Type.String()),
     replay: Type.String(),
   },
   { additionalProperties: false },
@@ -67,10 +73,13 @@ export interface FailureInput {
   seed: number;
   path: string;
   testCase: Case;
-  /** Absent when the engine crashed before producing one. */
+  /** Absent when the run itself failed (crash, timeout, protocol error). */
   trace?: Trace;
   checked?: readonly string[];
   twins?: "combined" | "separate";
+  engine?: { command: string; name: string };
+  /** The reference engine's trace of the case (external engines). */
+  referenceTrace?: Trace;
 }
 
 /** What a record's `laws` may name: the registry's laws, an engine crash, the model-based suite. */
@@ -93,10 +102,11 @@ function issueText(what: string, issues: readonly ValidationIssue[]): string {
     .join("; ")}`;
 }
 
-/** The name stem of a record: law, property, faults and seed, each reduced to [a-z0-9-]. */
-export function failureStem(input: Pick<FailureInput, "property" | "laws" | "seed" | "testCase">): string {
+/** The name stem of a record: law, property, faults, engine (external) and seed, each reduced to [a-z0-9-]. */
+export function failureStem(input: Pick<FailureInput, "property" | "laws" | "seed" | "testCase" | "engine">): string {
   const faults = input.testCase.engine.faults.map(slug).sort().join("+") || "no-fault";
-  return [slug(input.laws[0]), slug(input.property), faults, `seed${input.seed}`].join(".");
+  const engine = input.engine ? [slug(input.engine.name) || "engine"] : [];
+  return [slug(input.laws[0]), slug(input.property), faults, ...engine, `seed${input.seed}`].join(".");
 }
 
 /**
@@ -106,16 +116,19 @@ export function failureStem(input: Pick<FailureInput, "property" | "laws" | "see
 export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { file: string; replay: string } {
   const caseIssues = validateCase(input.testCase);
   if (caseIssues.length > 0) throw new Error(issueText("the shrunk case", caseIssues));
-  if (input.trace) {
-    const traceIssues = validateTrace(input.trace);
-    if (traceIssues.length > 0) throw new Error(issueText("the shrunk case's trace", traceIssues));
+  for (const [what, trace] of [
+    ["the shrunk case's trace", input.trace],
+    ["the reference trace", input.referenceTrace],
+  ] as const) {
+    const traceIssues = trace ? validateTrace(trace) : [];
+    if (traceIssues.length > 0) throw new Error(issueText(what, traceIssues));
   }
   const base = failureStem(input);
   for (let attempt = 1; ; attempt++) {
     const stem = attempt === 1 ? base : `${base}-${attempt}`;
     const file = join(dir, `${stem}.json`);
     const shown = relative(process.cwd(), file) || file;
-    const replay = `npx specconf replay ${/[\s'"$`\\]/.test(shown) ? JSON.stringify(shown) : shown}`;
+    const replay = `npx specconf replay ${/[\s'"$`\\]/.test(shown) ? JSON.stringify(shown) : shown}${input.engine ? ` --engine ${JSON.stringify(input.engine.command)}` : ""}`;
     const record: FailureRecord = {
       formatVersion: FAILURE_FORMAT_VERSION,
       kind: "specconf-failure",
@@ -130,17 +143,22 @@ export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { 
       ...(input.twins ? { twins: input.twins } : {}),
       caseFile: `${stem}.case.json`,
       ...(input.trace ? { traceFile: `${stem}.trace.json` } : {}),
+      ...(input.engine ? { engine: input.engine } : {}),
+      ...(input.referenceTrace ? { referenceTraceFile: `${stem}.reference-trace.json` } : {}),
       replay,
     };
     const issues = validateFailureRecord(record);
     if (issues.length > 0) throw new Error(issueText("the failure record", issues));
     try {
-      // The record last: a reader that sees it sees its siblings too.
+      // One set, the record last: a reader that sees the record sees its siblings too.
       writeFilesAtomic(
         [
           { path: join(dir, record.caseFile), text: stableJson(input.testCase) },
           ...(input.trace && record.traceFile
             ? [{ path: join(dir, record.traceFile), text: stableJson(input.trace) }]
+            : []),
+          ...(input.referenceTrace && record.referenceTraceFile
+            ? [{ path: join(dir, record.referenceTraceFile), text: stableJson(input.referenceTrace) }]
             : []),
           { path: file, text: stableJson(record) },
         ],
@@ -172,7 +190,7 @@ export function validateFailureRecord(data: unknown): ValidationIssue[] {
   (record.checked ?? []).forEach((law, i) => {
     if (!LAW_NAMES.includes(law)) issues.push({ path: `/checked/${i}`, message: `unknown law '${law}'` });
   });
-  for (const key of ["caseFile", "traceFile"] as const) {
+  for (const key of ["caseFile", "traceFile", "referenceTraceFile"] as const) {
     const name = record[key];
     if (name !== undefined && !SIBLING.test(name))
       issues.push({

@@ -3,9 +3,10 @@
 // a law failing on the shrunk case gets the shrunk case; a law that failed on the first failing case only
 // (shrinking kept another law failing) gets that first, unshrunk case. Each record holds the laws that were
 // checked and the twin mode, so `replay` checks the case the same way.
-import type { CaseCheck } from "../laws/check-case.ts";
-import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import type { Case } from "../case/case.ts";
+import { RUNS_TO_COMPLETION, type CaseCheck } from "../laws/runner.ts";
 import type { LawResult } from "../laws/law.ts";
+import type { Trace } from "../trace/schema.ts";
 import { DEFAULT_FAILURE_DIR, writeFailure } from "./failure-file.ts";
 
 export interface WrittenFailure {
@@ -28,6 +29,9 @@ export interface PropertyFailureSources {
   /** The laws that were checked (undefined: all). */
   checked?: ReadonlySet<string>;
   twins?: "combined" | "separate";
+  /** The external engine the runs came from, and the reference engine's trace of a case (for replay). */
+  engine?: { command: string; name: string };
+  referenceTraceOf?: (testCase: Case) => Promise<Trace | undefined>;
 }
 
 function failing(check: CaseCheck, checked: ReadonlySet<string> | undefined): LawResult[] {
@@ -37,24 +41,25 @@ function failing(check: CaseCheck, checked: ReadonlySet<string> | undefined): La
 }
 
 /** Writes one record per law failing on the shrunk or the first failing case; returns them by law. */
-export function writeLawFailures(
+export async function writeLawFailures(
   sources: PropertyFailureSources,
   dir: string = DEFAULT_FAILURE_DIR,
-): Map<string, WrittenFailure> {
+): Promise<Map<string, WrittenFailure>> {
   const written = new Map<string, WrittenFailure>();
-  const shrunkFailing = failing(sources.shrunk, sources.checked);
-  const firstFailing = failing(sources.first, sources.checked);
-  for (const [check, results, unshrunk] of [
-    [sources.shrunk, shrunkFailing, false],
-    [sources.first, firstFailing, true],
+  for (const [check, unshrunk] of [
+    [sources.shrunk, false],
+    [sources.first, true],
   ] as const) {
+    const results = failing(check, sources.checked).filter((result) => !written.has(result.law));
+    if (results.length === 0) continue;
+    const referenceTrace = await sources.referenceTraceOf?.(check.testCase);
     for (const result of results) {
-      if (written.has(result.law)) continue;
       const violation = result.violation ?? { message: result.reason ?? "fails" };
+      const others = failing(check, sources.checked).filter((other) => other.law !== result.law);
       const { file, replay } = writeFailure(
         {
           property: sources.property,
-          laws: [result.law, ...results.filter((other) => other.law !== result.law).map((other) => other.law)],
+          laws: [result.law, ...others.map((other) => other.law)],
           violation,
           seed: sources.seed,
           path: unshrunk ? sources.firstPath : sources.shrunkPath,
@@ -62,6 +67,8 @@ export function writeLawFailures(
           trace: check.run?.trace,
           checked: sources.checked ? [...sources.checked] : undefined,
           twins: sources.twins,
+          engine: sources.engine,
+          referenceTrace,
         },
         dir,
       );

@@ -25,8 +25,8 @@ describe("limits", () => {
         const testCase = { ...generated, engine: { ...generated.engine, poolSlots: requiredPoolSlots(generated) } };
         preflightCase(testCase);
         const result = await runCase(testCase, { trace: false });
-        expect(result.steps).toBeLessThanOrEqual(stepBound(testCase));
-        expect(result.slotsInUseAtEnd).toBe(0);
+        expect(result.internals!.steps).toBeLessThanOrEqual(stepBound(testCase));
+        expect(result.internals!.slotsInUseAtEnd).toBe(0);
       }),
       { numRuns: 40 },
     );
