@@ -8,7 +8,7 @@ import { referenceSource } from "../sources/reference.ts";
 import { loadReplayInput, readRecordedTrace } from "../failures/replay-input.ts";
 import { describeCase, firstOffence, stepTable } from "../failures/step-table.ts";
 import { stableJson } from "../schema/atomic-write.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
 import { ExternalSource } from "../sources/external.ts";
 import { outputsTable, sideBySide } from "../failures/side-by-side.ts";
 import { LIMIT_FLAG_SPECS, limitsFrom } from "./limit-flags.ts";
@@ -37,7 +37,7 @@ export function replayCommand(argv: string[]): Promise<number> {
 async function replay(argv: string[]): Promise<number> {
   let engine: ExternalSource | undefined;
   try {
-    const { values, positionals, help } = parseFlags(FLAGS, argv, { allowPositionals: true });
+    const { values, positionals, help, given } = parseFlags(FLAGS, argv, { allowPositionals: true });
     if (help) {
       process.stdout.write(
         renderHelp(FLAGS, {
@@ -56,6 +56,7 @@ async function replay(argv: string[]): Promise<number> {
       );
     if (values.from !== undefined && values.to !== undefined && values.from > values.to)
       throw new UsageError(`--from ${values.from} is after --to ${values.to}`, "--from");
+    if (values.engine === undefined) rejectCombined(given, ["engine-timeout"], "replaying on the reference engine");
     if (values.engine !== undefined && values.engine.trim() === "")
       throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
     const file = positionals[0];

@@ -252,13 +252,13 @@ suite("check", checkCommand, {
       .map((law) => ({ argv: [`--law=${law}`], names: ["--law"] })),
   "ignored flag without --engine": () =>
     fc
-      .constantFrom(["--golden", GOLDEN], ["--engine-timeout", "5"])
+      .constantFrom(["--golden"], ["--golden-file", GOLDEN], ["--engine-timeout", "5"], ["--profile", "sglang"])
       .map((flag): Malformed => ({ argv: [...flag], names: [flag[0]] })),
   "--engine": () =>
     fc.oneof(
       fc.stringMatching(/^[ \t]{0,4}$/).map((command) => ({ argv: [`--engine=${command}`], names: ["--engine"] })),
       goldenDocuments(m).map((doc) => ({
-        argv: ["--engine", "true", "--golden", "$D/g.json"],
+        argv: ["--engine", "true", "--golden", "--golden-file", "$D/g.json"],
         files: { "g.json": doc.content },
         names: ["$D/g.json"],
         pointer: doc.pointer,
