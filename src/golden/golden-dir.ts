@@ -22,11 +22,17 @@ export function goldenFilesIn(dir: string, flag: string): string[] {
     names = readdirSync(dir);
   } catch (error) {
     if (error instanceof BadInputError) throw error;
-    throw new BadInputError(`${flag} ${dir}: cannot read the golden folder (${(error as NodeJS.ErrnoException).code ?? "error"})`, {
-      flag,
-    });
+    throw new BadInputError(
+      `${flag} ${dir}: cannot read the golden folder (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+      {
+        flag,
+      },
+    );
   }
-  const files = names.filter((name) => name.endsWith(".json")).sort().map((name) => join(dir, name));
+  const files = names
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((name) => join(dir, name));
   if (files.length === 0) throw new BadInputError(`${flag} ${dir}: no golden files (*.json) there`, { flag });
   return files;
 }
