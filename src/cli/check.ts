@@ -228,6 +228,16 @@ async function check(argv: string[]): Promise<number> {
       );
     else if (values.engine.trim() === "")
       throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
+    // Flags the chosen mode would silently ignore are refused.
+    if (values.engine !== undefined) rejectCombined(given, ["ep"], "--engine (the engine runs on its own device)");
+    if (values.engine !== undefined && !values.golden)
+      rejectCombined(given, ["golden-file"], "generated cases (it needs --golden)");
+    if (values.engine !== undefined && values.golden)
+      rejectCombined(
+        given,
+        ["law", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write"],
+        "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
+      );
     if (values.engine !== undefined && values.golden) {
       const external = await checkEngine(values.engine, {
         goldenFiles: values["golden-file"],

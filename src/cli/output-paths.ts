@@ -7,7 +7,7 @@
 // flag, and the atomic writer leaves the old file in place.
 import { closeSync, lstatSync, openSync, realpathSync, rmSync, statfsSync, type Stats } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { OutputPathError } from "../errors/bad-input.ts";
 import { writeFilesAtomic, type AtomicFile, type AtomicOptions } from "../schema/atomic-write.ts";
 
@@ -141,8 +141,11 @@ export function writeOutputFiles(flag: string, files: readonly AtomicFile[], opt
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (typeof code !== "string" || (options.exclusive && code === "EEXIST")) throw err;
-    const path = (err as NodeJS.ErrnoException).path;
-    const file = files.find((candidate) => path !== undefined && path.startsWith(candidate.path))?.path;
+    // The error names the path it hit: the target, or its temp or backup file (`.NAME.PID.RANDOM.tmp`).
+    const path = (err as NodeJS.ErrnoException).path ?? "";
+    const file = files.find(
+      (candidate) => path === candidate.path || path.includes(`${basename(candidate.path)}.`),
+    )?.path;
     throw new OutputPathError(flag, file ?? files[0]?.path ?? "", `cannot be written: ${reason(err)}`, { cause: err });
   }
 }

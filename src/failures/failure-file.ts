@@ -1,10 +1,11 @@
-// Shrunk failures on disk, one record per failing law: `.specconf/failures/LAW.PROPERTY.FAULTS.seedS.json`
+// Shrunk failures on disk, one record per failing law: `.specconf/failures/LAW.PROPERTY.FAULTS[.ENGINE].seedS.json`
 // (the record: law, violation, seed, path, the laws checked and how, and the whole case, so `specconf
-// replay FILE` needs nothing else), next to it the case alone (`.case.json`, for `specconf run --case`)
-// and the case's trace (`.trace.json`). The name holds everything that tells two failures apart (law,
-// property, faults, seed), and a record is never overwritten: a rerun that finds the same failure again
-// writes `...-2.json`. Everything is schema-validated before it is written, and the three files are written
-// together atomically. Reading them back (what `replay` accepts) is replay-input.ts.
+// replay FILE` needs nothing else), next to it the case alone (`.case.json`, for `specconf run --case`),
+// the case's trace (`.trace.json`) and, for an external engine, the reference engine's trace
+// (`.reference-trace.json`). The name holds everything that tells two failures apart (law, property,
+// faults, engine, seed), and a record is never overwritten: a rerun that finds the same failure again
+// writes `...-2.json`. Everything is schema-validated before it is written, and the files are written
+// together, all or none. Reading them back (what `replay` accepts) is replay-input.ts.
 import { Type, type Static } from "@sinclair/typebox";
 import { join, relative } from "node:path";
 import { CaseSchema, type Case } from "../case/case.ts";

@@ -250,10 +250,18 @@ suite("check", checkCommand, {
       .string({ maxLength: 16 })
       .filter((law) => !/^[a-z -]*$/.test(law) || law.trim() === "")
       .map((law) => ({ argv: [`--law=${law}`], names: ["--law"] })),
-  "ignored flag without --engine": () =>
-    fc
-      .constantFrom(["--golden"], ["--golden-file", GOLDEN], ["--engine-timeout", "5"], ["--profile", "sglang"])
-      .map((flag): Malformed => ({ argv: [...flag], names: [flag[0]] })),
+  "ignored flag": () =>
+    fc.oneof(
+      fc
+        .constantFrom(["--golden"], ["--golden-file", GOLDEN], ["--engine-timeout", "5"], ["--profile", "sglang"])
+        .map((flag): Malformed => ({ argv: [...flag], names: [flag[0]] })),
+      fc
+        .constantFrom(["--ep", "cpu"], ["--golden-file", GOLDEN])
+        .map((flag): Malformed => ({ argv: ["--engine", "true", ...flag], names: [flag[0]] })),
+      fc
+        .constantFrom(["--runs", "3"], ["--law", "positions"], ["--seed", "1"], ["--no-write"], ["--twins", "separate"])
+        .map((flag): Malformed => ({ argv: ["--engine", "true", "--golden", ...flag], names: [flag[0]] })),
+    ),
   "--engine": () =>
     fc.oneof(
       fc.stringMatching(/^[ \t]{0,4}$/).map((command) => ({ argv: [`--engine=${command}`], names: ["--engine"] })),
