@@ -228,7 +228,7 @@ async function check(argv: string[]): Promise<number> {
     if (values.engine === undefined)
       rejectCombined(
         given,
-        ["golden", "golden-file", "engine-timeout", "profile"],
+        ["golden", "golden-file", "outputs", "engine-timeout", "profile"],
         "checking the reference engine (they need --engine)",
       );
     else if (values.engine.trim() === "")
@@ -236,7 +236,7 @@ async function check(argv: string[]): Promise<number> {
     // Flags the chosen mode would silently ignore are refused.
     if (values.engine !== undefined) rejectCombined(given, ["ep"], "--engine (the engine runs on its own device)");
     if (values.engine !== undefined && !values.golden)
-      rejectCombined(given, ["golden-file"], "generated cases (it needs --golden)");
+      rejectCombined(given, ["golden-file", "outputs"], "generated cases (it needs --golden)");
     if (values.engine !== undefined && values.golden)
       rejectCombined(
         given,

@@ -274,6 +274,7 @@ suite("check", checkCommand, {
     ),
   "output path": () =>
     fc.oneof(
+      badOutputPath("--outputs", "folder", (path) => ["--engine", "true", "--golden", "--outputs", path]),
       badOutputPath("--junit", "file", (path) => ["--law", "positions", "--runs", "1", "--no-write", "--junit", path]),
       badOutputPath("--failures", "folder", (path) => ["--law", "positions", "--runs", "1", "--failures", path]),
     ),

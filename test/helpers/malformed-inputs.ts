@@ -108,7 +108,7 @@ export const FLAG_TABLES: Record<string, FlagTable> = {
   check: {
     integers: { runs: 1, seed: undefined, "shrink-seconds": 0, "engine-timeout": 1 },
     choices: { fault: FAULT_NAMES, ep: EXECUTION_PROVIDERS, twins: ["combined", "separate"], profile: profileNames() },
-    strings: ["law", "junit", "failures", "engine", "golden-file"],
+    strings: ["law", "junit", "failures", "engine", "golden-file", "outputs"],
     booleans: ["json", "no-write", "golden"],
     positionals: false,
   },
