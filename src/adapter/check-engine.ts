@@ -83,7 +83,7 @@ export async function checkEngine(
   let source: ExternalSource;
   try {
     cases = casesOf(options);
-    if (options.outputsDir) checkOutputPaths([{ flag: "--outputs", path: options.outputsDir, kind: "folder" }]);
+    if (options.outputsDir !== undefined) checkOutputPaths([{ flag: "--outputs", path: options.outputsDir, kind: "folder" }]);
     source = await ExternalSource.start(command, { timeoutMs: options.timeoutMs ?? 60_000 });
   } catch (error) {
     if (error instanceof InputError || error instanceof EngineStartError) return { code: 2, error: error.message };
@@ -112,7 +112,7 @@ export async function checkEngine(
     await source.close();
   }
   summary.relaxations = log.entries();
-  if (options.outputsDir) {
+  if (options.outputsDir !== undefined) {
     const dir = options.outputsDir;
     // Every suite's file or none (the folder was checked before the engine started).
     writeOutputFiles(
