@@ -83,7 +83,8 @@ export async function checkEngine(
   let source: ExternalSource;
   try {
     cases = casesOf(options);
-    if (options.outputsDir !== undefined) checkOutputPaths([{ flag: "--outputs", path: options.outputsDir, kind: "folder" }]);
+    if (options.outputsDir !== undefined)
+      checkOutputPaths([{ flag: "--outputs", path: options.outputsDir, kind: "folder" }]);
     source = await ExternalSource.start(command, { timeoutMs: options.timeoutMs ?? 60_000 });
   } catch (error) {
     if (error instanceof InputError || error instanceof EngineStartError) return { code: 2, error: error.message };
