@@ -18,6 +18,7 @@ import { runSuite, type SuiteResult } from "../../properties/suite.ts";
 import { PROFILES, profileNames, RelaxationLog } from "../validate/profiles.ts";
 import { RelaxedViews } from "../validate/relaxed-view.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
+import { loadPins } from "../failures/pins.ts";
 import {
   addResult,
   describeFailure,
@@ -91,6 +92,12 @@ const FLAGS = defineFlags({
     valueName: "FILE",
     description: "with --engine --golden: the golden files whose cases to run (default: golden/*.json)",
   },
+  pins: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "with --engine: laws pinned as the engine's known findings (docs/findings/*.pins.json): reported, not failing the run, and each must still fail",
+  },
   outputs: {
     type: "string",
     valueName: "DIR",
@@ -127,6 +134,8 @@ export interface CheckSummary {
   /** With --engine: laws' properties and declared features no generated case exercised. */
   notExercised?: string[];
   skipped?: number;
+  /** With --engine --pins: each pinned law, its finding, and whether it still failed. */
+  pinned?: { law: string; finding: string; reproduced: boolean }[];
   /** With --engine --profile: the relaxations that changed what a law saw, and how often. */
   relaxations?: ReturnType<RelaxationLog["entries"]>;
 }
@@ -228,7 +237,7 @@ async function check(argv: string[]): Promise<number> {
     if (values.engine === undefined)
       rejectCombined(
         given,
-        ["golden", "golden-file", "outputs", "engine-timeout", "profile"],
+        ["golden", "golden-file", "outputs", "engine-timeout", "profile", "pins"],
         "checking the reference engine (they need --engine)",
       );
     else if (values.engine.trim() === "")
@@ -240,7 +249,7 @@ async function check(argv: string[]): Promise<number> {
     if (values.engine !== undefined && values.golden)
       rejectCombined(
         given,
-        ["law", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write"],
+        ["law", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write", "pins"],
         "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
       );
     if (values.engine !== undefined && values.golden) {
@@ -276,6 +285,7 @@ async function check(argv: string[]): Promise<number> {
       });
     }
     const capabilities = source?.capabilities;
+    const pins = values.pins !== undefined ? loadPins(values.pins).laws : undefined;
     const relaxations = new RelaxationLog(PROFILES[values.profile]);
     process.stderr.write(
       `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), ${source ? `engine ${source.name}` : `EP ${values.ep}`}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
@@ -302,6 +312,7 @@ async function check(argv: string[]): Promise<number> {
         failureDir: values["no-write"] ? false : values.failures,
         source,
         engine: source && { command: source.command, name: source.name },
+        pinned: pins && new Set(pins.keys()),
         views:
           source && values.profile !== "strict" ? new RelaxedViews(PROFILES[values.profile], relaxations) : undefined,
         narrow: capabilities && ((space) => narrowSpace(space, capabilities)),
@@ -336,7 +347,9 @@ async function check(argv: string[]): Promise<number> {
         ...(lawStats.failed > 0 && suite.replays.has(name) ? { replay: suite.replays.get(name) } : {}),
       }));
     const checkedAnything = laws.some((law) => law.passed + law.failed > 0);
-    const lawsOk = laws.every((law) => law.failed === 0);
+    // A pinned law's failures are the engine's known findings; a pinned law that no longer fails is news.
+    const unreproduced = [...(pins?.keys() ?? [])].filter((law) => (stats.get(law)?.failed ?? 0) === 0);
+    const lawsOk = laws.every((law) => law.failed === 0 || pins?.has(law.name)) && unreproduced.length === 0;
     const summary: CheckSummary = {
       ok: lawsOk && below.length === 0 && checkedAnything,
       seed,
@@ -355,6 +368,15 @@ async function check(argv: string[]): Promise<number> {
               ...declaredFeatures(capabilities).filter((feature) => !suite.features.has(feature)),
             ],
             skipped: suite.skipped,
+            ...(pins
+              ? {
+                  pinned: [...pins].map(([law, finding]) => ({
+                    law,
+                    finding,
+                    reproduced: !unreproduced.includes(law),
+                  })),
+                }
+              : {}),
             relaxations: relaxations.entries().filter((entry) => entry.applied > 0),
           }
         : {}),
@@ -367,8 +389,13 @@ async function check(argv: string[]): Promise<number> {
       if (summary.notExercised?.length) process.stdout.write(`never exercised: ${summary.notExercised.join("; ")}\n`);
       if (summary.skipped)
         process.stdout.write(`${summary.skipped} generated cases the engine refused as unsupported\n`);
-      // Every law the table counts as failed: its violation, then the command that replays exactly it.
-      for (const law of laws.filter((entry) => entry.failed > 0))
+      for (const pin of summary.pinned ?? [])
+        process.stdout.write(
+          `pinned: ${pin.law} (${pin.finding}): ${pin.reproduced ? "fails as the finding says" : "NO LONGER FAILS: the engine changed; update the finding and the pin"}\n`,
+        );
+      // Every law the table counts as failed (pinned findings aside): its violation, then the command that
+      // replays exactly it.
+      for (const law of laws.filter((entry) => entry.failed > 0 && !pins?.has(entry.name)))
         process.stdout.write(
           `${law.name} FAILED: ${law.violation ?? "fails"}\n  ${law.replay ?? "(no failure file: --no-write)"}\n`,
         );

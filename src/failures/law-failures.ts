@@ -26,17 +26,22 @@ export interface PropertyFailureSources {
   firstPath: string;
   shrunk: CaseCheck;
   first: CaseCheck;
-  /** The laws that were checked (undefined: all). */
+  /** The laws that were checked (undefined: all), and those pinned as known findings (no record: not a failure). */
   checked?: ReadonlySet<string>;
+  pinned?: ReadonlySet<string>;
   twins?: "combined" | "separate";
   /** The external engine the runs came from, and the reference engine's trace of a case (for replay). */
   engine?: { command: string; name: string };
   referenceTraceOf?: (testCase: Case) => Promise<Trace | undefined>;
 }
 
-function failing(check: CaseCheck, checked: ReadonlySet<string> | undefined): LawResult[] {
+function failing(check: CaseCheck, sources: PropertyFailureSources): LawResult[] {
+  const { checked, pinned } = sources;
   return check.results.filter(
-    (result) => result.status === "fails" && (!checked || checked.has(result.law) || result.law === RUNS_TO_COMPLETION),
+    (result) =>
+      result.status === "fails" &&
+      (!checked || checked.has(result.law) || result.law === RUNS_TO_COMPLETION) &&
+      !pinned?.has(result.law),
   );
 }
 
@@ -50,12 +55,12 @@ export async function writeLawFailures(
     [sources.shrunk, false],
     [sources.first, true],
   ] as const) {
-    const results = failing(check, sources.checked).filter((result) => !written.has(result.law));
+    const results = failing(check, sources).filter((result) => !written.has(result.law));
     if (results.length === 0) continue;
     const referenceTrace = await sources.referenceTraceOf?.(check.testCase);
     for (const result of results) {
       const violation = result.violation ?? { message: result.reason ?? "fails" };
-      const others = failing(check, sources.checked).filter((other) => other.law !== result.law);
+      const others = failing(check, sources).filter((other) => other.law !== result.law);
       const { file, replay } = writeFailure(
         {
           property: sources.property,

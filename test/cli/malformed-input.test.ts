@@ -14,6 +14,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adapterCommand } from "../../src/cli/adapter.ts";
+import { engineCommand } from "../../src/cli/engine.ts";
 import { checkCommand } from "../../src/cli/check.ts";
 import { exportCommand } from "../../src/cli/export.ts";
 import { goldenCommand } from "../../src/cli/golden.ts";
@@ -462,6 +463,20 @@ suite("export", exportCommand, {
 
 suite("adapter", adapterCommand, {
   flags: () => badFlags(FLAG_TABLES.adapter),
+});
+
+suite("engine", engineCommand, {
+  flags: () =>
+    fc.oneof(
+      badFlags(FLAG_TABLES.engine, ["llama-cpp"]),
+      fc.constant<Malformed>({ argv: [], names: ["missing engine name"] }),
+      fc
+        .stringMatching(/^[a-z][a-z0-9-]{0,10}$/)
+        .filter((name) => name !== "llama-cpp")
+        .map((name): Malformed => ({ argv: [name], names: [`'${name}'`] })),
+      fc.constant<Malformed>({ argv: ["llama-cpp", "extra"], names: ["'extra'"] }),
+      fc.constant<Malformed>({ argv: ["llama-cpp", "--write-missing"], names: ["--models"] }),
+    ),
 });
 
 // Keep the generator modules honest: every kind of document generator produces something parseable as

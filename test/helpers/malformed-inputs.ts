@@ -108,7 +108,7 @@ export const FLAG_TABLES: Record<string, FlagTable> = {
   check: {
     integers: { runs: 1, seed: undefined, "shrink-seconds": 0, "engine-timeout": 1 },
     choices: { fault: FAULT_NAMES, ep: EXECUTION_PROVIDERS, twins: ["combined", "separate"], profile: profileNames() },
-    strings: ["law", "junit", "failures", "engine", "golden-file", "outputs"],
+    strings: ["law", "junit", "failures", "engine", "golden-file", "outputs", "pins"],
     booleans: ["json", "no-write", "golden"],
     positionals: false,
   },
@@ -141,6 +141,13 @@ export const FLAG_TABLES: Record<string, FlagTable> = {
     positionals: false,
   },
   adapter: { integers: {}, choices: { fault: FAULT_NAMES }, strings: [], booleans: [], positionals: false },
+  engine: {
+    integers: { threads: 1 },
+    choices: {},
+    strings: ["models"],
+    booleans: ["write-missing", "log-rounds"],
+    positionals: true,
+  },
   "golden update": {
     integers: {},
     choices: { suite: suiteNames() },
