@@ -7,6 +7,7 @@ import { checkBonusStride } from "./bonus-stride.ts";
 import { checkDraftReference } from "./draft-reference.ts";
 import { checkKvConservation } from "./kv-conservation.ts";
 import type { LawResult } from "./law.ts";
+import { combine } from "./registry.ts";
 import { checkLossless } from "./lossless.ts";
 import { checkMirrorAcceptance } from "./mirror-acceptance.ts";
 import { ReferenceOracle } from "./oracle.ts";
@@ -14,6 +15,8 @@ import { checkPerStepPools } from "./per-step-pools.ts";
 import { checkPhaseContracts } from "./phase-contracts.ts";
 import { checkPositions } from "./positions.ts";
 import { checkReferenceDecode } from "./reference-decode.ts";
+import { checkRowTokens } from "./row-tokens.ts";
+import { checkTreeSelection } from "./tree-selection.ts";
 
 export async function checkRun(testCase: Case, result: RunResult, targetOnly?: RunResult): Promise<LawResult[]> {
   const oracle = await ReferenceOracle.create(loadModels(testCase), testCase.engine.runtime);
@@ -22,6 +25,7 @@ export async function checkRun(testCase: Case, result: RunResult, targetOnly?: R
     await checkReferenceDecode(trace.requests, oracle),
     checkKvConservation(result.poolChecks, result.steps, result.slotsInUseAtEnd),
     checkPositions(trace),
+    targetOnly ? combine(checkRowTokens(trace), checkRowTokens(targetOnly.trace)) : checkRowTokens(trace),
   ];
   if (testCase.engine.mode === "speculative") {
     if (targetOnly?.trace.requests && trace.requests) {
@@ -42,6 +46,7 @@ export async function checkRun(testCase: Case, result: RunResult, targetOnly?: R
     laws.push(checkPhaseContracts(trace));
     laws.push(checkBonusStride(trace));
     if (testCase.engine.multiLayer) laws.push(checkPerStepPools(trace));
+    else laws.push(checkTreeSelection(trace));
     const kind = testCase.draft?.kind;
     if (kind === "mirror" || kind === "tapped-mirror")
       laws.push(await checkMirrorAcceptance(trace, testCase.engine.numSteps, testCase.engine.numDraftTokens, oracle));

@@ -22,6 +22,8 @@ import { checkRetractInvariance, RETRACT_INVARIANCE } from "./retract-invariance
 import { checkPhaseContracts, PHASE_CONTRACTS } from "./phase-contracts.ts";
 import { checkPositions, POSITIONS } from "./positions.ts";
 import { checkReferenceDecode, REFERENCE_DECODE } from "./reference-decode.ts";
+import { checkRowTokens, ROW_TOKENS } from "./row-tokens.ts";
+import { checkTreeSelection, TREE_SELECTION } from "./tree-selection.ts";
 
 /** The extra runs multi-run laws compare against (derived from the case; see each law's file). */
 export type TwinKind = "unchunked" | "unpaged" | "reordered" | "eager" | "unretracted" | "canonical";
@@ -127,6 +129,15 @@ export const LAWS: readonly LawDefinition[] = [
       combine(checkPositions(run.trace), checkPositions((await targetOnly()).trace)),
   },
   {
+    name: ROW_TOKENS,
+    summary:
+      "every row carries its request's token: x at target rows, x_{i+1} at draft-extend anchor i, the drafted token at draft and verify rows",
+    applies: () => true,
+    baseline: true,
+    check: async ({ run, targetOnly }) =>
+      combine(checkRowTokens(run.trace), checkRowTokens((await targetOnly()).trace)),
+  },
+  {
     name: PHASE_CONTRACTS,
     summary: "hidden-state inputs come from the right phase, request and position; rows per request per phase",
     applies: speculative,
@@ -137,6 +148,13 @@ export const LAWS: readonly LawDefinition[] = [
     summary: "accept_index entries stay in their request's block; the bonus is predict at the last accepted node",
     applies: speculative,
     check: async ({ run }) => checkBonusStride(run.trace),
+  },
+  {
+    name: TREE_SELECTION,
+    summary:
+      "each draft step's frontier is the topk best children by cumulative log-probability; the verified set is the N - 1 best, ancestor-closed",
+    applies: (testCase) => speculative(testCase) && testCase.engine.multiLayer !== true,
+    check: async ({ run }) => checkTreeSelection(run.trace),
   },
   {
     name: PER_STEP_POOLS,

@@ -39,8 +39,8 @@ export const RELAXATIONS = {
     convention:
       "SGLang spec v2's draft extend after verify runs a fixed num_draft_tokens rows per request, padding beyond accept_len",
     effect:
-      "draft-extend rows of a request beyond its last accept_len are dropped before positions, phase contracts and draft reference",
-    laws: ["positions", "phase contracts", "draft reference"],
+      "draft-extend rows of a request beyond its last accept_len are dropped before positions, row tokens, phase contracts and draft reference",
+    laws: ["positions", "rows carry request tokens", "phase contracts", "draft reference"],
   },
   seqLensExcludeBonus: {
     id: "seq-lens-exclude-bonus",

@@ -8,11 +8,13 @@ import { ExternalEngineError } from "../adapter/client.ts";
 import type { Case } from "../case/case.ts";
 import type { RunResult } from "../engine/run-case.ts";
 import { DRAFT_REFERENCE } from "../laws/draft-reference.ts";
+import { traceTopk } from "../laws/draft-tree.ts";
 import { KV_CONSERVATION } from "../laws/kv-conservation.ts";
 import { notCheckable, type LawResult } from "../laws/law.ts";
 import type { ReferenceOracle } from "../laws/oracle.ts";
 import { PHASE_CONTRACTS } from "../laws/phase-contracts.ts";
 import { POSITIONS } from "../laws/positions.ts";
+import { ROW_TOKENS } from "../laws/row-tokens.ts";
 import { LAWS, type TwinKind } from "../laws/registry.ts";
 import type { Trace } from "../trace/schema.ts";
 import { hasRelaxation, RELAXATIONS, type Relaxation, type RelaxationLog } from "./profiles.ts";
@@ -21,9 +23,11 @@ import {
   dropPaddedExtendRows,
   isMultiLayer,
   stripDraftDecodeAttention,
-  traceTopk,
   type Transformed,
 } from "./relax.ts";
+
+/** Laws whose baseline is a second trace to check the same way: without one they still judge the run's own. */
+const OWN_TRACE_FIRST: ReadonlySet<string> = new Set([POSITIONS, ROW_TOKENS]);
 
 /** Laws that read what only the engine itself knows (pool integrity checks), never a trace. */
 export const ENGINE_INTERNAL_LAWS: ReadonlyMap<string, string> = new Map([
@@ -108,7 +112,11 @@ export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawRe
         ? RELAXATIONS.multiLayerKeptKv
         : undefined;
   const viewFor = (law: string): View =>
-    law === POSITIONS ? positionsView : law === PHASE_CONTRACTS || law === DRAFT_REFERENCE ? unpadded : plain;
+    law === POSITIONS
+      ? positionsView
+      : law === PHASE_CONTRACTS || law === DRAFT_REFERENCE || law === ROW_TOKENS
+        ? unpadded
+        : plain;
 
   const results: TraceLawResult[] = [];
   for (const law of LAWS) {
@@ -139,7 +147,7 @@ export async function checkTraceLaws(inputs: TraceLawInputs): Promise<TraceLawRe
       });
       continue;
     }
-    if (law.baseline && !inputs.baseline && law.name !== POSITIONS) {
+    if (law.baseline && !inputs.baseline && !OWN_TRACE_FIRST.has(law.name)) {
       results.push(notCheckable(law.name, "no target-only baseline"));
       continue;
     }
