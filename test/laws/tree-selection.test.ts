@@ -9,124 +9,10 @@ import { defaultEngineConfig } from "../../src/engine/config.ts";
 import type { FaultName } from "../../src/engine/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { readDraftRounds } from "../../src/laws/draft-tree.ts";
+import { checkReplayEquivalence } from "../../src/laws/replay-equivalence.ts";
 import { checkTreeSelection } from "../../src/laws/tree-selection.ts";
 import { defaultDraftSpec, type DraftKind } from "../../src/model/spec.ts";
-import type { Trace, TraceEvent, TraceRow } from "../../src/trace/schema.ts";
-
-type Child = [number, number, number]; // number, token, score
-
-const children = (list: Child[]): TraceRow["children"] =>
-  list.map(([number, token, score]) => ({ number, token, score }));
-
-/**
- * One request (prompt 1 2 3, output 9 ...), topk 2, S 3, N 4. Scores: 1:0 2:-1 | 3:0 4:-3 5:-1 6:-5 |
- * 7:0 8:-2 9:-1.5 10:-7. Step 2's frontier is {3, 5}; the N - 1 = 3 best are {1, 3, 7}.
- */
-function handTree(): Trace {
-  const row = (fields: Partial<TraceRow> & Pick<TraceRow, "token" | "position">): TraceRow => ({
-    request: 0,
-    ...fields,
-  });
-  const events: TraceEvent[] = [
-    { index: 0, phase: "prefill", rows: [1, 2, 3].map((token, position) => row({ token, position })) },
-    {
-      index: 1,
-      phase: "draft-extend",
-      rows: [
-        row({ token: 2, position: 0 }),
-        row({ token: 3, position: 1 }),
-        row({
-          token: 9,
-          position: 2,
-          predict: 10,
-          children: children([
-            [1, 10, 0],
-            [2, 11, -1],
-          ]),
-          childMargin: 0.5,
-        }),
-      ],
-    },
-    {
-      index: 2,
-      phase: "draft-decode",
-      draftStep: 1,
-      rows: [
-        row({
-          token: 10,
-          position: 3,
-          candidate: 1,
-          predict: 20,
-          children: children([
-            [3, 20, 0],
-            [4, 21, -3],
-          ]),
-        }),
-        row({
-          token: 11,
-          position: 3,
-          candidate: 2,
-          predict: 22,
-          children: children([
-            [5, 22, -1],
-            [6, 23, -5],
-          ]),
-        }),
-      ],
-    },
-    {
-      index: 3,
-      phase: "draft-decode",
-      draftStep: 2,
-      rows: [
-        row({
-          token: 20,
-          position: 4,
-          candidate: 3,
-          predict: 30,
-          children: children([
-            [7, 30, 0],
-            [8, 31, -2],
-          ]),
-        }),
-        row({
-          token: 22,
-          position: 4,
-          candidate: 5,
-          predict: 32,
-          children: children([
-            [9, 32, -1.5],
-            [10, 33, -7],
-          ]),
-        }),
-      ],
-    },
-    {
-      index: 4,
-      phase: "verify",
-      rows: [
-        row({ token: 9, position: 3, parent: -1, candidate: 0 }),
-        row({ token: 10, position: 4, parent: 0, candidate: 1 }),
-        row({ token: 20, position: 5, parent: 1, candidate: 3 }),
-        row({ token: 30, position: 6, parent: 2, candidate: 7 }),
-      ],
-      verify: [{ request: 0, acceptIndex: [0, 1, 2, 3], acceptLen: 4, bonus: 40 }],
-    },
-  ];
-  return {
-    formatVersion: 1,
-    engine: { name: "hand", dtype: "float32", ep: "cpu" },
-    config: { topk: 2, draft: { kind: "eagle" } },
-    requests: [{ id: 0, prompt: [1, 2, 3], output: [9, 10, 20, 30, 40], finishReason: "length" }],
-    events,
-  };
-}
-
-function childOf(trace: Trace, number: number): { score: number } {
-  for (const event of trace.events)
-    for (const row of event.rows) for (const child of row.children ?? []) if (child.number === number) return child;
-  throw new Error(`no candidate ${number}`);
-}
+import { childOf, children, handTree } from "../helpers/hand-tree.ts";
 
 describe("tree selection on a hand-written tree", () => {
   it("holds on the exact selection", () => {
@@ -275,5 +161,20 @@ describe("tree selection on engine traces", () => {
     const result = checkTreeSelection(broken);
     expect(result.status).toBe("fails");
     expect(result.violation?.request).toBe(round.request);
+  });
+});
+
+describe("graph-replay equivalence at tree selection", () => {
+  it("a frontier that flips between eager and replay is a tie at a near-tie of scores, else a failure", () => {
+    const flip = (score: number) => {
+      const eager = handTree();
+      const replay = handTree();
+      for (const trace of [eager, replay]) childOf(trace, 4).score = score;
+      const row = replay.events[3].rows[1];
+      Object.assign(row, { candidate: 4, token: 21 });
+      return checkReplayEquivalence(eager, replay, { epsilon: 1e-4, absolute: 1e-4, relative: 1e-5 });
+    };
+    expect(flip(-1 + 5e-5)).toMatchObject({ status: "holds", ties: 1 });
+    expect(flip(-3).violation?.message).toMatch(/replay carries draft candidate \[10,21\], eager \[11,22\]/);
   });
 });
