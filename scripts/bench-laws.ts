@@ -4,13 +4,19 @@
 // is checked by every law that applies, exactly as `specconf check` does.
 //
 //   npx tsx scripts/bench-laws.ts [--runs 2000] [--workers 2] [--seed 1] [--json]
+//   npx tsx scripts/bench-laws.ts --engine "npx specconf adapter" [--runs 300]
+//
+// With --engine the same cases also run through the external engine (each worker starts its own), right
+// after the in-process pass, and the ratio of the two runs/s is reported (target, issue 10: >= 50%).
 //
 // Target (issue 4): >= 10,000 law checks from >= 2,000 generated runs in <= 2 minutes on 2 cores; a
 // failing case shrunk in <= 30 s.
 import { fork } from "node:child_process";
 import { availableParallelism } from "node:os";
 import fc from "fast-check";
-import { checkCase } from "../src/laws/check-case.ts";
+import { checkLaws } from "../src/laws/runner.ts";
+import { referenceSource } from "../src/sources/reference.ts";
+import { ExternalSource } from "../src/sources/external.ts";
 import { LAW_PROPERTIES, MIXED } from "../properties/index.ts";
 import { propertyArbitrary, runLawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
@@ -21,6 +27,7 @@ const FLAGS = defineFlags({
   seed: { type: "integer", default: 1, description: "fast-check seed" },
   json: { type: "boolean", description: "print one JSON object" },
   worker: { type: "integer", min: 0, description: "internal: run as worker number N" },
+  engine: { type: "string", valueName: "COMMAND", description: "also run the cases through this engine" },
 });
 
 interface WorkerReport {
@@ -31,7 +38,14 @@ interface WorkerReport {
   laws: Record<string, { checks: number; seconds: number; failed: number }>;
 }
 
-async function worker(index: number, workers: number, runs: number, seed: number): Promise<WorkerReport> {
+async function worker(
+  index: number,
+  workers: number,
+  runs: number,
+  seed: number,
+  engine?: string,
+): Promise<WorkerReport> {
+  const source = engine ? await ExternalSource.start(engine) : referenceSource();
   const cpu = process.cpuUsage();
   const report: WorkerReport = { runs: 0, cpuSeconds: 0, runSeconds: 0, laws: {} };
   const properties = LAW_PROPERTIES;
@@ -42,7 +56,7 @@ async function worker(index: number, workers: number, runs: number, seed: number
     for (const [i, testCase] of cases.entries()) {
       const k = p * perProperty + i;
       if (k >= runs || k % workers !== index) continue;
-      const check = await checkCase(testCase);
+      const check = await checkLaws(source, testCase);
       report.runs += 1;
       report.runSeconds += check.seconds.runs ?? 0;
       for (const result of check.results) {
@@ -55,14 +69,18 @@ async function worker(index: number, workers: number, runs: number, seed: number
   }
   const used = process.cpuUsage(cpu);
   report.cpuSeconds = (used.user + used.system) / 1e6;
+  if (source instanceof ExternalSource) await source.close();
   return report;
 }
 
-function runWorker(index: number, workers: number, runs: number, seed: number): Promise<WorkerReport> {
+function runWorker(index: number, workers: number, runs: number, seed: number, engine?: string): Promise<WorkerReport> {
   return new Promise((resolve, reject) => {
     const child = fork(
       process.argv[1],
-      ["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)],
+      [
+        ...["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)],
+        ...(engine ? ["--engine", engine] : []),
+      ],
       { execArgv: process.execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] },
     );
     let out = "";
@@ -77,7 +95,7 @@ function runWorker(index: number, workers: number, runs: number, seed: number): 
 
 const { values } = parseFlags(FLAGS, process.argv.slice(2));
 if (values.worker !== undefined) {
-  const report = await worker(values.worker, values.workers, values.runs, values.seed);
+  const report = await worker(values.worker, values.workers, values.runs, values.seed, values.engine);
   process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exit(0);
 }
@@ -113,6 +131,31 @@ const shrink = await runLawProperty(MIXED, {
 const shrinkWall = (performance.now() - shrinkStart) / 1000;
 const shrunk = shrink.failure;
 
+// The same cases through the external engine, right after the in-process pass.
+let external:
+  { command: string; wallSeconds: number; runsPerSecond: number; ratio: number; failed: number } | undefined;
+if (values.engine) {
+  const engineStart = performance.now();
+  const engineReports = await Promise.all(
+    Array.from({ length: values.workers }, (_, i) =>
+      runWorker(i, values.workers, values.runs, values.seed, values.engine),
+    ),
+  );
+  const engineWall = (performance.now() - engineStart) / 1000;
+  const engineRuns = engineReports.reduce((sum, report) => sum + report.runs, 0);
+  const failed = engineReports.reduce(
+    (sum, report) => sum + Object.values(report.laws).reduce((inner, entry) => inner + entry.failed, 0),
+    0,
+  );
+  external = {
+    command: values.engine,
+    wallSeconds: engineWall,
+    runsPerSecond: engineRuns / engineWall,
+    ratio: engineRuns / engineWall / (runs / wall),
+    failed,
+  };
+}
+
 const summary = {
   runs,
   workers: values.workers,
@@ -141,6 +184,7 @@ const summary = {
       }
     : null,
   target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30 },
+  ...(external ? { external } : {}),
 };
 
 if (values.json) {
@@ -161,5 +205,9 @@ if (values.json) {
       : "shrinking: the fault was not found",
     `target: >= ${summary.target.lawChecks} law checks from >= ${summary.target.runs} runs in <= ${summary.target.seconds}s, shrink <= ${summary.target.shrinkSeconds}s: ${checks >= 10_000 && runs >= 2_000 && wall <= 120 && (shrunk?.shrinkSeconds ?? Infinity) <= 30 ? "met" : "NOT met"}`,
   ];
+  if (external)
+    lines.push(
+      `through '${external.command}': ${external.runsPerSecond.toFixed(1)} runs/s in ${external.wallSeconds.toFixed(1)}s = ${(external.ratio * 100).toFixed(0)}% of in-process (target >= 50%: ${external.ratio >= 0.5 ? "met" : "NOT met"})${external.failed ? `, ${external.failed} law checks FAILED` : ""}`,
+    );
   process.stdout.write(lines.join("\n") + "\n");
 }

@@ -7,6 +7,7 @@ import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { checkInvariance, type Tolerance } from "./invariance.ts";
 import { notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const BATCH_INVARIANCE = "batch invariance";
 
@@ -30,9 +31,10 @@ export function hasSharedBatch(trace: Trace): boolean {
   return trace.events.some((event) => new Set(event.rows.map((row) => row.request)).size > 1);
 }
 
+const UNBATCHED = "no forward packed two requests";
+
 export function checkBatchInvariance(batched: Trace, reordered: Trace, tolerance?: Tolerance): LawResult {
-  if (!hasSharedBatch(batched) && !hasSharedBatch(reordered))
-    return notCheckable(BATCH_INVARIANCE, "no forward packed two requests");
+  if (!hasSharedBatch(batched) && !hasSharedBatch(reordered)) return notCheckable(BATCH_INVARIANCE, UNBATCHED);
   return checkInvariance(batched, reordered, {
     law: BATCH_INVARIANCE,
     subject: "this batch",
@@ -40,3 +42,12 @@ export function checkBatchInvariance(batched: Trace, reordered: Trace, tolerance
     tolerance,
   });
 }
+
+export const law: Law = {
+  name: BATCH_INVARIANCE,
+  summary: "a request's tokens, drafts, accept lengths and positions do not depend on its batch or arrival order",
+  appliesTo: (testCase) => testCase.workload.requests.length > 1,
+  needs: { twin: { kind: "reordered", describe: "the reordered batch", of: reorderedTwin, composable: true } },
+  unavailable: ({ run }) => (hasSharedBatch(run.trace) ? undefined : UNBATCHED),
+  check: ({ run, twin }) => checkBatchInvariance(run.trace, twin!.trace),
+};

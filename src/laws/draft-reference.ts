@@ -8,6 +8,7 @@ import type { Trace, TraceEvent, TraceRow } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
 import { sequenceOf } from "./rounds.ts";
+import type { Law } from "./definition.ts";
 
 export const DRAFT_REFERENCE = "draft reference";
 
@@ -117,3 +118,11 @@ export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle)
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: DRAFT_REFERENCE,
+  summary: "draft tokens and logits equal a cache-free draft recomputation",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative",
+  needs: { oracle: true },
+  check: ({ run, oracle }) => checkDraftReference(run.trace, oracle),
+};

@@ -1,7 +1,9 @@
 // Law "KV conservation": every pool passes checkIntegrity() after every step, holds no temporary slot
 // between steps and nothing for finished requests, and is empty once every request is done.
 import type { PoolCheck } from "../engine/engine.ts";
-import { LawTally, type LawResult } from "./law.ts";
+import type { EngineInternals } from "../engine/run-case.ts";
+import type { Law } from "./definition.ts";
+import { combine, LawTally, type LawResult } from "./law.ts";
 
 export const KV_CONSERVATION = "KV conservation";
 
@@ -24,3 +26,17 @@ export function checkKvConservation(
     tally.fail({ message: `${slotsInUseAtEnd} slots still in use after every request finished` });
   return tally.result();
 }
+
+const checkInternals = ({ poolChecks, steps, slotsInUseAtEnd }: EngineInternals) =>
+  checkKvConservation(poolChecks, steps, slotsInUseAtEnd);
+
+export const law: Law = {
+  name: KV_CONSERVATION,
+  summary: "pools pass checkIntegrity() after every step and are empty at the end",
+  appliesTo: () => true,
+  needs: { baseline: "also-check", internals: true },
+  check: ({ run, baseline }) => {
+    const own = checkInternals(run.internals!);
+    return baseline?.internals ? combine(own, checkInternals(baseline.internals), "target-only run") : own;
+  },
+};

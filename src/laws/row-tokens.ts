@@ -10,9 +10,11 @@
 // numbers leaves its drafted rows unjudged (counted only what was checked). Trace-only.
 import type { Trace, TraceEvent, TraceRow } from "../trace/schema.ts";
 import { readDraftRounds, traceTopk, type DraftRound } from "./draft-tree.ts";
-import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
+import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
 
 export const ROW_TOKENS = "rows carry request tokens";
+const NO_REQUESTS = "the trace has no requests with prompts and outputs";
 
 /** Per request, the chain drafts d_1, d_2, ... of the round in flight (topk 1 and multi-layer). */
 interface ChainState {
@@ -26,7 +28,7 @@ function firstDraft(row: TraceRow | undefined): number | undefined {
 }
 
 export function checkRowTokens(trace: Readonly<Trace>): LawResult {
-  if (!trace.requests) return notCheckable(ROW_TOKENS, "the trace has no requests with prompts and outputs");
+  if (!trace.requests) return notCheckable(ROW_TOKENS, NO_REQUESTS);
   const sequences = new Map(trace.requests.map((request) => [request.id, [...request.prompt, ...request.output]]));
   // Candidate tokens of tree rounds, keyed by the draft-decode or verify row ("event:row").
   const roundOf = new Map<string, DraftRound>();
@@ -111,3 +113,16 @@ export function checkRowTokens(trace: Readonly<Trace>): LawResult {
   if (tally.checked === 0) return notCheckable(ROW_TOKENS, "no row of a listed request");
   return tally.result();
 }
+
+export const law: Law = {
+  name: ROW_TOKENS,
+  summary:
+    "every row carries its request's token: x at target rows, x_{i+1} at draft-extend anchor i, the drafted token at draft and verify rows",
+  appliesTo: () => true,
+  needs: { baseline: "also-check" },
+  unavailable: ({ run }) => (run.trace.requests ? undefined : NO_REQUESTS),
+  check: ({ run, baseline }) =>
+    baseline
+      ? combine(checkRowTokens(run.trace), checkRowTokens(baseline.trace), "target-only run")
+      : checkRowTokens(run.trace),
+};

@@ -11,9 +11,11 @@
 import type { Trace } from "../trace/schema.ts";
 import { byScore, readDraftRounds, type DraftCandidate, type DraftRound } from "./draft-tree.ts";
 import { toleranceOf } from "./invariance.ts";
+import type { Law } from "./definition.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 
 export const TREE_SELECTION = "tree selection";
+const NO_SCORES = "the trace carries no scored draft candidates (rows' children)";
 
 const list = (numbers: Iterable<number>) => [...numbers].sort((a, b) => a - b).join(", ");
 
@@ -153,10 +155,19 @@ function checkRound(round: DraftRound, tally: LawTally, epsilon: number): void {
 
 export function checkTreeSelection(trace: Readonly<Trace>): LawResult {
   const rounds = readDraftRounds(trace);
-  if (rounds.length === 0)
-    return notCheckable(TREE_SELECTION, "the trace carries no scored draft candidates (rows' children)");
+  if (rounds.length === 0) return notCheckable(TREE_SELECTION, NO_SCORES);
   const epsilon = toleranceOf(trace as Trace).draftEpsilon;
   const tally = new LawTally(TREE_SELECTION);
   for (const round of rounds) checkRound(round, tally, epsilon);
   return tally.result();
 }
+
+export const law: Law = {
+  name: TREE_SELECTION,
+  summary:
+    "each draft step's frontier is the topk best children by cumulative log-probability; the verified set is the N - 1 best, ancestor-closed",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative" && testCase.engine.multiLayer !== true,
+  needs: {},
+  unavailable: ({ run }) => (readDraftRounds(run.trace).length > 0 ? undefined : NO_SCORES),
+  check: ({ run }) => checkTreeSelection(run.trace),
+};

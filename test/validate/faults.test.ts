@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import type { FaultName } from "../../src/engine/faults.ts";
 import { runCase, type RunResult } from "../../src/engine/run-case.ts";
-import { targetOnlyTwin } from "../../src/golden/generate.ts";
+import { targetOnlyCase as targetOnlyTwin } from "../../src/sources/source.ts";
 import { caseWithFaults } from "../../src/golden/run-reference.ts";
-import { checkRun } from "../../src/laws/check-run.ts";
+import { checkRun } from "../helpers/check-run.ts";
 import { KV_CONSERVATION } from "../../src/laws/kv-conservation.ts";
 import { failing, goldenCase, reference, validateRun } from "../helpers/golden-runs.ts";
 
