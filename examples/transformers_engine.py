@@ -2,7 +2,8 @@
 """A specconf engine over Hugging Face transformers' own generate() (docs/adapter.md, docs/gpu.md).
 
 Four generation modes, chosen per case the way a transformers user calls them:
-  target-only cases  -> greedy generate() with its KV cache, the case's requests as one batch, left-padded
+  target-only cases  -> greedy generate() with its KV cache, the requests arriving at one step as one
+                        batch, left-padded
   draft "mirror" / "truncated-mirror" -> assisted generation with the standalone draft model
                         (generate(assistant_model=...)), num_assistant_tokens = S, constant schedule
   draft "ngram"      -> prompt lookup decoding (generate(prompt_lookup_num_tokens=S))
@@ -29,6 +30,7 @@ CAPABILITIES = {
     "maxNumSteps": 8,
     "maxTopk": 1,
     "maxBatch": 4,
+    "arrivals": True,  # requests arriving at the same step are batched together
     "dtypes": ["float32", "float64"],
     "observes": ["acceptLens"],
 }
@@ -146,7 +148,11 @@ class Engine:
         target = self.model(files["target"], dtype)
         requests = case["workload"]["requests"]
         if engine["mode"] == "target-only":
-            return self.greedy_batch(target, requests, spec)
+            # Requests arriving at the same step share one batch; later arrivals form batches of their own.
+            outputs = []
+            for step in sorted({request["arrivalStep"] for request in requests}):
+                outputs += self.greedy_batch(target, [r for r in requests if r["arrivalStep"] == step], spec)
+            return outputs
         kind = case["draft"]["kind"]
         if engine["topk"] != 1 or kind not in ("mirror", "truncated-mirror", "ngram"):
             raise NotImplementedError(f"draft {kind} with topk {engine['topk']}")

@@ -53,14 +53,15 @@ for (const fault of values.fault.length > 0 ? values.fault : FAULT_NAMES) {
     const requests = failure.testCase.workload.requests;
     return { requests: requests.length, tokens: requests.reduce((sum, request) => sum + request.prompt.length, 0) };
   });
-  const largest = sizes.reduce(
-    (max, size) => ({ requests: Math.max(max.requests, size.requests), tokens: Math.max(max.tokens, size.tokens) }),
-    { requests: 0, tokens: 0 },
-  );
+  // The smallest failure is the one to hand over; some properties' focus has a larger minimum (chunk
+  // invariance draws suffixes of 2+ tokens), so the largest is reported too.
+  const bySize = [...sizes].sort((a, b) => a.requests - b.requests || a.tokens - b.tokens);
+  const smallest = bySize[0] ?? { requests: 0, tokens: 0 };
+  const largest = bySize[bySize.length - 1] ?? { requests: 0, tokens: 0 };
   const laws = [...new Set(failures.flatMap((failure) => failure.laws))];
-  const small = failures.length > 0 && largest.requests <= 2 && largest.tokens <= 12;
+  const small = failures.length > 0 && smallest.requests <= 2 && smallest.tokens <= 12;
   rows.push(
-    `${fault.padEnd(38)} ${failures.length > 0 ? "KILLED" : "missed"}  ${String(failures.length).padStart(2)} failing properties, largest shrunk ${largest.requests} req / ${largest.tokens} tokens ${small ? "(<= 2 / 12)" : "(LARGER)"}, ${seconds.toFixed(0)}s  laws: ${laws.join(", ")}`,
+    `${fault.padEnd(38)} ${failures.length > 0 ? "KILLED" : "missed"}  ${String(failures.length).padStart(2)} failing properties, smallest shrunk ${smallest.requests} req / ${smallest.tokens} tokens ${small ? "(<= 2 / 12)" : "(LARGER)"}, largest ${largest.requests} / ${largest.tokens}, ${seconds.toFixed(0)}s  laws: ${laws.join(", ")}`,
   );
   process.stderr.write(`${rows[rows.length - 1]}\n`);
 }

@@ -13,6 +13,10 @@ import { checkLaws, type CaseCheck, type LawVerdict } from "../laws/runner.ts";
 import { EngineStartError, ExternalSource } from "../sources/external.ts";
 import { RelaxationLog } from "../validate/profiles.ts";
 import { RelaxedViews } from "../validate/relaxed-view.ts";
+import type { RunResult } from "../engine/run-case.ts";
+import { outputLinesOf } from "../golden/run-reference.ts";
+import { writeTextAtomic } from "../schema/atomic-write.ts";
+import type { OutputLine, RequestOutput } from "../validate/outputs-schema.ts";
 
 export interface EngineCheckOptions {
   goldenFiles?: readonly string[];
@@ -21,6 +25,8 @@ export interface EngineCheckOptions {
   timeoutMs?: number;
   profile?: Profile;
   json?: boolean;
+  /** Also write each suite's outputs as `<dir>/<suite>.jsonl` (for `specconf validate`). */
+  outputsDir?: string;
   write?: (text: string) => void;
 }
 
@@ -47,6 +53,17 @@ function casesOf(options: EngineCheckOptions): { suite: string; name: string; te
       testCase: { ...goldenCase.case, engine: { ...goldenCase.case.engine, faults: [...(options.faults ?? [])] } },
     }));
   });
+}
+
+/** What an engine reported per request, as an outputs line carries it. */
+function engineOutputs(run: RunResult): RequestOutput[] {
+  return run.outputs.map((output) => ({
+    id: output.id,
+    tokens: output.tokens,
+    finishReason: output.finishReason,
+    ...(output.acceptLens.length > 0 ? { acceptLens: output.acceptLens } : {}),
+    ...(output.roundsIncludeFirstToken ? { roundsIncludeFirstToken: true } : {}),
+  }));
 }
 
 function line(check: CaseCheck, suite: string, name: string): string {
@@ -79,9 +96,11 @@ export async function checkEngine(
   const views = new RelaxedViews(log.profile, log);
   const summary: EngineCheckSummary = { engine: source.name, ok: true, cases: [], relaxations: [] };
   let checked = 0;
+  const lines = new Map<string, OutputLine[]>();
   try {
     for (const { suite, name, testCase } of cases) {
       const check = await checkLaws(source, testCase, { views });
+      if (check.run) lines.set(suite, [...(lines.get(suite) ?? []), ...outputLinesOf(name, engineOutputs(check.run))]);
       summary.cases.push({
         suite,
         case: name,
@@ -96,6 +115,12 @@ export async function checkEngine(
     await source.close();
   }
   summary.relaxations = log.entries();
+  if (options.outputsDir)
+    for (const [suite, suiteLines] of lines)
+      writeTextAtomic(
+        join(options.outputsDir, `${suite}.jsonl`),
+        suiteLines.map((line) => JSON.stringify(line)).join("\n") + "\n",
+      );
   // Nothing checked is not a pass: every case skipped, or every law not checkable.
   if (checked === 0) summary.ok = false;
   if (options.json) write(`${JSON.stringify(summary)}\n`);

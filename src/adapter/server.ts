@@ -46,6 +46,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "attended",
     "verify",
     "lifecycle",
+    "released",
   ],
 };
 

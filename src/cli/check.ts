@@ -90,6 +90,11 @@ const FLAGS = defineFlags({
     valueName: "FILE",
     description: "with --engine --golden: the golden files whose cases to run (default: golden/*.json)",
   },
+  outputs: {
+    type: "string",
+    valueName: "DIR",
+    description: "with --engine --golden: write each suite's outputs as DIR/<suite>.jsonl (for specconf validate)",
+  },
   profile: {
     type: "choice",
     choices: profileNames(),
@@ -224,6 +229,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
         timeoutMs: values["engine-timeout"] * 1000,
         profile: PROFILES[values.profile],
         json: values.json,
+        outputsDir: values.outputs,
       });
       if (external.error) process.stderr.write(`specconf check: ${external.error}\n`);
       return external.code;

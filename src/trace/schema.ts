@@ -108,6 +108,19 @@ export const TraceEventSchema = Type.Object(
     module: Type.Optional(Type.Integer({ minimum: 0 })),
     rows: Type.Array(TraceRowSchema),
     verify: Type.Optional(Type.Array(VerifyResultSchema)),
+    /**
+     * Slots each pool released after this forward and before the next one (finished, aborted or retracted
+     * requests, rejected verify nodes, temporary draft rows): with the rows' slots it lets KV conservation
+     * follow every slot's ownership from the trace alone.
+     */
+    released: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { pool: Type.String(), slots: Type.Array(Type.Integer({ minimum: 0 })) },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
   },
   { additionalProperties: false },
 );

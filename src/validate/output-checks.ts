@@ -105,6 +105,11 @@ export function checkAcceptLengths(
   const id = golden.id;
   if (!output.acceptLens) return notCheckable(ACCEPT_LENGTHS, "the output has no acceptLens");
   if (golden.rounds.length === 0) return notCheckable(ACCEPT_LENGTHS, "the golden case has no chain rounds");
+  if (output.roundsIncludeFirstToken)
+    return notCheckable(
+      ACCEPT_LENGTHS,
+      "the engine's rounds start at the first output token, the golden rounds after the prefill's sample: not comparable round by round (check --engine applies mirror acceptance to them)",
+    );
   let lens = output.acceptLens;
   if (hasRelaxation(log.profile, RELAXATIONS.acceptLengthDraftsOnly)) {
     lens = lens.map((len) => len + 1);
