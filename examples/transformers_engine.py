@@ -182,7 +182,13 @@ def serve(engine):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument(
+        "--dtypes",
+        default="float32,float64",
+        help="model dtypes to declare (e.g. float32 alone, to explore past a float64 finding)",
+    )
     args = parser.parse_args()
+    CAPABILITIES["dtypes"] = args.dtypes.split(",")
     torch.set_num_threads(1)
     torch.backends.cuda.matmul.allow_tf32 = False  # specconf's epsilon assumes full float32 matmuls
     torch.backends.cudnn.allow_tf32 = False

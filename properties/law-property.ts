@@ -116,6 +116,11 @@ export interface RunOptions {
   arbitrary?: fc.Arbitrary<Case>;
   /** A profile's relaxations (check --engine --profile). */
   views?: RelaxedViews;
+  /**
+   * Laws pinned as known findings of the engine under test (check --pins): checked and counted like any other,
+   * their failures do not fail the property (the suite then requires each pinned law to fail somewhere).
+   */
+  pinned?: ReadonlySet<string>;
   /** The external engine behind `source`: named in failure files, which also get the reference's trace. */
   engine?: { command: string; name: string };
   /** Called after each generated run (not after shrink attempts). */
@@ -148,8 +153,15 @@ export function lawsNamed(names: ReadonlySet<string>): Law[] {
   return LAWS.filter((law) => names.has(law.name));
 }
 
-export function failedLaws(check: CaseCheck, selected?: ReadonlySet<string>): LawResult[] {
-  return failures(check).filter((result) => !selected || selected.has(result.law) || result.law === RUNS_TO_COMPLETION);
+export function failedLaws(
+  check: CaseCheck,
+  selected?: ReadonlySet<string>,
+  pinned?: ReadonlySet<string>,
+): LawResult[] {
+  return failures(check).filter(
+    (result) =>
+      (!selected || selected.has(result.law) || result.law === RUNS_TO_COMPLETION) && !pinned?.has(result.law),
+  );
 }
 
 export async function runLawProperty(property: LawProperty, options: RunOptions): Promise<PropertyRun> {
@@ -174,7 +186,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
       // ends shrinking quickly and keeps the last failing case).
       if (performance.now() - shrinkStart > shrinkBudget) return true;
       const check = await checkOne(testCase, shrinkLaws);
-      const failing = failedLaws(check, shrinkLaws).length > 0;
+      const failing = failedLaws(check, shrinkLaws, options.pinned).length > 0;
       shrinkAttempts += 1;
       options.onShrink?.(shrinkAttempts, failing);
       if (failing) lastFailing = check;
@@ -190,7 +202,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
       stats.set(result.law, entry);
     }
     options.onRun?.(check, runs);
-    const failed = failedLaws(check, options.laws);
+    const failed = failedLaws(check, options.laws, options.pinned);
     if (failed.length === 0) return true;
     firstFailure = { check, seconds: (performance.now() - start) / 1000 };
     lastFailing = check;
@@ -227,14 +239,14 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   const [shrunk] = details.counterexample as [Case];
   // Recheck the shrunk case against every selected law, for the record and the kill matrix.
   const check = await checkOne(shrunk, options.laws);
-  const laws = failedLaws(check, options.laws).map((law) => law.law);
+  const laws = failedLaws(check, options.laws, options.pinned).map((law) => law.law);
   const path = details.counterexamplePath ?? "";
   const failure: PropertyFailure = {
     seed: details.seed,
     path,
     testCase: shrunk,
     check,
-    firstLaws: failedLaws(firstFailure.check, options.laws).map((law) => law.law),
+    firstLaws: failedLaws(firstFailure.check, options.laws, options.pinned).map((law) => law.law),
     laws: laws.length > 0 ? laws : [...(shrinkLaws ?? [])],
     firstCase: firstFailure.check.testCase,
     shrinks: details.numShrinks,
@@ -242,7 +254,8 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     shrinkSeconds: (performance.now() - shrinkStart) / 1000,
     fastCheck: `{ seed: ${details.seed}, path: ${JSON.stringify(path)}, endOnFailure: true }`,
   };
-  const failing = failedLaws(check, options.laws)[0] ?? failedLaws(lastFailing, shrinkLaws)[0];
+  const failing =
+    failedLaws(check, options.laws, options.pinned)[0] ?? failedLaws(lastFailing, shrinkLaws, options.pinned)[0];
   if (options.failureDir !== false && failing) {
     const referenceTrace = options.engine ? await referenceTraceOf(shrunk) : undefined;
     const written = writeFailure(

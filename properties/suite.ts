@@ -36,6 +36,8 @@ export interface SuiteOptions {
   source?: RunSource;
   views?: RelaxedViews;
   engine?: { command: string; name: string };
+  /** Laws pinned as the engine's known findings (law-property.ts). */
+  pinned?: ReadonlySet<string>;
   /** An external engine's capabilities: each property's space narrowed (a string: the property cannot run). */
   narrow?: (space: CaseSpace) => CaseSpace | string;
   /** Progress: a generated run done, a shrink attempt, a line to print. */
@@ -98,6 +100,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       source: options.source,
       views: options.views,
       engine: options.engine,
+      pinned: options.pinned,
       arbitrary,
       onRun: (check) => {
         result.runSeconds += check.seconds.runs ?? 0;

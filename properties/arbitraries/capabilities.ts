@@ -32,7 +32,7 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   const drafts = candidates.filter(
     (kind) => capabilities.drafts.includes(kind) && draftExportable(kind, capabilities.modelFormats),
   );
-  if (speculative && drafts.length === 0) return `no draft of ${space.drafts.join(", ")} the engine runs`;
+  if (speculative && drafts.length === 0) return `the drafts ${space.drafts.join(", ")}`;
   const topks = space.topks.filter((topk) => topk <= capabilities.maxTopk);
   if (topks.length === 0) return `topk ${space.topks.join("/")} (engine max ${capabilities.maxTopk})`;
   const multiLayer = space.multiLayer.filter((value) => !value || capabilities.multiLayer);

@@ -13,7 +13,7 @@ mkdir -p "$work" "$out"
 [ -x "$work/node" ] || { xz -dc "$bundle/node.xz" > "$work/node"; chmod +x "$work/node"; }
 [ -d node_modules/tsx ] || tar -xJf "$bundle/node_modules.txz"
 export PATH="$work:$PATH" PYTHONUNBUFFERED=1
-engine="python3 examples/transformers_engine.py --device ${DEVICE:-cuda}"
+engine="python3 examples/transformers_engine.py --device ${DEVICE:-cuda} ${ENGINE_FLAGS:-}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 python3 - <<'PY'
 import inspect, torch, transformers

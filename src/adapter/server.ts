@@ -47,6 +47,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "verify",
     "lifecycle",
     "released",
+    "batches",
   ],
 };
 

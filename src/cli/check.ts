@@ -18,6 +18,8 @@ import { runSuite, type SuiteResult } from "../../properties/suite.ts";
 import { PROFILES, profileNames, RelaxationLog } from "../validate/profiles.ts";
 import { RelaxedViews } from "../validate/relaxed-view.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
+import { loadPins } from "../failures/pins.ts";
+import { InputError } from "../schema/input-error.ts";
 import {
   addResult,
   describeFailure,
@@ -90,6 +92,12 @@ const FLAGS = defineFlags({
     valueName: "FILE",
     description: "with --engine --golden: the golden files whose cases to run (default: golden/*.json)",
   },
+  pins: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "with --engine: laws pinned as the engine's known findings (docs/findings/*.pins.json): reported, not failing the run, and each must still fail",
+  },
   outputs: {
     type: "string",
     valueName: "DIR",
@@ -124,6 +132,8 @@ export interface CheckSummary {
   /** With --engine: laws' properties and declared features no generated case exercised. */
   notExercised?: string[];
   skipped?: number;
+  /** With --engine --pins: each pinned law, its finding, and whether it still failed. */
+  pinned?: { law: string; finding: string; reproduced: boolean }[];
   /** With --engine --profile: the relaxations that changed what a law saw, and how often. */
   relaxations?: ReturnType<RelaxationLog["entries"]>;
 }
@@ -250,6 +260,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
       });
     }
     const capabilities = source?.capabilities;
+    const pins = values.pins !== undefined ? loadPins(values.pins).laws : undefined;
     const relaxations = new RelaxationLog(PROFILES[values.profile]);
     process.stderr.write(
       `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), ${source ? `engine ${source.name}` : `EP ${values.ep}`}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
@@ -276,6 +287,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
         failureDir: values["no-write"] ? false : values.failures,
         source,
         engine: source && { command: source.command, name: source.name },
+        pinned: pins && new Set(pins.keys()),
         views:
           source && values.profile !== "strict" ? new RelaxedViews(PROFILES[values.profile], relaxations) : undefined,
         narrow: capabilities && ((space) => narrowSpace(space, capabilities)),
@@ -309,7 +321,9 @@ export async function checkCommand(argv: string[]): Promise<number> {
         ...(suite.replays.has(name) ? { replay: suite.replays.get(name) } : {}),
       }));
     const checkedAnything = laws.some((law) => law.passed + law.failed > 0);
-    const lawsOk = laws.every((law) => law.failed === 0);
+    // A pinned law's failures are the engine's known findings; a pinned law that no longer fails is news.
+    const unreproduced = [...(pins?.keys() ?? [])].filter((law) => (stats.get(law)?.failed ?? 0) === 0);
+    const lawsOk = laws.every((law) => law.failed === 0 || pins?.has(law.name)) && unreproduced.length === 0;
     const summary: CheckSummary = {
       ok: lawsOk && below.length === 0 && checkedAnything,
       seed,
@@ -328,6 +342,15 @@ export async function checkCommand(argv: string[]): Promise<number> {
               ...declaredFeatures(capabilities).filter((feature) => !suite.features.has(feature)),
             ],
             skipped: suite.skipped,
+            ...(pins
+              ? {
+                  pinned: [...pins].map(([law, finding]) => ({
+                    law,
+                    finding,
+                    reproduced: !unreproduced.includes(law),
+                  })),
+                }
+              : {}),
             relaxations: relaxations.entries().filter((entry) => entry.applied > 0),
           }
         : {}),
@@ -340,13 +363,23 @@ export async function checkCommand(argv: string[]): Promise<number> {
       if (summary.notExercised?.length) process.stdout.write(`never exercised: ${summary.notExercised.join("; ")}\n`);
       if (summary.skipped)
         process.stdout.write(`${summary.skipped} generated cases the engine refused as unsupported\n`);
-      for (const law of laws) if (law.replay) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
+      for (const pin of summary.pinned ?? [])
+        process.stdout.write(
+          `pinned: ${pin.law} (${pin.finding}): ${pin.reproduced ? "fails as the finding says" : "NO LONGER FAILS: the engine changed; update the finding and the pin"}\n`,
+        );
+      for (const law of laws)
+        if (law.replay && !pins?.has(law.name)) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
       if (!checkedAnything) process.stdout.write("nothing was checked: every run was skipped or not checkable\n");
       process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
     }
     return summary.ok ? 0 : 1;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof RuntimeError || error instanceof EngineStartError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof RuntimeError ||
+      error instanceof EngineStartError ||
+      error instanceof InputError
+    ) {
       process.stderr.write(`specconf check: ${error.message}\n`);
       return 2;
     }

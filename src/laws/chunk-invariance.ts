@@ -5,7 +5,7 @@
 // draft-extend row must take the next prompt token, not the token sampled from the chunk's logits.
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
-import { checkInvariance, type Tolerance } from "./invariance.ts";
+import { checkInvariance, showsForwards, type Tolerance } from "./invariance.ts";
 import { notCheckable, type LawResult } from "./law.ts";
 import type { Law } from "./definition.ts";
 
@@ -42,7 +42,7 @@ export function wasChunked(trace: Trace): boolean {
 const NOT_CHUNKED = "no prompt was prefilled in more than one chunk";
 
 export function checkChunkInvariance(chunked: Trace, unchunked: Trace, tolerance?: Tolerance): LawResult {
-  if (!wasChunked(chunked)) return notCheckable(CHUNK_INVARIANCE, NOT_CHUNKED);
+  if (showsForwards(chunked) && !wasChunked(chunked)) return notCheckable(CHUNK_INVARIANCE, NOT_CHUNKED);
   return checkInvariance(chunked, unchunked, {
     law: CHUNK_INVARIANCE,
     subject: "the chunked run",
@@ -56,6 +56,6 @@ export const law: Law = {
   summary: "tokens, draft chains, accept lengths and positions equal the unchunked run's",
   appliesTo: isChunked,
   needs: { twin: { kind: "unchunked", describe: "the unchunked run", of: unchunkedTwin, composable: true } },
-  unavailable: ({ run }) => (wasChunked(run.trace) ? undefined : NOT_CHUNKED),
+  unavailable: ({ run }) => (showsForwards(run.trace) && !wasChunked(run.trace) ? NOT_CHUNKED : undefined),
   check: ({ run, twin }) => checkChunkInvariance(run.trace, twin!.trace),
 };

@@ -5,7 +5,7 @@
 // a round the retract cut short, are left out of the comparison (request-view.ts).
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
-import { checkInvariance, type Tolerance } from "./invariance.ts";
+import { checkInvariance, showsForwards, type Tolerance } from "./invariance.ts";
 import { notCheckable, type LawResult } from "./law.ts";
 import type { Law } from "./definition.ts";
 
@@ -20,7 +20,7 @@ const retractLanded = (trace: Trace) => (trace.lifecycle ?? []).some((entry) => 
 const NO_RETRACT = "no retract landed on an active request";
 
 export function checkRetractInvariance(retracted: Trace, baseline: Trace, tolerance?: Tolerance): LawResult {
-  if (!retractLanded(retracted)) return notCheckable(RETRACT_INVARIANCE, NO_RETRACT);
+  if (showsForwards(retracted) && !retractLanded(retracted)) return notCheckable(RETRACT_INVARIANCE, NO_RETRACT);
   return checkInvariance(retracted, baseline, {
     law: RETRACT_INVARIANCE,
     subject: "the retracted run",
@@ -36,6 +36,6 @@ export const law: Law = {
   needs: {
     twin: { kind: "unretracted", describe: "the run without retracts", of: unretractedTwin, composable: true },
   },
-  unavailable: ({ run }) => (retractLanded(run.trace) ? undefined : NO_RETRACT),
+  unavailable: ({ run }) => (showsForwards(run.trace) && !retractLanded(run.trace) ? NO_RETRACT : undefined),
   check: ({ run, twin }) => checkRetractInvariance(run.trace, twin!.trace),
 };

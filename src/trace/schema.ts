@@ -163,6 +163,11 @@ export const TraceSchema = Type.Object(
         dtype: Type.Optional(Type.String()),
         threads: Type.Optional(Type.Integer()),
         graphOptimizationLevel: Type.Optional(Type.String()),
+        /**
+         * "unobserved": the events are per request (the engine batches, but which requests shared a forward is
+         * not visible to it): laws that read batching from the events compare outputs instead.
+         */
+        batchGrouping: Type.Optional(Type.Union([Type.Literal("observed"), Type.Literal("unobserved")])),
       },
       { additionalProperties: true },
     ),

@@ -25,7 +25,8 @@ describe("the reference adapter in a separate process", () => {
     const check = await checkLaws(engine, testCase());
     const byStatus = (status: string) => check.results.filter((law) => law.status === status).map((law) => law.law);
     expect(byStatus("fails")).toEqual([]);
-    expect(byStatus("not-checkable")).toEqual(["KV conservation"]);
+    // KV conservation too: the trace records every slot the pools released.
+    expect(byStatus("not-checkable")).toEqual([]);
     expect(byStatus("holds")).toEqual(
       expect.arrayContaining([
         "reference decode",
@@ -33,6 +34,7 @@ describe("the reference adapter in a separate process", () => {
         "draft reference",
         "mirror acceptance",
         "positions",
+        "KV conservation",
         "chunk invariance",
         "page-size invariance",
       ]),
@@ -56,7 +58,8 @@ async function failure(command: string, timeoutMs = 2000): Promise<ExternalEngin
     () => undefined,
     (caught: unknown) => caught,
   );
-  expect(performance.now() - started).toBeLessThan(timeoutMs + 3000);
+  // Bounded, never a hang (the slowest fake engine sleeps 30 s); slack for a loaded 2-core CI machine.
+  expect(performance.now() - started).toBeLessThan(timeoutMs + 15_000);
   expect(error).toBeInstanceOf(ExternalEngineError);
   return error as ExternalEngineError;
 }
