@@ -51,6 +51,8 @@ export const FAULT_NAMES = [
    * kernel, and its bonus is read from the persistent accept buffer's stale row.
    */
   "zero-draft-stale-row",
+  /** Tree drafting: the next frontier is the K children with the best own log-probability, not the best cumulative one along the path. */
+  "frontier-by-own-logprob",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

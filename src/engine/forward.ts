@@ -30,6 +30,8 @@ export interface RowPlan {
   treeParent?: number;
   /** Overlap: the future-ring placeholder this row's token was resolved from at launch. */
   placeholder?: number;
+  /** Tree drafting: the draft candidate number this row carries (0 for the verify root). */
+  candidate?: number;
 }
 
 export interface ForwardPlan {
@@ -148,6 +150,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       temporary: row.temporary,
       ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
       ...(row.placeholder !== undefined ? { placeholder: row.placeholder } : {}),
+      ...(row.candidate !== undefined ? { candidate: row.candidate } : {}),
       hidden: plan.hidden?.provenance[r],
       predict: predict[r],
       margin: margins[r],

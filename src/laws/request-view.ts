@@ -8,8 +8,11 @@
 // rebuild KV it already had, and the temporary rows of the round a retract cut short, are skipped:
 // resume must continue exactly where the request left off. Discarded work (overlap: a zombie's extra
 // round, a round in flight when an abort or retract landed) is left out: nothing of it was emitted. A
-// prefix hit's length per pool is kept: the positions it reused are compared in neither run.
+// prefix hit's length per pool is kept: the positions it reused are compared in neither run. Tree-drafting
+// rows also carry what the selection read (draft-tree.ts): the candidate's token path, its rank gap, and a
+// draft row's children, so a selection that flipped at a near-tie is told from a real difference.
 import type { Trace, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
+import { readDraftRounds, selectedRows } from "./draft-tree.ts";
 
 export interface ViewRow {
   phase: TraceEvent["phase"];
@@ -23,6 +26,13 @@ export interface ViewRow {
   predict?: number;
   margin?: number;
   topLogit?: number;
+  /** Tree drafting (draft-decode and verify rows): the carried candidate's token path from the root. */
+  path?: string;
+  /** Its score gap to its neighbours in the selection's ranking (draft units): below epsilon, a near-tie. */
+  rankGap?: number;
+  /** Tree drafting: the tokens this draft row expanded into (sorted), and the margin at the topk cut. */
+  children?: string;
+  childMargin?: number;
   /** Where the row is in its trace. */
   event: number;
   row: number;
@@ -121,6 +131,7 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
       for (const { pool, length } of entry.pools ?? []) hits.set(pool, Math.max(hits.get(pool) ?? 0, length));
     }
   }
+  const selected = selectedRows(readDraftRounds(trace));
   const segments = new Map<number, number>();
   /** Persisted positions already written per request and pool, and whether the request is rebuilding after a retract. */
   const written = new Map<string, number>();
@@ -160,6 +171,16 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
         predict: row.predict,
         margin: row.margin,
         topLogit: row.topLogit,
+        ...selected.get(`${event.index}:${rowIndex}`),
+        ...(row.children
+          ? {
+              children: row.children
+                .map((child) => child.token)
+                .sort((a, b) => a - b)
+                .join(","),
+              childMargin: row.childMargin,
+            }
+          : {}),
         event: event.index,
         row: rowIndex,
         segment: segments.get(row.request) ?? 0,

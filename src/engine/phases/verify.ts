@@ -16,6 +16,8 @@ export interface DraftTree {
   depths: number[];
   /** Overlap: the future-ring placeholder a node's token was resolved from at launch (trace rows record it). */
   placeholders?: (number | undefined)[];
+  /** Tree drafting: each node's draft candidate number (0 for the root); absent for multi-layer chains. */
+  candidates?: number[];
 }
 
 export interface AcceptedRound {
@@ -74,6 +76,7 @@ export async function runVerify(
         attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
         treeParent: tree.parents[node],
         placeholder: tree.placeholders?.[node],
+        ...(tree.candidates ? { candidate: tree.candidates[node] } : {}),
       });
     });
   });
