@@ -9,8 +9,18 @@ export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string
   return fc.constantFrom(...presets);
 }
 
-export function draftArbitrary(drafts: readonly DraftKind[]): fc.Arbitrary<DraftSpec> {
-  return fc.constantFrom(...drafts).map(
+/**
+ * A draft kind, each with its weight (default 1). The first kind is where shrinking goes, whatever the
+ * weights: fc.oneof shrinks towards its first arbitrary.
+ */
+export function draftArbitrary(
+  drafts: readonly DraftKind[],
+  weights: Partial<Record<DraftKind, number>> = {},
+): fc.Arbitrary<DraftSpec> {
+  const kinds = drafts.every((kind) => (weights[kind] ?? 1) === 1)
+    ? fc.constantFrom(...drafts)
+    : fc.oneof(...drafts.map((kind) => ({ arbitrary: fc.constant(kind), weight: weights[kind] ?? 1 })));
+  return kinds.map(
     (kind) => defaultDraftSpec(kind),
     (value) => (value as DraftSpec).kind,
   );

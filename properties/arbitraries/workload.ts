@@ -11,6 +11,8 @@ export interface RequestDraw {
   suffix: number[];
   maxNewTokens: number;
   arrivalStep: number;
+  /** Leading suffix tokens copied from the first request's (a shared prefix for the prefix cache; 0 shrinks). */
+  shared: number;
 }
 
 export interface AbortDraw {
@@ -25,6 +27,7 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     suffix: fc.array(fc.nat({ max: 4095 }), { minLength: s.suffix.min, maxLength: s.suffix.max }),
     maxNewTokens: fc.integer(s.maxNewTokens),
     arrivalStep: fc.nat({ max: s.maxArrival }),
+    shared: fc.nat({ max: s.maxShared }),
   });
   return fc.array(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
@@ -37,7 +40,7 @@ const lifecycleDraw = fc.record({
 });
 
 export function abortsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
-  return fc.array(lifecycleDraw, { maxLength: s.maxAborts });
+  return fc.array(lifecycleDraw, { minLength: s.minAborts ?? 0, maxLength: s.maxAborts });
 }
 
 /** Retracts draw like aborts: a request index, a step and the forward they come before. */
@@ -45,10 +48,21 @@ export function retractsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
   return fc.array(lifecycleDraw, { minLength: s.retracts.min, maxLength: s.retracts.max });
 }
 
+/**
+ * A request's suffix: its first `shared` tokens are the first request's (as far as both reach), the rest its
+ * own draw, so prompt lengths do not change with sharing and shrinking `shared` to 0 undoes it.
+ */
+export function suffixOf(draws: readonly RequestDraw[], index: number): number[] {
+  const own = draws[index].suffix;
+  if (index === 0) return own;
+  const copied = draws[0].suffix.slice(0, Math.min(draws[index].shared, own.length));
+  return [...copied, ...own.slice(copied.length)];
+}
+
 export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[]): CaseRequest[] {
   return draws.map((draw, id) => ({
     id,
-    prompt: [...spec.preamble, ...draw.suffix.map((raw) => promptToken(spec, raw))],
+    prompt: [...spec.preamble, ...suffixOf(draws, id).map((raw) => promptToken(spec, raw))],
     maxNewTokens: draw.maxNewTokens,
     arrivalStep: draw.arrivalStep,
   }));

@@ -21,7 +21,7 @@ import {
 /** The reference engine runs every case specconf generates: its handshake declares all of it. */
 export const REFERENCE_CAPABILITIES: Capabilities = {
   modes: ["target-only", "speculative"],
-  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"],
+  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "ngram"],
   modelFormats: [],
   maxNumSteps: 8,
   maxTopk: 8,
@@ -33,6 +33,9 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   aborts: true,
   retracts: true,
   graphReplay: true,
+  paddedReplay: true,
+  overlap: true,
+  prefixCache: true,
   dtypes: ["float32", "float64"],
   observes: [
     "acceptLens",
@@ -48,6 +51,9 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "lifecycle",
     "released",
     "batches",
+    "references",
+    "placeholders",
+    "futures",
   ],
 };
 

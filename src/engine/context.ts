@@ -10,7 +10,7 @@ import type { HiddenRows } from "./hidden-rows.ts";
 import type { KvPool } from "./kv-pool.ts";
 import { PaddedReplay, type ReplayOutput } from "./padded-replay.ts";
 import type { PrefixCache } from "./prefix-cache.ts";
-import type { PrefixHitRecord } from "./phases/prefix-hit.ts";
+import { cachePrefix, type PrefixHitRecord } from "./phases/prefix-hit.ts";
 import type { Request } from "./request.ts";
 import type { TopK } from "./topk.ts";
 import type { VerifyResult } from "../trace/schema.ts";
@@ -239,8 +239,13 @@ export class EngineContext {
     return session;
   }
 
-  /** Frees everything a request holds in every pool. Mutates the pools. */
+  /**
+   * Frees everything a request holds in every pool. A request that finished (EOS or length) first leaves its
+   * whole sequence's pages to the prefix cache, as SGLang's cache_finished_req does. Mutates the pools.
+   */
   releaseRequest(request: Request): void {
+    if (this.prefixCache && request.status === "finished" && request.finishReason !== "abort")
+      cachePrefix(this, request);
     this.pools.target.freeRequest(request.id);
     for (const pool of this.draftPools()) pool.freeRequest(request.id);
   }

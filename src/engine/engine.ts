@@ -167,27 +167,27 @@ export class Engine {
 
   /**
    * Admission: arrived requests enter prefill in order while every pool can reserve their worst case next
-   * to the admitted ones (the prefix cache evicting to make room); the first that cannot waits, and so do
-   * the ones behind it. A request no pool could ever hold is a configuration error.
+   * to the admitted ones; the first that cannot waits, and so do the ones behind it. Pages only the prefix
+   * cache holds count as free (SGLang's PrefillAdder counts the evictable size as available): they are
+   * evicted when an allocation needs them, after the new request has had its chance to hit them. A request
+   * no pool could ever hold is a configuration error.
    */
   private admit(): void {
     const context = this.context;
-    const pools = [context.pools.target, ...context.draftPools()];
+    // Every pool has the same pages and the same demand per request: the target pool stands for all.
+    const capacity = context.pools.target.pages;
     let reserved = 0;
     for (const request of this.requests.values()) if (request.running) reserved += pagesNeeded(request, context.config);
     for (const request of [...this.waiting]) {
       if (request.arrivalStep > context.step) continue;
       const need = pagesNeeded(request, context.config);
-      const capacity = pools[0].pages;
       if (need > capacity)
         throw new KvPoolExhaustedError(
-          pools[0].name,
+          context.pools.target.name,
           need * context.config.pageSize,
           capacity * context.config.pageSize,
         );
-      const fits = () => pools.every((pool) => reserved + need + pool.cacheOnlyPages() <= pool.pages);
-      context.prefixCache?.evictUntil(fits);
-      if (!fits()) break;
+      if (reserved + need > capacity) break;
       reserved += need;
       this.waiting.splice(this.waiting.indexOf(request), 1);
       request.status = "prefilling";

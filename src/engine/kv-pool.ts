@@ -282,8 +282,11 @@ export class KvPool {
   /** Reports reference changes (set when slots can be shared: the prefix cache is on). */
   onReference: ((change: ReferenceChange) => void) | undefined;
 
-  /** Called when an allocation finds too few free pages (the prefix cache evicts); then the allocation retries. */
-  onPressure: ((pagesNeeded: number) => void) | undefined;
+  /**
+   * Called with the pages an allocation needs when fewer are free (the prefix cache evicts until they are);
+   * then the allocation retries.
+   */
+  onPressure: ((pagesWanted: number) => void) | undefined;
 
   /**
    * Drops positions >= newLength and lets go of pages that become empty: a page the request shared with
@@ -542,7 +545,7 @@ export class KvPool {
 
   /** Checks before any change so a failed allocation leaves the pool untouched (the cache may evict first). */
   private reservePages(count: number): void {
-    if (count > this.state.freePages.length && this.onPressure) this.onPressure(count - this.state.freePages.length);
+    if (count > this.state.freePages.length && this.onPressure) this.onPressure(count);
     if (count > this.state.freePages.length) {
       throw new KvPoolExhaustedError(this.name, count * this.pageSize, this.numFreeSlots());
     }

@@ -1,6 +1,13 @@
 // Collects one trace event per forward. Events are numbered even when tracing is off, so hidden-state
 // provenance stays meaningful; building the rows (a scan of every mask row) is skipped then.
-import type { FutureWrite, LifecycleEvent, SlotReference, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
+import type {
+  FutureWrite,
+  LifecycleEvent,
+  SlotReference,
+  TraceEvent,
+  TraceRow,
+  VerifyResult,
+} from "../trace/schema.ts";
 
 export class TraceRecorder {
   readonly events: TraceEvent[] = [];

@@ -68,18 +68,34 @@ export function checkSlotLifetimes(trace: Trace): LawResult {
   const owners = new Map<string, Map<number, Owner>>();
   const ownersOf = (pool: string) => owners.get(pool) ?? owners.set(pool, new Map()).get(pool)!;
   const describe = (pool: string, slot: number, owner: Owner) =>
-    `pool ${pool} slot ${slot} (${[...owner.holders.keys()].map(holderName).join(", ") || "no holder"}, ${owner.temporary ? "temporary row" : `position ${owner.position}`}, written in event ${owner.event})`;
+    `pool ${pool} slot ${slot} (${[...owner.holders.keys()].map(holderName).join(", ") || "no holder"}, ${owner.temporary ? "temporary row" : Number.isNaN(owner.position) ? "a copy without a row" : `position ${owner.position}`}, written in event ${owner.event})`;
   const held = (request: number) =>
     [...owners.entries()].flatMap(([pool, slots]) =>
       [...slots.entries()]
         .filter(([, owner]) => owner.holders.has(request))
         .map(([slot, owner]) => ({ pool, slot, owner })),
     );
-  const lifecycle = (trace.lifecycle ?? []).filter((entry) => entry.kind === "abort" || entry.kind === "retract");
+  const entries = trace.lifecycle ?? [];
+  /**
+   * Positions per pool that a prefix hit of the same request, landing after this entry and before the same
+   * event, takes again: the trace's references put the hit's acquisitions next to the retract's drops, so
+   * at the event the retracted request legitimately holds the cached prefix it resumed from.
+   */
+  const rehit = (entry: (typeof entries)[number]) => {
+    const hit = entries
+      .slice(entries.indexOf(entry) + 1)
+      .find(
+        (later) =>
+          later.kind === "prefix-hit" && later.request === entry.request && later.beforeEvent === entry.beforeEvent,
+      );
+    return new Map((hit?.pools ?? []).map(({ pool, length }) => [pool, length]));
+  };
+  const lifecycle = entries.filter((entry) => entry.kind === "abort" || entry.kind === "retract");
   for (const [index, event] of trace.events.entries()) {
     // Aborts and retracts land before this event: the request must hold nothing in any pool by now.
     for (const entry of lifecycle.filter((candidate) => candidate.beforeEvent === event.index)) {
-      const left = held(entry.request)[0];
+      const resumed = rehit(entry);
+      const left = held(entry.request).find(({ pool, owner }) => !(owner.position < (resumed.get(pool) ?? 0)));
       if (left)
         tally.fail({
           message: `${describe(left.pool, left.slot, left.owner)} is still held after the request's ${entry.kind} before event ${event.index}`,
@@ -125,7 +141,7 @@ export function checkSlotLifetimes(trace: Trace): LawResult {
             });
           referenced.set(slot, {
             holders: new Map([[reference.holder, 1]]),
-            position: -1,
+            position: Number.NaN, // a copy without a row: its position is not recorded
             temporary: false,
             event: event.index,
           });

@@ -99,7 +99,6 @@ export const VerifyResultSchema = Type.Object(
     finished: Type.Optional(Type.Boolean()),
     /** Discarded work (see TraceRow.discarded): nothing of this round was emitted. */
     discarded: Type.Optional(Type.Boolean()),
-
   },
   { additionalProperties: false },
 );
