@@ -136,6 +136,11 @@ export class Engine {
     context.step += 1;
   }
 
+  /** Mutates: hands every pool's K/V buffers back for reuse (the run is over; the engine is unusable after). */
+  release(): void {
+    for (const pool of [this.context.pools.target, ...this.context.draftPools()]) pool.release();
+  }
+
   /** KV conservation: integrity, and between steps no slot beyond the active requests' persisted KV. */
   private checkPools(): void {
     for (const pool of [this.context.pools.target, ...this.context.draftPools()]) {

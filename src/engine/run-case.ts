@@ -166,7 +166,6 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   // Consistency first: a bad case gets its JSON path, not an error from deep inside model building.
   checkCaseConsistency(testCase, resolveModelSpec(testCase.model));
   const models = loadModels(testCase);
-  const runtime = testCase.engine.runtime;
   const sessions = await engineSessions(testCase, models);
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
   const engine = new Engine(testCase.engine, models.spec, sessions, {
@@ -181,6 +180,22 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
       }
     },
   });
+  try {
+    return await runEngine(testCase, engine, models, draftGraphs, options);
+  } finally {
+    engine.release();
+  }
+}
+
+/** Steps the engine until the workload is done; the outputs and the trace. */
+async function runEngine(
+  testCase: Case,
+  engine: Engine,
+  models: LoadedModels,
+  draftGraphs: readonly { digest: string }[],
+  options: RunOptions,
+): Promise<RunResult> {
+  const runtime = testCase.engine.runtime;
   for (const request of testCase.workload.requests) engine.addRequest(request);
   const lastAbortStep = Math.max(
     0,
