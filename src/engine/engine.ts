@@ -4,6 +4,7 @@ import type { ModelSpec } from "../model/spec.ts";
 import type { EngineConfig } from "./config.ts";
 import { EngineContext, type EngineSessions } from "./context.ts";
 import { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import { KvPool, type IntegrityViolation } from "./kv-pool.ts";
 import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
 import { runPrefill } from "./phases/prefill.ts";
@@ -22,6 +23,8 @@ export interface EngineOptions {
   checkPools?: boolean;
   /** Called before every forward (step, index of the forward within the step). */
   betweenForwards?: (engine: Engine, step: number, forwardInStep: number) => void;
+  /** Exact repeats of forwards of earlier runs (of the same case) are not run again (forward-memo.ts). */
+  forwardMemo?: ForwardMemo;
 }
 
 export class Engine {
@@ -60,6 +63,7 @@ export class Engine {
       new Faults(config.faults),
       new TraceRecorder(options.trace),
       (step, forwardInStep) => options.betweenForwards?.(this, step, forwardInStep),
+      options.forwardMemo,
     );
   }
 

@@ -5,6 +5,7 @@ import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../r
 import { rowTop } from "./topk.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import type { KvPool } from "./kv-pool.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
@@ -56,6 +57,8 @@ export interface ForwardContext {
   faults: Faults;
   recorder: TraceRecorder;
   vocab: number;
+  /** Forwards of the case's runs so far: an exact repeat is not run again (forward-memo.ts). */
+  memo?: ForwardMemo;
 }
 
 export async function runForward(context: ForwardContext, plan: ForwardPlan): Promise<ForwardOutput> {
@@ -108,9 +111,14 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     ctxSlots: ctxSlotTensor,
     mask,
   };
-  const result = await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds));
+  // Graph replay runs on its own static buffers: not memoized.
+  const memoized =
+    context.memo && !plan.runner
+      ? await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))
+      : { result: await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds)), contentBase: undefined };
+  const { result } = memoized;
   const writeSlots = rows.map((row) => row.writeSlot);
-  pool.writeRows(writeSlots, result.kNew, result.vNew, numRows);
+  pool.writeRows(writeSlots, result.kNew, result.vNew, numRows, 0, memoized.contentBase);
   rows.forEach((row) => {
     if (row.temporary) pool.setTemporaryPosition(row.writeSlot, row.position);
   });

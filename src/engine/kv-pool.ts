@@ -12,6 +12,15 @@ import { giveBackBuffer, takeZeroedBuffer } from "./kv-buffers.ts";
 import { findIntegrityViolations } from "./kv-integrity.ts";
 
 export type KvDtype = "float32" | "float64";
+
+/** Rows a block of content ids covers: a forward's K/V row r has content id block base + r. */
+export const ROWS_PER_CONTENT_BLOCK = 1 << 16;
+let nextContentBlock = 1;
+
+/** A block of content ids never handed out before in this process. */
+export function freshContentBlock(): number {
+  return nextContentBlock++ * ROWS_PER_CONTENT_BLOCK;
+}
 export type KvArray = Float32Array | Float64Array;
 
 export interface KvPoolOptions {
@@ -84,6 +93,11 @@ export class KvPool {
   readonly dtype: KvDtype;
   private readonly keyBuffer: KvArray;
   private readonly valueBuffer: KvArray;
+  /**
+   * What each slot's K/V bytes are: 0 never written, else the content id of the forward output row written
+   * there (copied along by copySlot). Equal ids mean equal bytes: the forward memo keys on them.
+   */
+  private readonly contentIds: Float64Array;
   /** Slots [0, writtenSlots) may hold non-zero K/V (what release() zeroes); pages are taken lowest first. */
   private writtenSlots = 0;
   private released = false;
@@ -116,6 +130,7 @@ export class KvPool {
     this.dtype = dtype;
     this.keyBuffer = takeZeroedBuffer(dtype, layers * numSlots * kvDim);
     this.valueBuffer = takeZeroedBuffer(dtype, layers * numSlots * kvDim);
+    this.contentIds = new Float64Array(numSlots);
     this.numPages = numSlots / pageSize;
     this.state = {
       freePages: Array.from({ length: this.numPages }, (_, i) => this.numPages - 1 - i),
@@ -179,6 +194,11 @@ export class KvPool {
       const slot = table!.persistedPages[Math.floor(position / pageSize)] * pageSize + (position % pageSize);
       out.push(slot);
     }
+  }
+
+  /** The content ids of these slots' K/V, in order (see contentIds). Pure. */
+  contentOf(slots: readonly number[]): Float64Array {
+    return Float64Array.from(slots, (slot) => this.contentIds[slot]);
   }
 
   /** Number of persisted positions; they are always 0..length-1. Pure. */
@@ -354,9 +374,17 @@ export class KvPool {
 
   /**
    * Writes row (rowOffset + i) of newKeys/newValues ([layers, numRows, kvDim]) to slots[i] in
-   * every layer. Slots must be owned (writing a free slot is an engine bug). Mutates.
+   * every layer. Slots must be owned (writing a free slot is an engine bug). The rows' content ids are
+   * contentBase + row (the forward's, when the forward memo names it; else a fresh block). Mutates.
    */
-  writeRows(slots: readonly number[], newKeys: KvArray, newValues: KvArray, numRows: number, rowOffset = 0): void {
+  writeRows(
+    slots: readonly number[],
+    newKeys: KvArray,
+    newValues: KvArray,
+    numRows: number,
+    rowOffset = 0,
+    contentBase = freshContentBlock(),
+  ): void {
     const { name, layers, kvDim, numSlots } = this;
     const expected = layers * numRows * kvDim;
     for (const [label, source] of [
@@ -376,7 +404,10 @@ export class KvPool {
     }
     for (const slot of slots) this.checkOwnedSlot(slot);
     this.checkNotReleased();
-    for (const slot of slots) this.writtenSlots = Math.max(this.writtenSlots, slot + 1);
+    slots.forEach((slot, i) => {
+      this.writtenSlots = Math.max(this.writtenSlots, slot + 1);
+      this.contentIds[slot] = contentBase + rowOffset + i;
+    });
     for (let layer = 0; layer < layers; layer++) {
       for (let i = 0; i < slots.length; i++) {
         const from = (layer * numRows + rowOffset + i) * kvDim;
@@ -393,6 +424,7 @@ export class KvPool {
     this.checkOwnedSlot(toSlot);
     this.checkNotReleased();
     this.writtenSlots = Math.max(this.writtenSlots, toSlot + 1);
+    this.contentIds[toSlot] = this.contentIds[fromSlot];
     for (let layer = 0; layer < this.layers; layer++) {
       const from = (layer * this.numSlots + fromSlot) * this.kvDim;
       const to = (layer * this.numSlots + toSlot) * this.kvDim;

@@ -9,6 +9,7 @@ import { TRACE_FORMAT_VERSION, type Trace, type TraceRequest } from "../trace/sc
 import { ConfigError, validateEngineConfig } from "./config.ts";
 import type { EngineSessions } from "./context.ts";
 import { Engine, type PoolCheck } from "./engine.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 
 export interface RequestOutput {
   id: number;
@@ -143,6 +144,11 @@ export interface RunOptions {
   /** Safety net against a scheduling bug: a run that needs more steps is reported, not looped forever. */
   maxSteps?: number;
   onStep?: (step: number, engine: Engine) => void;
+  /**
+   * Shared by the runs of one case (the law runner's run, baseline and twins): a forward whose inputs
+   * exactly repeat an earlier one's returns its outputs without running (forward-memo.ts). Bit-identical.
+   */
+  forwardMemo?: ForwardMemo;
 }
 
 /** Sessions for a case's models (cached), shaped as the engine takes them. */
@@ -171,6 +177,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   const engine = new Engine(testCase.engine, models.spec, sessions, {
     trace: options.trace ?? true,
     checkPools: options.checkPools ?? options.trace ?? true,
+    forwardMemo: options.forwardMemo,
     betweenForwards: (self, step, forwardInStep) => {
       for (const abort of testCase.workload.aborts) {
         if (abort.step === step && abort.beforeForward === forwardInStep) self.abort(abort.request);

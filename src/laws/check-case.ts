@@ -4,6 +4,7 @@
 // all go through here, so every generated run is checked by every law that applies to it.
 import type { Case } from "../case/case.ts";
 import { ConfigError } from "../engine/config.ts";
+import { ForwardMemo } from "../engine/forward-memo.ts";
 import { loadModels, runCase, type RunResult } from "../engine/run-case.ts";
 import { unchunkedTwin } from "./chunk-invariance.ts";
 import { coverageLabels, type CoverageLabel } from "./coverage.ts";
@@ -99,9 +100,12 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
       seconds[key] = (seconds[key] ?? 0) + (performance.now() - start) / 1000;
     }
   };
+  // The case's runs share their forwards: an exact repeat (a twin's prefill, the eager twin's verify) is
+  // not computed again (engine/forward-memo.ts; bit-identical).
+  const forwardMemo = new ForwardMemo();
   let run: RunResult;
   try {
-    run = await timed("runs", () => runCase(testCase));
+    run = await timed("runs", () => runCase(testCase, { forwardMemo }));
   } catch (error) {
     if (error instanceof ConfigError) throw error; // the generator made an impossible case: a harness bug
     check.crash = message(error);
@@ -114,7 +118,7 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
   const laws = applicableLaws(testCase, options.laws);
   let baseline: Promise<RunResult> | undefined;
   const targetOnly = (): Promise<RunResult> => {
-    baseline ??= runCase(targetOnlyCase(testCase)).then((result) => (check.targetOnly = result));
+    baseline ??= runCase(targetOnlyCase(testCase), { forwardMemo }).then((result) => (check.targetOnly = result));
     return baseline;
   };
   if (laws.some((law) => law.baseline)) {
@@ -131,7 +135,7 @@ export async function checkCase(testCase: Case, options: CaseCheckOptions = {}):
     let pending = twinRuns.get(kind);
     if (!pending) {
       const twinTestCase = twinCase(kind, testCase);
-      pending = runCase(twinTestCase).then((result) => {
+      pending = runCase(twinTestCase, { forwardMemo }).then((result) => {
         check.twins[kind] = { testCase: twinTestCase, result };
         return result;
       });
