@@ -15,23 +15,35 @@ import type { ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.t
 import { freshContentBlock } from "./kv-pool.ts";
 
 interface Entry {
-  inputs: Int32Array[];
+  /** Every input, as 32-bit words, end to end (with their lengths, so no two layouts collide). */
+  key: Int32Array;
   result: ForwardResult;
   contentBase: number;
 }
 
-function words(array: ArrayBufferView): Int32Array {
-  return new Int32Array(array.buffer, array.byteOffset, array.byteLength >> 2);
+/** The inputs as one run of 32-bit words: each array's length, then its bytes. */
+function keyOf(arrays: readonly ArrayBufferView[]): Int32Array {
+  let total = 0;
+  for (const array of arrays) total += 1 + (array.byteLength >> 2);
+  const key = new Int32Array(total);
+  let offset = 0;
+  for (const array of arrays) {
+    const words = array.byteLength >> 2;
+    key[offset++] = words;
+    key.set(new Int32Array(array.buffer, array.byteOffset, words), offset);
+    offset += words;
+  }
+  return key;
 }
 
-function hashInto(hash: [number, number], data: Int32Array): void {
-  let [a, b] = hash;
-  for (let i = 0; i < data.length; i++) {
-    a = Math.imul(a ^ data[i], 0x01000193);
-    b = Math.imul(b ^ data[i], 0x5bd1e995) ^ (b >>> 13);
+function hashOf(key: Int32Array): string {
+  let a = 0x811c9dc5;
+  let b = 0x12345678;
+  for (let i = 0; i < key.length; i++) {
+    a = Math.imul(a ^ key[i], 0x01000193);
+    b = Math.imul(b ^ key[i], 0x5bd1e995) ^ (b >>> 13);
   }
-  hash[0] = Math.imul(a ^ data.length, 0x01000193);
-  hash[1] = b ^ data.length;
+  return `${a}:${b}`;
 }
 
 function sameWords(left: Int32Array, right: Int32Array): boolean {
@@ -67,26 +79,27 @@ export class ForwardMemo {
     feeds: ForwardFeeds,
     ctxContent: Float64Array,
   ): Promise<{ result: ForwardResult; contentBase: number }> {
-    const inputs = [feeds.tokens, feeds.positions, feeds.mask, ctxContent, feeds.hiddenIn ?? new Int32Array(0)].map(
-      (array) => words(array),
-    );
-    inputs.push(Int32Array.of(feeds.withLogits ? 1 : 0));
-    const hash: [number, number] = [0x811c9dc5, 0x12345678];
-    for (const input of inputs) hashInto(hash, input);
-    const key = `${hash[0]}:${hash[1]}`;
+    const key = keyOf([
+      feeds.tokens,
+      feeds.positions,
+      feeds.mask,
+      ctxContent,
+      feeds.hiddenIn ?? new Float32Array(0),
+      Int32Array.of(feeds.withLogits ? 1 : 0),
+    ]);
+    const hash = hashOf(key);
     let bySession = this.entries.get(session);
     if (!bySession) this.entries.set(session, (bySession = new Map()));
-    const candidates = bySession.get(key) ?? [];
-    const hit = candidates.find((entry) => entry.inputs.every((input, i) => sameWords(input, inputs[i])));
+    const candidates = bySession.get(hash) ?? [];
+    const hit = candidates.find((entry) => sameWords(entry.key, key));
     if (hit) {
       this.hits += 1;
       return { result: copyResult(hit.result), contentBase: hit.contentBase };
     }
     this.misses += 1;
     const result = await session.run(feeds);
-    const entry = { inputs: inputs.map((input) => input.slice()), result: copyResult(result), contentBase: 0 };
-    entry.contentBase = freshContentBlock();
-    bySession.set(key, [...candidates, entry]);
+    const entry = { key, result: copyResult(result), contentBase: freshContentBlock() };
+    bySession.set(hash, [...candidates, entry]);
     return { result, contentBase: entry.contentBase };
   }
 }

@@ -7,7 +7,7 @@ import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
-import type { KvPool } from "./kv-pool.ts";
+import type { KvPool, SlotOwner } from "./kv-pool.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
 /** Additive mask value for "not attended": finite so the mirror's prefix columns can be derived by * 0. */
@@ -133,6 +133,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     topLogits.push(top.topLogit);
   }
 
+  // Each context column's slot owner, looked up once per forward; every row reads its own mask row.
+  const columnOwners = context.recorder.enabled ? ctxSlots.map((slot) => pool.ownerOf(slot)) : [];
   const event = context.recorder.record(() => ({
     step: context.step,
     phase: plan.phase,
@@ -151,7 +153,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       predict: predict[r],
       margin: margins[r],
       topLogit: topLogits[r],
-      attended: readAttended(pool, row.request, mask.subarray(r * width, (r + 1) * width), ctxSlots),
+      attended: readAttended(row.request, mask, r * width, width, columnOwners),
     })),
   }));
   return { event, result, predict, margins };
@@ -193,30 +195,34 @@ function leakAcrossRequests(
   });
 }
 
-/** What one mask row lets the row see, resolved through the pool's slot owners. */
+/** What one mask row (mask[base, base + width)) lets the row see, resolved through the slot owners. */
 function readAttended(
-  pool: KvPool,
   request: number,
-  maskRow: FloatArray,
-  ctxSlots: readonly number[],
+  mask: FloatArray,
+  base: number,
+  width: number,
+  columnOwners: readonly (SlotOwner | undefined)[],
 ): TraceRow["attended"] {
+  const numCtx = columnOwners.length;
   const persisted: number[] = [];
   const temporary: number[] = [];
   const foreign: { request: number; position: number }[] = [];
   const batchRows: number[] = [];
-  for (let column = 0; column < maskRow.length; column++) {
-    if (maskRow[column] !== 0) continue;
-    if (column >= ctxSlots.length) {
-      batchRows.push(column - ctxSlots.length);
-      continue;
-    }
-    const owner = pool.ownerOf(ctxSlots[column]);
+  let ascending = true;
+  for (let column = 0; column < numCtx; column++) {
+    if (mask[base + column] !== 0) continue;
+    const owner = columnOwners[column];
     if (!owner || owner.request !== request)
       foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
-    else persisted.push(owner.position);
+    else {
+      if (persisted.length > 0 && owner.position < persisted[persisted.length - 1]) ascending = false;
+      persisted.push(owner.position);
+    }
   }
-  persisted.sort((a, b) => a - b);
+  for (let column = numCtx; column < width; column++) if (mask[base + column] === 0) batchRows.push(column - numCtx);
+  // Persisted columns are laid out in position order, so the sort is needed only when a bug scrambles them.
+  if (!ascending) persisted.sort((a, b) => a - b);
   const ranges: [number, number][] = [];
   for (const position of persisted) {
     const last = ranges[ranges.length - 1];

@@ -117,7 +117,8 @@ export function findIntegrityViolations(
       continue;
     }
     if (i > 0 && freePages[i - 1] <= page) check.report(`free list not strictly descending at index ${i}`);
-    check.claimPage(page, "free", false);
+    // The free list comes first, so a free page's first claim is the free list's.
+    if (pageClaims[page]++ === 0) pageClaimFree[page] = 1;
   }
 
   for (const [request, table] of state.tables) {
@@ -152,7 +153,14 @@ export function findIntegrityViolations(
         check.report(`persisted position ${position} has no slot`, { request });
         continue;
       }
-      check.claimSlot(page * pageSize + (position % pageSize), request, position, false);
+      const slot = page * pageSize + (position % pageSize);
+      if (slotKind[slot] !== NONE)
+        check.claimSlot(slot, request, position, false); // reports it
+      else {
+        slotKind[slot] = PERSISTED;
+        slotRequest[slot] = request;
+        slotPosition[slot] = position;
+      }
     }
     const temporaryPageSet = new Set(temporaryPages);
     const slotsPerTemporaryPage = new Map<number, number>();
