@@ -204,11 +204,13 @@ function readAttended(
   columnOwners: readonly (SlotOwner | undefined)[],
 ): TraceRow["attended"] {
   const numCtx = columnOwners.length;
-  const persisted: number[] = [];
+  // Persisted positions merged into ranges as they come: columns are laid out in position order, so only
+  // a scrambled layout (a bug) needs the collect-and-sort path.
+  let ranges: [number, number][] = [];
+  let scrambled: number[] | undefined;
   const temporary: number[] = [];
   const foreign: { request: number; position: number }[] = [];
   const batchRows: number[] = [];
-  let ascending = true;
   for (let column = 0; column < numCtx; column++) {
     if (mask[base + column] !== 0) continue;
     const owner = columnOwners[column];
@@ -216,18 +218,25 @@ function readAttended(
       foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
     else {
-      if (persisted.length > 0 && owner.position < persisted[persisted.length - 1]) ascending = false;
-      persisted.push(owner.position);
+      const position = owner.position;
+      const last = ranges[ranges.length - 1];
+      if (scrambled) scrambled.push(position);
+      else if (last && position <= last[1]) {
+        scrambled = ranges.flatMap(([from, to]) => Array.from({ length: to - from + 1 }, (_, i) => from + i));
+        scrambled.push(position);
+      } else if (last && position === last[1] + 1) last[1] = position;
+      else ranges.push([position, position]);
     }
   }
   for (let column = numCtx; column < width; column++) if (mask[base + column] === 0) batchRows.push(column - numCtx);
-  // Persisted columns are laid out in position order, so the sort is needed only when a bug scrambles them.
-  if (!ascending) persisted.sort((a, b) => a - b);
-  const ranges: [number, number][] = [];
-  for (const position of persisted) {
-    const last = ranges[ranges.length - 1];
-    if (last && position <= last[1] + 1) last[1] = Math.max(last[1], position);
-    else ranges.push([position, position]);
+  if (scrambled) {
+    scrambled.sort((a, b) => a - b);
+    ranges = [];
+    for (const position of scrambled) {
+      const last = ranges[ranges.length - 1];
+      if (last && position <= last[1] + 1) last[1] = Math.max(last[1], position);
+      else ranges.push([position, position]);
+    }
   }
   return {
     positions: ranges,

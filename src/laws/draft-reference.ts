@@ -80,9 +80,11 @@ export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle)
   const references: { checked: CheckedRow; expected: () => Promise<RowPrediction> }[] = [];
   const draftRows: DraftRowRequest[] = [];
   const moduleRows: ModuleRowRequest[] = [];
+  const sequences = new Map<number, number[] | undefined>();
   for (const checked of rows) {
     const { event, row, rootPosition, pathTokens } = checked;
-    const sequence = sequenceOf(trace, row.request);
+    if (!sequences.has(row.request)) sequences.set(row.request, sequenceOf(trace, row.request));
+    const sequence = sequences.get(row.request);
     // The root must be verified: a request aborted or retracted mid-round has no sequence beyond it.
     if (!sequence || rootPosition >= sequence.length) continue;
     const module = event.module;

@@ -96,7 +96,7 @@ export class ReferenceOracle {
 
   /** Teacher-forced target over a verified sequence (prompt + output). */
   targetOver(tokens: readonly number[]): Promise<TeacherForcedTarget> {
-    const key = tokens.join(",");
+    const key = sequenceKey(tokens);
     let memo = this.targetMemo.get(key);
     if (!memo) {
       memo = teacherForcedTarget(this.target, this.spec, tokens);
@@ -110,7 +110,7 @@ export class ReferenceOracle {
     if (this.batching === "per-row") return;
     const missing = new Map<string, readonly number[]>();
     for (const tokens of sequences) {
-      const key = tokens.join(",");
+      const key = sequenceKey(tokens);
       if (tokens.length > 0 && !this.targetMemo.has(key)) missing.set(key, tokens);
     }
     if (missing.size === 0) return;
@@ -261,10 +261,19 @@ export class ReferenceOracle {
   }
 }
 
+/** A sequence's text key, computed once per array (laws ask about the same sequence array many times). */
+const sequenceKeys = new WeakMap<readonly number[], string>();
+
+function sequenceKey(sequence: readonly number[]): string {
+  let key = sequenceKeys.get(sequence);
+  if (key === undefined) sequenceKeys.set(sequence, (key = sequence.join(",")));
+  return key;
+}
+
 function draftKey(sequence: readonly number[], rootPosition: number, pathTokens: readonly number[]): string {
-  return `${sequence.join(",")}|${rootPosition}|${pathTokens.join(",")}`;
+  return `${sequenceKey(sequence)}|${rootPosition}|${pathTokens.join(",")}`;
 }
 
 function moduleKey(request: ModuleRowRequest): string {
-  return `${request.sequence.join(",")}|${request.module}|${request.lastAnchor}|${request.rootPosition}|${request.drafts.join(",")}`;
+  return `${sequenceKey(request.sequence)}|${request.module}|${request.lastAnchor}|${request.rootPosition}|${request.drafts.join(",")}`;
 }

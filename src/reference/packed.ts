@@ -33,51 +33,67 @@ export interface PackedResult {
 
 /** The additive [rows, rows] mask of a packed batch. Exposed for tests. */
 export function packedMask(rows: readonly PackedRow[], dtype: ModelSpec["dtype"]): FloatArray {
-  const count = rows.length;
-  const mask = dtype === "float32" ? new Float32Array(count * count) : new Float64Array(count * count);
-  mask.fill(MASKED);
-  rows.forEach((row, r) => {
-    const base = r * count;
-    const [from, to] = row.attendRange;
-    if (from < to) mask.fill(0, base + from, base + to);
-    for (const other of row.attendRows ?? []) mask[base + other] = 0;
-    mask[base + r] = 0;
-  });
-  return mask;
+  return runInputs([rows], dtype, 0).mask;
 }
 
-/** One forward over `rows` with an empty KV context: every row sees only the rows its mask allows. */
-export async function runPacked(
+/** The inputs of one forward over these segments, end to end (each segment's indices offset by its start). */
+function runInputs(segments: readonly (readonly PackedRow[])[], dtype: ModelSpec["dtype"], width: number) {
+  const FloatCtor = dtype === "float32" ? Float32Array : Float64Array;
+  const count = segments.reduce((sum, segment) => sum + segment.length, 0);
+  const tokens = new BigInt64Array(count);
+  const positions = new BigInt64Array(count);
+  const hiddenIn = width > 0 ? new FloatCtor(count * width) : undefined;
+  const mask = new FloatCtor(count * count).fill(MASKED);
+  let r = 0;
+  for (const segment of segments) {
+    const offset = r;
+    for (const row of segment) {
+      tokens[r] = BigInt(row.token);
+      positions[r] = BigInt(row.position);
+      if (hiddenIn) {
+        if (!row.hidden || row.hidden.length !== width) throw new Error(`packed row ${r} has no hidden input`);
+        hiddenIn.set(row.hidden, r * width);
+      }
+      const base = r * count + offset;
+      const [from, to] = row.attendRange;
+      if (from < to) mask.fill(0, base + from, base + to);
+      for (const other of row.attendRows ?? []) mask[base + other] = 0;
+      mask[r * count + r] = 0;
+      r++;
+    }
+  }
+  return { tokens, positions, hiddenIn, mask, count };
+}
+
+/** One forward over segments packed end to end, with an empty KV context: every row sees only its mask's rows. */
+async function runPacked(
   session: ModelSession,
   spec: ModelSpec,
   layers: number,
-  rows: readonly PackedRow[],
+  segments: readonly (readonly PackedRow[])[],
 ): Promise<PackedResult> {
   const FloatCtor = spec.dtype === "float32" ? Float32Array : Float64Array;
-  const width = spec.hidden;
   const emptyCache = new FloatCtor(layers * spec.kvHeads * spec.headDim);
-  let hiddenIn: FloatArray | undefined;
-  if (session.hasHiddenInput) {
-    hiddenIn = new FloatCtor(rows.length * width);
-    rows.forEach((row, r) => {
-      if (!row.hidden || row.hidden.length !== width) throw new Error(`packed row ${r} has no hidden input`);
-      hiddenIn!.set(row.hidden, r * width);
-    });
-  }
+  const { tokens, positions, hiddenIn, mask, count } = runInputs(
+    segments,
+    spec.dtype,
+    session.hasHiddenInput ? spec.hidden : 0,
+  );
   const result = await session.run({
-    tokens: BigInt64Array.from(rows, (row) => BigInt(row.token)),
-    positions: BigInt64Array.from(rows, (row) => BigInt(row.position)),
+    tokens,
+    positions,
     hiddenIn,
     kCache: emptyCache,
     vCache: emptyCache,
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
     ctxSlots: new BigInt64Array(0),
-    mask: packedMask(rows, spec.dtype),
+    mask,
   });
-  const predictions = rows.map((_, r): RowPrediction => {
+  const predictions: RowPrediction[] = new Array(count);
+  for (let r = 0; r < count; r++) {
     const top = rowTop(result, r);
-    return { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
-  });
+    predictions[r] = { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
+  }
   return { predictions, hidden: result.hidden };
 }
 
@@ -99,26 +115,15 @@ export async function runSegments(
     let end = start + 1;
     let total = segments[start].length;
     while (end < segments.length && total + segments[end].length <= MAX_PACKED_ROWS) total += segments[end++].length;
-    const packed: PackedRow[] = [];
-    const offsets: number[] = [];
+    const out = await runPacked(session, spec, layers, segments.slice(start, end));
+    let offset = 0;
     for (let s = start; s < end; s++) {
-      const offset = packed.length;
-      offsets.push(offset);
-      for (const row of segments[s])
-        packed.push({
-          ...row,
-          attendRange: [row.attendRange[0] + offset, row.attendRange[1] + offset],
-          attendRows: row.attendRows?.map((other) => other + offset),
-        });
-    }
-    const out = await runPacked(session, spec, layers, packed);
-    for (let s = start; s < end; s++) {
-      const offset = offsets[s - start];
       const count = segments[s].length;
       results[s] = {
         predictions: out.predictions.slice(offset, offset + count),
         hidden: out.hidden.slice(offset * width, (offset + count) * width),
       };
+      offset += count;
     }
     start = end;
   }
