@@ -97,8 +97,9 @@ export class ForwardMemo {
       return { result: copyResult(hit.result), contentBase: hit.contentBase };
     }
     this.misses += 1;
+    // Kept as is, not copied: the engine only reads a forward's outputs (hits get copies of them).
     const result = await session.run(feeds);
-    const entry = { key, result: copyResult(result), contentBase: freshContentBlock() };
+    const entry = { key, result, contentBase: freshContentBlock() };
     bySession.set(hash, [...candidates, entry]);
     return { result, contentBase: entry.contentBase };
   }
