@@ -4,16 +4,25 @@
 // is checked by every law that applies, exactly as `specconf check` does.
 //
 //   npx tsx scripts/bench-laws.ts [--runs 2000] [--workers 2] [--seed 1] [--json]
+//   npx tsx scripts/bench-laws.ts --runs 300 --compare DIR   (DIR: another checkout, e.g. a git worktree of main)
 //
 // Target (issue 4): >= 10,000 law checks from >= 2,000 generated runs in <= 2 minutes on 2 cores; a
-// failing case shrunk in <= 30 s.
+// failing case shrunk in <= 30 s. Per core (the issue on throughput): >= 25 generated runs per second.
+//
+// --compare measures a change side by side in one process: every case is checked by this checkout's runner
+// and by DIR's, alternating which goes first, each timed in CPU seconds (other people's processes on a
+// shared machine slow both alike), and the verdicts (status, items checked, ties per law) must be equal.
+// --references per-row selects the one-forward-per-row cache-free references (the packed ones' baseline).
 import { fork } from "node:child_process";
+import { join, resolve as resolvePath } from "node:path";
+import { pathToFileURL } from "node:url";
 import { availableParallelism } from "node:os";
 import fc from "fast-check";
 import { checkCase } from "../src/laws/check-case.ts";
 import { LAW_PROPERTIES, MIXED } from "../properties/index.ts";
 import { propertyArbitrary, runLawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
+import { setReferenceBatching, type ReferenceBatching } from "../src/laws/oracle.ts";
 
 const FLAGS = defineFlags({
   runs: { type: "integer", min: 1, default: 2000, description: "generated runs in all" },
@@ -21,6 +30,13 @@ const FLAGS = defineFlags({
   seed: { type: "integer", default: 1, description: "fast-check seed" },
   json: { type: "boolean", description: "print one JSON object" },
   worker: { type: "integer", min: 0, description: "internal: run as worker number N" },
+  compare: { type: "string", description: "another checkout: check every case with its runner too, side by side" },
+  references: {
+    type: "choice",
+    choices: ["packed", "per-row"],
+    default: "packed",
+    description: "how cache-free references are computed",
+  },
 });
 
 interface WorkerReport {
@@ -29,11 +45,33 @@ interface WorkerReport {
   /** Seconds of the cases' own runs and target-only baselines. */
   runSeconds: number;
   laws: Record<string, { checks: number; seconds: number; failed: number }>;
+  /** --compare: the other checkout's CPU seconds on the same cases, and cases whose verdicts differ. */
+  compare?: { cpuSeconds: number; mismatches: number; firstMismatch?: string };
 }
 
-async function worker(index: number, workers: number, runs: number, seed: number): Promise<WorkerReport> {
+type CheckCase = typeof checkCase;
+
+/** What a case's check says per law: status, items checked and ties (equal runners give equal verdicts). */
+function verdicts(check: Awaited<ReturnType<CheckCase>>): string {
+  return JSON.stringify(check.results.map((result) => [result.law, result.status, result.checked, result.ties]));
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1e6;
+}
+
+async function worker(
+  index: number,
+  workers: number,
+  runs: number,
+  seed: number,
+  other?: CheckCase,
+): Promise<WorkerReport> {
   const cpu = process.cpuUsage();
   const report: WorkerReport = { runs: 0, cpuSeconds: 0, runSeconds: 0, laws: {} };
+  if (other) report.compare = { cpuSeconds: 0, mismatches: 0 };
+  let ownCpu = 0;
   const properties = LAW_PROPERTIES;
   // Case k goes to worker k mod workers; property k mod (number of properties) generates it.
   const perProperty = Math.ceil(runs / properties.length);
@@ -42,7 +80,23 @@ async function worker(index: number, workers: number, runs: number, seed: number
     for (const [i, testCase] of cases.entries()) {
       const k = p * perProperty + i;
       if (k >= runs || k % workers !== index) continue;
+      // With --compare, the two runners take turns going first (caches and the heap warm up alike).
+      const otherFirst = other !== undefined && report.runs % 2 === 1;
+      let otherCheck: Awaited<ReturnType<CheckCase>> | undefined;
+      const runOther = async () => {
+        const start = process.cpuUsage();
+        otherCheck = await other!(testCase);
+        report.compare!.cpuSeconds += cpuSince(start);
+      };
+      if (otherFirst) await runOther();
+      const start = process.cpuUsage();
       const check = await checkCase(testCase);
+      ownCpu += cpuSince(start);
+      if (other && !otherFirst) await runOther();
+      if (otherCheck && verdicts(otherCheck) !== verdicts(check)) {
+        report.compare!.mismatches += 1;
+        report.compare!.firstMismatch ??= `property ${property.law}, case ${i}: ${verdicts(check)} vs ${verdicts(otherCheck)}`;
+      }
       report.runs += 1;
       report.runSeconds += check.seconds.runs ?? 0;
       for (const result of check.results) {
@@ -53,16 +107,30 @@ async function worker(index: number, workers: number, runs: number, seed: number
       }
     }
   }
-  const used = process.cpuUsage(cpu);
-  report.cpuSeconds = (used.user + used.system) / 1e6;
+  // Alone, the whole worker loop; side by side, only this checkout's checks.
+  report.cpuSeconds = other ? ownCpu : cpuSince(cpu);
   return report;
 }
 
 function runWorker(index: number, workers: number, runs: number, seed: number): Promise<WorkerReport> {
   return new Promise((resolve, reject) => {
+    const passOn = [
+      ...(values.compare ? ["--compare", resolvePath(values.compare)] : []),
+      ...["--references", values.references],
+    ];
     const child = fork(
       process.argv[1],
-      ["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)],
+      [
+        "--worker",
+        String(index),
+        "--workers",
+        String(workers),
+        "--runs",
+        String(runs),
+        "--seed",
+        String(seed),
+        ...passOn,
+      ],
       { execArgv: process.execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] },
     );
     let out = "";
@@ -77,7 +145,12 @@ function runWorker(index: number, workers: number, runs: number, seed: number): 
 
 const { values } = parseFlags(FLAGS, process.argv.slice(2));
 if (values.worker !== undefined) {
-  const report = await worker(values.worker, values.workers, values.runs, values.seed);
+  setReferenceBatching(values.references as ReferenceBatching);
+  const other = values.compare
+    ? ((await import(pathToFileURL(join(values.compare, "src/laws/check-case.ts")).href)) as { checkCase: CheckCase })
+        .checkCase
+    : undefined;
+  const report = await worker(values.worker, values.workers, values.runs, values.seed, other);
   process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exit(0);
 }
@@ -101,6 +174,14 @@ const runs = reports.reduce((sum, report) => sum + report.runs, 0);
 const checks = [...laws.values()].reduce((sum, entry) => sum + entry.checks, 0);
 const cpu = reports.reduce((sum, report) => sum + report.cpuSeconds, 0);
 const runSeconds = reports.reduce((sum, report) => sum + report.runSeconds, 0);
+const compared = values.compare
+  ? {
+      dir: resolvePath(values.compare),
+      cpuSeconds: reports.reduce((sum, report) => sum + report.compare!.cpuSeconds, 0),
+      mismatches: reports.reduce((sum, report) => sum + report.compare!.mismatches, 0),
+      firstMismatch: reports.find((report) => report.compare!.firstMismatch)?.compare!.firstMismatch,
+    }
+  : undefined;
 
 // Shrinking: a fault the mixed property finds, detected and shrunk.
 const shrinkStart = performance.now();
@@ -119,6 +200,14 @@ const summary = {
   wallSeconds: wall,
   cpuSeconds: cpu,
   runsPerSecond: runs / wall,
+  /** Per core: runs per CPU-second of the workers (with --compare, of this checkout's checks only). */
+  runsPerCpuSecond: runs / cpu,
+  compare: compared && {
+    ...compared,
+    runsPerCpuSecond: runs / compared.cpuSeconds,
+    /** How many times faster this checkout checks the same cases (CPU seconds, same process). */
+    speedup: compared.cpuSeconds / cpu,
+  },
   lawChecks: checks,
   lawChecksPerSecond: checks / wall,
   engineRunSeconds: runSeconds,
@@ -140,7 +229,7 @@ const summary = {
         totalSeconds: shrinkWall,
       }
     : null,
-  target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30 },
+  target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30, runsPerCpuSecond: 25 },
 };
 
 if (values.json) {
@@ -149,6 +238,12 @@ if (values.json) {
   const lines = [
     `${runs} generated runs on ${values.workers} worker(s) in ${wall.toFixed(1)}s (${cpu.toFixed(1)}s CPU): ${summary.runsPerSecond.toFixed(1)} runs/s, ${checks} law checks, ${summary.lawChecksPerSecond.toFixed(1)} law checks/s`,
     `engine runs of the cases and their target-only baselines: ${runSeconds.toFixed(1)}s of worker time`,
+    `per core: ${summary.runsPerCpuSecond.toFixed(1)} runs per CPU-second (target >= ${summary.target.runsPerCpuSecond})`,
+    ...(summary.compare
+      ? [
+          `side by side with ${summary.compare.dir} (wall time above covers both): ${summary.compare.runsPerCpuSecond.toFixed(1)} runs per CPU-second there; this checkout is ${summary.compare.speedup.toFixed(2)}x; verdicts ${summary.compare.mismatches === 0 ? `equal on all ${runs} cases` : `DIFFER on ${summary.compare.mismatches} cases, first: ${summary.compare.firstMismatch}`}`,
+        ]
+      : []),
     "",
     `${"law".padEnd(26)} ${"checks".padStart(7)} ${"seconds".padStart(8)} ${"checks/s".padStart(9)}  (seconds: the law's own work, twin runs included)`,
     ...summary.laws.map(
