@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
 """The smallest specconf engine adapter: your engine behind the JSON Lines protocol (docs/adapter.md).
 
-specconf starts this command, writes one request per line on stdin and reads one response line per
-request on stdout. stdout carries nothing else: print logs to stderr. Exit when stdin closes.
+specconf starts this command and writes one line per message on stdin; the adapter answers each with one
+line on stdout. stdout carries nothing else: print logs to stderr. Exit when stdin closes.
 
-    specconf check --engine "python3 examples/adapter_skeleton.py" ...
+The first message is the handshake: answer with what your engine supports. specconf then generates only
+cases inside those capabilities, exports each case's models in the formats you ask for, and names the
+files in every request (request["models"]["files"]["hf"]["target"], ...).
 
-Replace generate() with a call into your engine (SGLang, vLLM, ...), loaded from the checkpoints that
-`specconf export --format hf` wrote for the digests in request["models"].
+    specconf check --engine "python3 examples/adapter_skeleton.py"
+
+Replace generate() with a call into your engine (SGLang, vLLM, ...), loaded from those files.
 """
 import json
 import sys
 
+CAPABILITIES = {
+    "modes": ["target-only", "speculative"],  # target-only runs are the lossless baseline
+    "drafts": ["mirror"],  # mirror: a standalone draft model (an exact copy of the target); "eagle": an EAGLE head
+    "modelFormats": ["hf"],  # Hugging Face checkpoints: a directory per model
+    "maxNumSteps": 8,
+    "maxTopk": 1,  # chains only
+    "maxBatch": 1,  # one request per case
+    "observes": ["acceptLens"],  # what your outputs report (and "trace" if you return traces)
+}
 
-def generate(case, request):
+
+def generate(case, request, files):
     """Greedy tokens for one workload request, plus what your engine can report about its rounds."""
     raise NotImplementedError("wire your engine in here")
     # return {"tokens": [...], "finishReason": "length" | "eos",
@@ -21,24 +34,28 @@ def generate(case, request):
     #         "firstRoundDrafts": [...]}    # d_1..d_S of the first round
 
 
-def run(request):
-    case = request["case"]  # formatVersion, model {spec}, draft, engine config, workload
+def run(message):
+    case = message["case"]  # formatVersion, model {spec}, draft, engine config, workload
+    files = message["models"].get("files", {}).get("hf", {})  # {"target": dir, "draft": dir}
     outputs = []
     for workload_request in case["workload"]["requests"]:
-        result = generate(case, workload_request)
+        result = generate(case, workload_request, files)
         outputs.append({"id": workload_request["id"], **result})
-    return {"requestId": request["requestId"], "outputs": outputs}  # add "trace": {...} if you record one
+    return {"requestId": message["requestId"], "outputs": outputs}  # add "trace": {...} if you record one
 
 
 for line in sys.stdin:
     if not line.strip():
         continue
-    request = json.loads(line)
-    try:
-        response = run(request)
-    except NotImplementedError as error:  # a configuration your engine cannot run: the case is skipped
-        response = {"requestId": request["requestId"], "error": str(error), "unsupported": True}
-    except Exception as error:  # anything else is reported, and specconf exits 2
-        response = {"requestId": request["requestId"], "error": repr(error)}
+    message = json.loads(line)
+    if "hello" in message:
+        response = {"hello": {"name": "my-engine", "version": "0.0.1", "capabilities": CAPABILITIES}}
+    else:
+        try:
+            response = run(message)
+        except NotImplementedError as error:  # a configuration your engine cannot run: the case is skipped
+            response = {"requestId": message["requestId"], "error": str(error), "unsupported": True}
+        except Exception as error:  # anything else fails this case (specconf shrinks it like any failure)
+            response = {"requestId": message["requestId"], "error": repr(error)}
     sys.stdout.write(json.dumps(response) + "\n")
     sys.stdout.flush()

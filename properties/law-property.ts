@@ -8,7 +8,12 @@ import type { Case } from "../src/case/case.ts";
 import type { FaultName } from "../src/engine/faults.ts";
 import { getPreset } from "../src/model/presets.ts";
 import type { ExecutionProvider } from "../src/runtime/ort.ts";
-import { checkCase, failures, RUNS_TO_COMPLETION, type CaseCheck } from "../src/laws/check-case.ts";
+import { checkLaws, failures, RUNS_TO_COMPLETION, type CaseCheck } from "../src/laws/runner.ts";
+import { LAWS } from "../src/laws/registry.ts";
+import type { Law } from "../src/laws/definition.ts";
+import { referenceSource } from "../src/sources/reference.ts";
+import type { RunSource } from "../src/sources/source.ts";
+import type { RelaxedViews } from "../src/validate/relaxed-view.ts";
 import { CoverageCounter } from "../src/laws/coverage.ts";
 import type { LawResult } from "../src/laws/law.ts";
 import { DEFAULT_FAILURE_DIR, writeFailure } from "../src/failures/failure-file.ts";
@@ -79,6 +84,8 @@ export interface PropertyRun {
   seed: number;
   /** Generated runs executed (shrink attempts not included). */
   runs: number;
+  /** Runs the source could not run at all (nothing checked). */
+  skipped: number;
   stats: Map<string, LawStats>;
   coverage: CoverageCounter;
   seconds: number;
@@ -101,8 +108,21 @@ export interface RunOptions {
   shrinkSeconds?: number;
   /** Where failures are written (default .specconf/failures); false: not written. */
   failureDir?: string | false;
-  /** How the invariance laws use twin runs (check-case.ts); default "combined". */
+  /** How the invariance laws use twin runs (runner.ts); default "combined". */
   twins?: "combined" | "separate";
+  /** Where runs come from (default: the reference engine in-process). */
+  source?: RunSource;
+  /** Replaces the generated-case arbitrary (an external engine's capabilities narrow the space). */
+  arbitrary?: fc.Arbitrary<Case>;
+  /** A profile's relaxations (check --engine --profile). */
+  views?: RelaxedViews;
+  /**
+   * Laws pinned as known findings of the engine under test (check --pins): checked and counted like any other,
+   * their failures do not fail the property (the suite then requires each pinned law to fail somewhere).
+   */
+  pinned?: ReadonlySet<string>;
+  /** The external engine behind `source`: named in failure files, which also get the reference's trace. */
+  engine?: { command: string; name: string };
   /** Called after each generated run (not after shrink attempts). */
   onRun?: (check: CaseCheck, run: number) => void;
   /** Called after each shrink attempt. */
@@ -128,8 +148,20 @@ export function propertyArbitrary(
       }));
 }
 
-export function failedLaws(check: CaseCheck, selected?: ReadonlySet<string>): LawResult[] {
-  return failures(check).filter((result) => !selected || selected.has(result.law) || result.law === RUNS_TO_COMPLETION);
+/** The registry's laws among `names` (names that are not laws, such as RUNS_TO_COMPLETION, select nothing). */
+export function lawsNamed(names: ReadonlySet<string>): Law[] {
+  return LAWS.filter((law) => names.has(law.name));
+}
+
+export function failedLaws(
+  check: CaseCheck,
+  selected?: ReadonlySet<string>,
+  pinned?: ReadonlySet<string>,
+): LawResult[] {
+  return failures(check).filter(
+    (result) =>
+      (!selected || selected.has(result.law) || result.law === RUNS_TO_COMPLETION) && !pinned?.has(result.law),
+  );
 }
 
 export async function runLawProperty(property: LawProperty, options: RunOptions): Promise<PropertyRun> {
@@ -137,27 +169,32 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   const stats = new Map<string, LawStats>();
   const coverage = new CoverageCounter();
   let runs = 0;
+  let skipped = 0;
   let firstFailure: { check: CaseCheck; seconds: number } | undefined;
   let lastFailing: CaseCheck | undefined;
   let shrinkLaws: Set<string> | undefined;
   let shrinkStart = 0;
   let shrinkAttempts = 0;
   const shrinkBudget = (options.shrinkSeconds ?? 60) * 1000;
+  const source = options.source ?? referenceSource();
+  const checkOne = (testCase: Case, names: ReadonlySet<string> | undefined): Promise<CaseCheck> =>
+    checkLaws(source, testCase, { laws: names && lawsNamed(names), twins: options.twins, views: options.views });
 
   const predicate = async (testCase: Case): Promise<boolean> => {
     if (firstFailure) {
       // Shrinking: only the laws that failed, and nothing once the budget is spent (a passing answer
       // ends shrinking quickly and keeps the last failing case).
       if (performance.now() - shrinkStart > shrinkBudget) return true;
-      const check = await checkCase(testCase, { laws: shrinkLaws, twins: options.twins });
-      const failing = failedLaws(check, shrinkLaws).length > 0;
+      const check = await checkOne(testCase, shrinkLaws);
+      const failing = failedLaws(check, shrinkLaws, options.pinned).length > 0;
       shrinkAttempts += 1;
       options.onShrink?.(shrinkAttempts, failing);
       if (failing) lastFailing = check;
       return !failing;
     }
-    const check = await checkCase(testCase, { laws: options.laws, twins: options.twins });
+    const check = await checkOne(testCase, options.laws);
     runs += 1;
+    if (check.skipped !== undefined) skipped += 1;
     coverage.add(check.labels);
     for (const result of check.results) {
       const entry = stats.get(result.law) ?? emptyStats();
@@ -165,7 +202,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
       stats.set(result.law, entry);
     }
     options.onRun?.(check, runs);
-    const failed = failedLaws(check, options.laws);
+    const failed = failedLaws(check, options.laws, options.pinned);
     if (failed.length === 0) return true;
     firstFailure = { check, seconds: (performance.now() - start) / 1000 };
     lastFailing = check;
@@ -174,15 +211,19 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     return false;
   };
 
-  const details = await fc.check(fc.asyncProperty(propertyArbitrary(property, options.faults, options.ep), predicate), {
-    seed: options.seed,
-    numRuns: options.numRuns,
-    ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}),
-  });
+  const details = await fc.check(
+    fc.asyncProperty(options.arbitrary ?? propertyArbitrary(property, options.faults, options.ep), predicate),
+    {
+      seed: options.seed,
+      numRuns: options.numRuns,
+      ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}),
+    },
+  );
   const result: PropertyRun = {
     law: property.law,
     seed: details.seed,
     runs,
+    skipped,
     stats,
     coverage,
     seconds: (performance.now() - start) / 1000,
@@ -197,15 +238,15 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   }
   const [shrunk] = details.counterexample as [Case];
   // Recheck the shrunk case against every selected law, for the record and the kill matrix.
-  const check = await checkCase(shrunk, { laws: options.laws, twins: options.twins });
-  const laws = failedLaws(check, options.laws).map((law) => law.law);
+  const check = await checkOne(shrunk, options.laws);
+  const laws = failedLaws(check, options.laws, options.pinned).map((law) => law.law);
   const path = details.counterexamplePath ?? "";
   const failure: PropertyFailure = {
     seed: details.seed,
     path,
     testCase: shrunk,
     check,
-    firstLaws: failedLaws(firstFailure.check, options.laws).map((law) => law.law),
+    firstLaws: failedLaws(firstFailure.check, options.laws, options.pinned).map((law) => law.law),
     laws: laws.length > 0 ? laws : [...(shrinkLaws ?? [])],
     firstCase: firstFailure.check.testCase,
     shrinks: details.numShrinks,
@@ -213,8 +254,10 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     shrinkSeconds: (performance.now() - shrinkStart) / 1000,
     fastCheck: `{ seed: ${details.seed}, path: ${JSON.stringify(path)}, endOnFailure: true }`,
   };
-  const failing = failedLaws(check, options.laws)[0] ?? failedLaws(lastFailing, shrinkLaws)[0];
-  if (options.failureDir !== false && failing && check.run) {
+  const failing =
+    failedLaws(check, options.laws, options.pinned)[0] ?? failedLaws(lastFailing, shrinkLaws, options.pinned)[0];
+  if (options.failureDir !== false && failing) {
+    const referenceTrace = options.engine ? await referenceTraceOf(shrunk) : undefined;
     const written = writeFailure(
       {
         property: property.law,
@@ -223,7 +266,9 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
         seed: details.seed,
         path,
         testCase: shrunk,
-        trace: check.run.trace,
+        trace: check.run?.trace,
+        engine: options.engine,
+        referenceTrace,
       },
       options.failureDir ?? DEFAULT_FAILURE_DIR,
     );
@@ -232,6 +277,15 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   }
   result.failure = failure;
   return result;
+}
+
+/** The reference engine's trace of a case an external engine failed on (none where it cannot run it). */
+async function referenceTraceOf(testCase: Case) {
+  try {
+    return (await referenceSource().run(testCase)).trace;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One paragraph for a failed property: the law, the violation, the seed and the replay line. */

@@ -10,7 +10,8 @@ import { parseArgs } from "node:util";
 import type { Case } from "../src/case/case.ts";
 import { defaultCase } from "../src/case/default-case.ts";
 import { runCase } from "../src/engine/run-case.ts";
-import { checkRun } from "../src/laws/check-run.ts";
+import { checkLaws } from "../src/laws/runner.ts";
+import { referenceSource } from "../src/sources/reference.ts";
 import type { DraftKind } from "../src/model/spec.ts";
 import type { ExecutionProvider } from "../src/runtime/ort.ts";
 import { ModelSession, runtimeInfo } from "../src/runtime/ort.ts";
@@ -86,9 +87,7 @@ async function lawsOn(ep: ExecutionProvider): Promise<LawTallyRow> {
   try {
     for (let i = 0; i < lawRuns; i++) {
       const testCase = lawCase(i, ep);
-      const targetOnly = await runCase({ ...testCase, engine: { ...testCase.engine, mode: "target-only" } });
-      const speculative = await runCase(testCase);
-      const laws = await checkRun(testCase, speculative, targetOnly);
+      const laws = (await checkLaws(referenceSource(), testCase)).results;
       tally.runs += 1;
       tally.ties += laws.reduce((sum, law) => sum + law.ties, 0);
       const failing = laws.filter((law) => law.status === "fails");

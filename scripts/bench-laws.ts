@@ -4,21 +4,31 @@
 // is checked by every law that applies, exactly as `specconf check` does.
 //
 //   npx tsx scripts/bench-laws.ts [--runs 2000] [--workers 2] [--seed 1] [--json]
-//   npx tsx scripts/bench-laws.ts --runs 300 --compare DIR   (DIR: another checkout, e.g. a git worktree of main)
+//   npx tsx scripts/bench-laws.ts --engine "npx specconf adapter" [--runs 300]
+//
+// With --engine the same cases also run through the external engine (each worker starts its own), right
+// after the in-process pass, and the ratio of the two runs/s is reported (target, issue 10: >= 50%).
+//
+//   npx tsx scripts/bench-laws.ts --runs 300 --workers 1 --compare DIR   (DIR: another checkout, e.g. of main)
 //
 // Target (issue 4): >= 10,000 law checks from >= 2,000 generated runs in <= 2 minutes on 2 cores; a
-// failing case shrunk in <= 30 s. Per core (the issue on throughput): >= 25 generated runs per second.
+// failing case shrunk in <= 30 s. Per core: >= 25 generated runs per CPU-second of a worker.
 //
 // --compare measures a change side by side in one process: every case is checked by this checkout's runner
-// and by DIR's, alternating which goes first, each timed in CPU seconds (other people's processes on a
-// shared machine slow both alike), and the verdicts (status, items checked, ties per law) must be equal.
-// --references per-row selects the one-forward-per-row cache-free references (the packed ones' baseline).
+// and by DIR's (its reference source), alternating which goes first, each timed in CPU seconds (other
+// people's processes on a shared machine slow both alike), and their verdicts (status, items checked and
+// ties per law) must be equal. --references per-row selects the one-forward-per-row cache-free references
+// (the packed references' baseline).
 import { fork } from "node:child_process";
+import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
-import { availableParallelism } from "node:os";
+import type { Case } from "../src/case/case.ts";
 import fc from "fast-check";
-import { checkCase } from "../src/laws/check-case.ts";
+import { checkLaws } from "../src/laws/runner.ts";
+import { referenceSource } from "../src/sources/reference.ts";
+import { ExternalSource } from "../src/sources/external.ts";
 import { LAW_PROPERTIES, MIXED } from "../properties/index.ts";
 import { propertyArbitrary, runLawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
@@ -30,29 +40,38 @@ const FLAGS = defineFlags({
   seed: { type: "integer", default: 1, description: "fast-check seed" },
   json: { type: "boolean", description: "print one JSON object" },
   worker: { type: "integer", min: 0, description: "internal: run as worker number N" },
-  compare: { type: "string", description: "another checkout: check every case with its runner too, side by side" },
+  engine: { type: "string", valueName: "COMMAND", description: "also run the cases through this engine" },
+  compare: {
+    type: "string",
+    valueName: "DIR",
+    description: "another checkout: check every case with its runner too, side by side in one process",
+  },
   references: {
     type: "choice",
     choices: ["packed", "per-row"],
     default: "packed",
-    description: "how cache-free references are computed",
+    description: "how the cache-free references are computed",
   },
 });
 
-interface WorkerReport {
-  runs: number;
-  cpuSeconds: number;
-  /** Seconds of the cases' own runs and target-only baselines. */
-  runSeconds: number;
-  laws: Record<string, { checks: number; seconds: number; failed: number }>;
-  /** --compare: the other checkout's CPU seconds on the same cases, and cases whose verdicts differ. */
-  compare?: { cpuSeconds: number; mismatches: number; firstMismatch?: string };
+/** Verdicts per law of one case's check, as the comparison reads them. */
+type CheckVerdicts = (
+  testCase: Case,
+) => Promise<{ results: { law: string; status: string; checked: number; ties: number }[] }>;
+
+/** The other checkout's runner over its reference engine (or, before the runner existed, its checkCase). */
+async function otherRunner(dir: string): Promise<CheckVerdicts> {
+  const load = (path: string) => import(pathToFileURL(join(dir, path)).href);
+  if (existsSync(join(dir, "src/laws/runner.ts"))) {
+    const { checkLaws: otherCheckLaws } = await load("src/laws/runner.ts");
+    const { referenceSource: otherSource } = await load("src/sources/reference.ts");
+    const source = otherSource();
+    return (testCase) => otherCheckLaws(source, testCase);
+  }
+  return (await load("src/laws/check-case.ts")).checkCase;
 }
 
-type CheckCase = typeof checkCase;
-
-/** What a case's check says per law: status, items checked and ties (equal runners give equal verdicts). */
-function verdicts(check: Awaited<ReturnType<CheckCase>>): string {
+function verdictsOf(check: Awaited<ReturnType<CheckVerdicts>>): string {
   return JSON.stringify(check.results.map((result) => [result.law, result.status, result.checked, result.ties]));
 }
 
@@ -61,13 +80,25 @@ function cpuSince(start: NodeJS.CpuUsage): number {
   return (used.user + used.system) / 1e6;
 }
 
+interface WorkerReport {
+  runs: number;
+  cpuSeconds: number;
+  /** Seconds of the cases' own runs and target-only baselines. */
+  runSeconds: number;
+  laws: Record<string, { checks: number; seconds: number; failed: number }>;
+  /** --compare: the other checkout's CPU seconds on the same cases, and the cases whose verdicts differ. */
+  compare?: { cpuSeconds: number; mismatches: number; firstMismatch?: string };
+}
+
 async function worker(
   index: number,
   workers: number,
   runs: number,
   seed: number,
-  other?: CheckCase,
+  engine?: string,
+  other?: CheckVerdicts,
 ): Promise<WorkerReport> {
+  const source = engine ? await ExternalSource.start(engine) : referenceSource();
   const cpu = process.cpuUsage();
   const report: WorkerReport = { runs: 0, cpuSeconds: 0, runSeconds: 0, laws: {} };
   if (other) report.compare = { cpuSeconds: 0, mismatches: 0 };
@@ -80,9 +111,9 @@ async function worker(
     for (const [i, testCase] of cases.entries()) {
       const k = p * perProperty + i;
       if (k >= runs || k % workers !== index) continue;
-      // With --compare, the two runners take turns going first (caches and the heap warm up alike).
+      // With --compare the two runners take turns going first (caches and the heap warm up alike).
       const otherFirst = other !== undefined && report.runs % 2 === 1;
-      let otherCheck: Awaited<ReturnType<CheckCase>> | undefined;
+      let otherCheck: Awaited<ReturnType<CheckVerdicts>> | undefined;
       const runOther = async () => {
         const start = process.cpuUsage();
         otherCheck = await other!(testCase);
@@ -90,12 +121,12 @@ async function worker(
       };
       if (otherFirst) await runOther();
       const start = process.cpuUsage();
-      const check = await checkCase(testCase);
+      const check = await checkLaws(source, testCase);
       ownCpu += cpuSince(start);
       if (other && !otherFirst) await runOther();
-      if (otherCheck && verdicts(otherCheck) !== verdicts(check)) {
+      if (otherCheck && verdictsOf(otherCheck) !== verdictsOf(check)) {
         report.compare!.mismatches += 1;
-        report.compare!.firstMismatch ??= `property ${property.law}, case ${i}: ${verdicts(check)} vs ${verdicts(otherCheck)}`;
+        report.compare!.firstMismatch ??= `${property.law} case ${i}: ${verdictsOf(check)} vs ${verdictsOf(otherCheck)}`;
       }
       report.runs += 1;
       report.runSeconds += check.seconds.runs ?? 0;
@@ -107,29 +138,21 @@ async function worker(
       }
     }
   }
-  // Alone, the whole worker loop; side by side, only this checkout's checks.
+  // Alone, the whole worker loop; side by side, this checkout's checks only.
   report.cpuSeconds = other ? ownCpu : cpuSince(cpu);
+  if (source instanceof ExternalSource) await source.close();
   return report;
 }
 
-function runWorker(index: number, workers: number, runs: number, seed: number): Promise<WorkerReport> {
+function runWorker(index: number, workers: number, runs: number, seed: number, engine?: string): Promise<WorkerReport> {
   return new Promise((resolve, reject) => {
-    const passOn = [
-      ...(values.compare ? ["--compare", resolvePath(values.compare)] : []),
-      ...["--references", values.references],
-    ];
     const child = fork(
       process.argv[1],
       [
-        "--worker",
-        String(index),
-        "--workers",
-        String(workers),
-        "--runs",
-        String(runs),
-        "--seed",
-        String(seed),
-        ...passOn,
+        ...["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)],
+        ...(engine ? ["--engine", engine] : []),
+        ...(values.compare && !engine ? ["--compare", resolvePath(values.compare)] : []),
+        ...["--references", values.references],
       ],
       { execArgv: process.execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] },
     );
@@ -146,11 +169,8 @@ function runWorker(index: number, workers: number, runs: number, seed: number): 
 const { values } = parseFlags(FLAGS, process.argv.slice(2));
 if (values.worker !== undefined) {
   setReferenceBatching(values.references as ReferenceBatching);
-  const other = values.compare
-    ? ((await import(pathToFileURL(join(values.compare, "src/laws/check-case.ts")).href)) as { checkCase: CheckCase })
-        .checkCase
-    : undefined;
-  const report = await worker(values.worker, values.workers, values.runs, values.seed, other);
+  const other = values.compare ? await otherRunner(values.compare) : undefined;
+  const report = await worker(values.worker, values.workers, values.runs, values.seed, values.engine, other);
   process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exit(0);
 }
@@ -194,6 +214,31 @@ const shrink = await runLawProperty(MIXED, {
 const shrinkWall = (performance.now() - shrinkStart) / 1000;
 const shrunk = shrink.failure;
 
+// The same cases through the external engine, right after the in-process pass.
+let external:
+  { command: string; wallSeconds: number; runsPerSecond: number; ratio: number; failed: number } | undefined;
+if (values.engine) {
+  const engineStart = performance.now();
+  const engineReports = await Promise.all(
+    Array.from({ length: values.workers }, (_, i) =>
+      runWorker(i, values.workers, values.runs, values.seed, values.engine),
+    ),
+  );
+  const engineWall = (performance.now() - engineStart) / 1000;
+  const engineRuns = engineReports.reduce((sum, report) => sum + report.runs, 0);
+  const failed = engineReports.reduce(
+    (sum, report) => sum + Object.values(report.laws).reduce((inner, entry) => inner + entry.failed, 0),
+    0,
+  );
+  external = {
+    command: values.engine,
+    wallSeconds: engineWall,
+    runsPerSecond: engineRuns / engineWall,
+    ratio: engineRuns / engineWall / (runs / wall),
+    failed,
+  };
+}
+
 const summary = {
   runs,
   workers: values.workers,
@@ -230,6 +275,7 @@ const summary = {
       }
     : null,
   target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30, runsPerCpuSecond: 25 },
+  ...(external ? { external } : {}),
 };
 
 if (values.json) {
@@ -241,7 +287,7 @@ if (values.json) {
     `per core: ${summary.runsPerCpuSecond.toFixed(1)} runs per CPU-second (target >= ${summary.target.runsPerCpuSecond})`,
     ...(summary.compare
       ? [
-          `side by side with ${summary.compare.dir} (wall time above covers both): ${summary.compare.runsPerCpuSecond.toFixed(1)} runs per CPU-second there; this checkout is ${summary.compare.speedup.toFixed(2)}x; verdicts ${summary.compare.mismatches === 0 ? `equal on all ${runs} cases` : `DIFFER on ${summary.compare.mismatches} cases, first: ${summary.compare.firstMismatch}`}`,
+          `side by side with ${summary.compare.dir} (the wall time above covers both): ${summary.compare.runsPerCpuSecond.toFixed(1)} runs per CPU-second there; this checkout is ${summary.compare.speedup.toFixed(2)}x; verdicts ${summary.compare.mismatches === 0 ? `equal on all ${runs} cases` : `DIFFER on ${summary.compare.mismatches} cases, first: ${summary.compare.firstMismatch}`}`,
         ]
       : []),
     "",
@@ -256,5 +302,9 @@ if (values.json) {
       : "shrinking: the fault was not found",
     `target: >= ${summary.target.lawChecks} law checks from >= ${summary.target.runs} runs in <= ${summary.target.seconds}s, shrink <= ${summary.target.shrinkSeconds}s: ${checks >= 10_000 && runs >= 2_000 && wall <= 120 && (shrunk?.shrinkSeconds ?? Infinity) <= 30 ? "met" : "NOT met"}`,
   ];
+  if (external)
+    lines.push(
+      `through '${external.command}': ${external.runsPerSecond.toFixed(1)} runs/s in ${external.wallSeconds.toFixed(1)}s = ${(external.ratio * 100).toFixed(0)}% of in-process (target >= 50%: ${external.ratio >= 0.5 ? "met" : "NOT met"})${external.failed ? `, ${external.failed} law checks FAILED` : ""}`,
+    );
   process.stdout.write(lines.join("\n") + "\n");
 }

@@ -1,7 +1,7 @@
-import { runCase } from "../src/engine/run-case.ts";
 import { defaultEngineConfig } from "../src/engine/config.ts";
 import { defaultDraftSpec } from "../src/model/spec.ts";
-import { checkRun } from "../src/laws/check-run.ts";
+import { checkLaws } from "../src/laws/runner.ts";
+import { referenceSource } from "../src/sources/reference.ts";
 import { FAULT_NAMES } from "../src/engine/faults.ts";
 const prompts = [
   [1, 5, 9, 13, 17, 3, 4, 8],
@@ -17,7 +17,6 @@ for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle"] as const
     draft: defaultDraftSpec(kind),
     workload: { requests, aborts: [] },
   };
-  const t = await runCase({ ...base, engine: defaultEngineConfig({ mode: "target-only" }) });
   for (const fault of faults) {
     const c = {
       ...base,
@@ -30,8 +29,7 @@ for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle"] as const
       }),
     };
     const t0 = performance.now();
-    const s = await runCase(c);
-    const laws = await checkRun(c, s, t);
+    const laws = (await checkLaws(referenceSource(), c)).results;
     console.log(
       kind.padEnd(14),
       (fault ?? "none").padEnd(31),

@@ -37,13 +37,13 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
   });
 }
 
-export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults">): Case {
+export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode">): Case {
   const spec = getPreset(draw.preset);
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { preset: draw.preset },
     draft: draw.draft,
-    engine: engineConfigOf(draw.engine, s.faults, draw.draft?.kind),
+    engine: { ...engineConfigOf(draw.engine, s.faults, draw.draft?.kind), mode: s.mode ?? "speculative" },
     workload: {
       requests: requestsOf(spec, draw.requests),
       aborts: abortsOf(draw.aborts, draw.requests.length),

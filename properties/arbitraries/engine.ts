@@ -24,14 +24,25 @@ export function engineChoiceArbitrary(s: CaseSpace): fc.Arbitrary<EngineChoice> 
   const budgets = fc.integer({ min: s.budget.min, max: s.budget.max });
   return fc.record({
     numSteps: fc.integer(s.steps),
-    topk: fc.constantFrom(...s.topks),
+    // An index, not constantFrom: constantFrom shrinks only to the first value, an index shrinks through
+    // every smaller one (a failure needing topk > 1 shrinks to 2, not stays at 4).
+    topk: fc.integer({ min: 0, max: s.topks.length - 1 }).map(
+      (index) => s.topks[index],
+      (value) => s.topks.indexOf(value as number),
+    ),
     treeTokens: s.topks.some((k) => k > 1) ? fc.nat({ max: 63 }) : fc.constant(0),
     // oneof keeps null first: an unchunked case is the simpler one when the space allows it.
-    chunkSize: s.chunk.none ? fc.oneof({ withCrossShrink: true }, fc.constant(null), chunkSizes) : chunkSizes,
+    chunkSize: s.chunk.noneOnly
+      ? fc.constant(null)
+      : s.chunk.none
+        ? fc.oneof({ withCrossShrink: true }, fc.constant(null), chunkSizes)
+        : chunkSizes,
     pageSize: fc.integer(s.pages),
-    tokenBudget: s.budget.unlimited
-      ? fc.oneof({ withCrossShrink: true }, fc.constant(UNLIMITED_BUDGET), budgets)
-      : budgets,
+    tokenBudget: s.budget.unlimitedOnly
+      ? fc.constant(UNLIMITED_BUDGET)
+      : s.budget.unlimited
+        ? fc.oneof({ withCrossShrink: true }, fc.constant(UNLIMITED_BUDGET), budgets)
+        : budgets,
     multiLayer: fc.constantFrom(...s.multiLayer),
     graphReplay: fc.constantFrom(...s.graphReplay),
   });
@@ -46,7 +57,9 @@ export function numDraftTokensFor(numSteps: number, topk: number, raw: number): 
 
 /** Multi-layer drafting runs with topk 1 and a mirror-family draft (modules); elsewhere the draw is ignored. */
 export function multiLayerApplies(choice: EngineChoice, draftKind: string | undefined): boolean {
-  return choice.multiLayer && choice.topk === 1 && draftKind !== undefined && draftKind !== "eagle";
+  return (
+    choice.multiLayer && choice.topk === 1 && draftKind !== undefined && draftKind !== "eagle" && draftKind !== "ngram"
+  );
 }
 
 export function engineConfigOf(

@@ -22,11 +22,11 @@ export interface CaseSpace {
   multiLayer: readonly boolean[];
   /** Draft decode on captured, replayed graphs. */
   graphReplay: readonly boolean[];
-  /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target. */
-  chunk: IntRange & { none: boolean };
+  /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target; `noneOnly`: always null. */
+  chunk: IntRange & { none: boolean; noneOnly?: boolean };
   pages: IntRange;
-  /** Prefill token budget per step: `unlimited` allows 256 (effectively none), then the shrink target. */
-  budget: IntRange & { unlimited: boolean };
+  /** Prefill token budget per step: `unlimited` allows 256 (effectively none), then the shrink target; `unlimitedOnly`: always. */
+  budget: IntRange & { unlimited: boolean; unlimitedOnly?: boolean };
   requests: IntRange;
   /** Prompt suffix length after the preset's preamble (BOS + fixed tokens). */
   suffix: IntRange;
@@ -39,6 +39,8 @@ export interface CaseSpace {
   retracts: IntRange;
   /** Faults switched on in every generated case (mutants). */
   faults: readonly FaultName[];
+  /** The engine mode of every case (default speculative; an engine that only decodes target-only gets those). */
+  mode?: "speculative" | "target-only";
 }
 
 export const PROPERTY_PRESETS = ["tiny", "tiny-f64", "small-gqa", "small-mha"] as const;

@@ -29,7 +29,7 @@ export class CommandFailure extends Error {
 
 /** Checks after every command; throws CommandFailure naming the first problem. */
 export async function verify(model: EngineModel, real: EngineSystem, after: string): Promise<void> {
-  const problems = real.problems();
+  const problems = await real.problems();
   for (const entry of model.requests) {
     const request = real.engine.requests.get(entry.id);
     if (!request) {

@@ -1,7 +1,8 @@
 // The system under test of the model-based suite: one Engine built as runCase builds it (sessions from
 // the case's models), with between-forward hooks the Step command arms, plus the checks run after every
-// command: pool integrity in every pool, the engine's own per-step pool checks, and the trace laws over
-// the trace so far. (An exported engine factory in src/engine/run-case.ts would remove the duplicated
+// command: pool integrity in every pool, then, through the one runner, every single-run law that reads no
+// cache-free reference (the engine's own per-step pool checks among them) over the trace so far; outputs
+// are compared with the commands' model instead. (An exported engine factory in src/engine/run-case.ts would remove the duplicated
 // session wiring below: see docs/laws.md, "engine hooks".)
 import type { Case } from "../../src/case/case.ts";
 import {
@@ -13,12 +14,10 @@ import {
 } from "../../src/engine/run-case.ts";
 import { Engine } from "../../src/engine/engine.ts";
 import type { KvPool } from "../../src/engine/kv-pool.ts";
-import { checkBonusStride } from "../../src/laws/bonus-stride.ts";
-import type { LawResult } from "../../src/laws/law.ts";
+import { LAWS } from "../../src/laws/registry.ts";
 import { ReferenceOracle } from "../../src/laws/oracle.ts";
-import { checkPerStepPools } from "../../src/laws/per-step-pools.ts";
-import { checkPhaseContracts } from "../../src/laws/phase-contracts.ts";
-import { checkPositions } from "../../src/laws/positions.ts";
+import { checkLaws } from "../../src/laws/runner.ts";
+import { Unavailable, type RunSource } from "../../src/sources/source.ts";
 import { TRACE_FORMAT_VERSION, type Trace } from "../../src/trace/schema.ts";
 
 export interface Hook {
@@ -99,22 +98,39 @@ export class EngineSystem {
     };
   }
 
-  /** Problems after a command: pool integrity, the engine's per-step checks, and the trace laws. */
-  problems(): string[] {
+  /** The engine so far as a run source: its trace and internals now; no baseline or twin mid-run. */
+  private source(): RunSource {
+    const idle = !this.engine.hasWork();
+    const run = {
+      outputs: [],
+      trace: this.trace(),
+      internals: {
+        poolChecks: this.engine.poolChecks,
+        // Only once no request is active must every pool be empty.
+        slotsInUseAtEnd: idle ? this.pools().reduce((sum, pool) => sum + pool.numUsedSlots(), 0) : 0,
+        steps: this.engine.step,
+      },
+    };
+    const unavailable = async (): Promise<never> => {
+      throw new Unavailable("a run in progress");
+    };
+    return {
+      name: "engine so far",
+      run: async () => run,
+      targetOnly: unavailable,
+      twin: unavailable,
+      oracle: async () => this.oracle,
+    };
+  }
+
+  /** Problems after a command: every pool's own integrity check, and the cheap single-run laws. */
+  async problems(): Promise<string[]> {
     const problems: string[] = [];
     for (const pool of this.pools())
       for (const violation of pool.checkIntegrity()) problems.push(`pool ${pool.name}: ${violation.message}`);
-    for (const check of this.engine.poolChecks)
-      problems.push(`after step ${check.step}, pool ${check.pool}: ${check.violations[0]?.message}`);
-    if (!this.engine.hasWork()) {
-      for (const pool of this.pools())
-        if (pool.numUsedSlots() > 0)
-          problems.push(`pool ${pool.name} holds ${pool.numUsedSlots()} slots with no request active`);
-    }
-    const trace = this.trace();
-    const laws: LawResult[] = [checkPositions(trace), checkPhaseContracts(trace), checkBonusStride(trace)];
-    if (this.testCase.engine.multiLayer) laws.push(checkPerStepPools(trace));
-    for (const law of laws) if (law.status === "fails") problems.push(`${law.law}: ${law.violation?.message}`);
+    const laws = LAWS.filter((law) => !law.needs.twin && law.needs.baseline !== "compare" && !law.needs.oracle);
+    const check = await checkLaws(this.source(), this.testCase, { laws });
+    for (const law of check.results) if (law.status === "fails") problems.push(`${law.law}: ${law.violation?.message}`);
     return problems;
   }
 }

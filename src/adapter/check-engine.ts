@@ -1,7 +1,7 @@
-// `specconf check --engine "<command>"`: every law that can be judged from outputs and traces, run
-// against an external engine over the protocol, on the golden suites' cases (each with its target-only
-// baseline and the twin runs the multi-run laws need, all through the engine). Exit 0: every law holds;
-// 1: a law fails; 2: the engine crashed, timed out or broke the protocol (one line saying which).
+// `specconf check --engine "<command>" --golden`: the laws on the golden suites' fixed cases, run through
+// an external engine (each with its target-only baseline and the twin runs the multi-run laws need, all
+// through the engine: src/sources/external.ts). Exit 0: every law holds; 1: a law fails, a case failed to
+// run, or nothing was checked; 2: bad input (golden files) or an engine that cannot start or handshake.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Case } from "../case/case.ts";
@@ -9,9 +9,14 @@ import type { FaultName } from "../engine/faults.ts";
 import { loadGoldenFile } from "../golden/load.ts";
 import { InputError } from "../schema/input-error.ts";
 import { PROFILES, type Profile } from "../validate/profiles.ts";
-import type { TraceLawResult } from "../validate/trace-laws.ts";
-import { checkExternalCase, type ExternalCaseCheck } from "./check-external.ts";
-import { ExternalEngine, ExternalEngineError } from "./client.ts";
+import { checkLaws, type CaseCheck, type LawVerdict } from "../laws/runner.ts";
+import { EngineStartError, ExternalSource } from "../sources/external.ts";
+import { RelaxationLog } from "../validate/profiles.ts";
+import { RelaxedViews } from "../validate/relaxed-view.ts";
+import type { RunResult } from "../engine/run-case.ts";
+import { outputLinesOf } from "../golden/run-reference.ts";
+import { writeTextAtomic } from "../schema/atomic-write.ts";
+import type { OutputLine, RequestOutput } from "../validate/outputs-schema.ts";
 
 export interface EngineCheckOptions {
   goldenFiles?: readonly string[];
@@ -20,13 +25,16 @@ export interface EngineCheckOptions {
   timeoutMs?: number;
   profile?: Profile;
   json?: boolean;
+  /** Also write each suite's outputs as `<dir>/<suite>.jsonl` (for `specconf validate`). */
+  outputsDir?: string;
   write?: (text: string) => void;
 }
 
 export interface EngineCheckSummary {
   engine: string;
   ok: boolean;
-  cases: { suite: string; case: string; skipped?: string; laws: TraceLawResult[] }[];
+  cases: { suite: string; case: string; skipped?: string; laws: LawVerdict[] }[];
+  relaxations: ReturnType<RelaxationLog["entries"]>;
 }
 
 function casesOf(options: EngineCheckOptions): { suite: string; name: string; testCase: Case }[] {
@@ -47,7 +55,18 @@ function casesOf(options: EngineCheckOptions): { suite: string; name: string; te
   });
 }
 
-function line(check: ExternalCaseCheck, suite: string, name: string): string {
+/** What an engine reported per request, as an outputs line carries it. */
+function engineOutputs(run: RunResult): RequestOutput[] {
+  return run.outputs.map((output) => ({
+    id: output.id,
+    tokens: output.tokens,
+    finishReason: output.finishReason,
+    ...(output.acceptLens.length > 0 ? { acceptLens: output.acceptLens } : {}),
+    ...(output.roundsIncludeFirstToken ? { roundsIncludeFirstToken: true } : {}),
+  }));
+}
+
+function line(check: CaseCheck, suite: string, name: string): string {
   if (check.skipped) return `${suite}/${name}: skipped (${check.skipped})\n`;
   const verdicts = check.results.map(
     (law) => `${law.law} ${law.status === "holds" ? "ok" : law.status === "fails" ? "FAILS" : "n/c"}`,
@@ -58,27 +77,30 @@ function line(check: ExternalCaseCheck, suite: string, name: string): string {
   return `${suite}/${name}: ${verdicts.join(", ")}\n${failures.join("")}`;
 }
 
-/** Runs the check and returns the exit code; crashes, timeouts and protocol errors are exit 2. */
+/** Runs the check and returns the exit code; an engine that cannot start or handshake is exit 2. */
 export async function checkEngine(
   command: string,
   options: EngineCheckOptions = {},
 ): Promise<{ code: number; summary?: EngineCheckSummary; error?: string }> {
   const write = options.write ?? ((text: string) => process.stdout.write(text));
   let cases;
+  let source: ExternalSource;
   try {
     cases = casesOf(options);
+    source = await ExternalSource.start(command, { timeoutMs: options.timeoutMs ?? 60_000 });
   } catch (error) {
-    if (error instanceof InputError) return { code: 2, error: error.message };
+    if (error instanceof InputError || error instanceof EngineStartError) return { code: 2, error: error.message };
     throw error;
   }
-  const engine = ExternalEngine.start(command);
-  const summary: EngineCheckSummary = { engine: command, ok: true, cases: [] };
+  const log = new RelaxationLog(options.profile ?? PROFILES.strict);
+  const views = new RelaxedViews(log.profile, log);
+  const summary: EngineCheckSummary = { engine: source.name, ok: true, cases: [], relaxations: [] };
+  let checked = 0;
+  const lines = new Map<string, OutputLine[]>();
   try {
     for (const { suite, name, testCase } of cases) {
-      const check = await checkExternalCase(engine, testCase, {
-        timeoutMs: options.timeoutMs ?? 60_000,
-        profile: options.profile ?? PROFILES.strict,
-      });
+      const check = await checkLaws(source, testCase, { views });
+      if (check.run) lines.set(suite, [...(lines.get(suite) ?? []), ...outputLinesOf(name, engineOutputs(check.run))]);
       summary.cases.push({
         suite,
         case: name,
@@ -86,15 +108,25 @@ export async function checkEngine(
         laws: check.results,
       });
       if (check.results.some((law) => law.status === "fails")) summary.ok = false;
+      checked += check.results.filter((law) => law.status !== "not-checkable").length;
       if (!options.json) write(line(check, suite, name));
     }
-  } catch (error) {
-    if (error instanceof ExternalEngineError) return { code: 2, error: `engine ${error.kind}: ${error.message}` };
-    throw error;
   } finally {
-    await engine.close();
+    await source.close();
   }
+  summary.relaxations = log.entries();
+  if (options.outputsDir)
+    for (const [suite, suiteLines] of lines)
+      writeTextAtomic(
+        join(options.outputsDir, `${suite}.jsonl`),
+        suiteLines.map((line) => JSON.stringify(line)).join("\n") + "\n",
+      );
+  // Nothing checked is not a pass: every case skipped, or every law not checkable.
+  if (checked === 0) summary.ok = false;
   if (options.json) write(`${JSON.stringify(summary)}\n`);
-  else write(`${summary.cases.length} cases through '${command}': ${summary.ok ? "every law holds" : "FAILED"}\n`);
+  else
+    write(
+      `${summary.cases.length} cases through '${command}' (${source.name}): ${checked === 0 ? "nothing was checked (every case skipped or not checkable): FAILED" : summary.ok ? "every law holds" : "FAILED"}\n`,
+    );
   return { code: summary.ok ? 0 : 1, summary };
 }

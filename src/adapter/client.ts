@@ -12,10 +12,15 @@ import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { RequestOutput } from "../validate/outputs-schema.ts";
 import {
+  HelloResponseSchema,
+  type HelloResponse,
+  type ModelFormat,
+  MODEL_FORMATS,
   AdapterResponseSchema,
   PROTOCOL,
   PROTOCOL_VERSION,
   type AdapterRequest,
+  type HelloRequest,
   type AdapterResponse,
 } from "./protocol.ts";
 
@@ -48,12 +53,15 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Ask for a trace (default true). */
   wantTrace?: boolean;
+  /** Exported model files named in the request (the formats the engine declared). */
+  files?: AdapterRequest["models"]["files"];
 }
 
 interface Pending {
   requestId: number;
-  testCase: Case;
-  resolve(result: EngineResult): void;
+  /** Absent for the hello: its answer is a HelloResponse. */
+  testCase?: Case;
+  resolve(result: EngineResult | HelloResponse["hello"]): void;
   reject(error: ExternalEngineError): void;
   timer: NodeJS.Timeout;
 }
@@ -69,8 +77,13 @@ function installExitHook(): void {
   });
 }
 
-/** The request line for a case: the model as a full spec, the digests of the models it builds. */
-export function requestFor(testCase: Case, requestId: number, wantTrace: boolean): AdapterRequest {
+/** The request line for a case: the model as a full spec, the digests of the models it builds, their files. */
+export function requestFor(
+  testCase: Case,
+  requestId: number,
+  wantTrace: boolean,
+  files?: AdapterRequest["models"]["files"],
+): AdapterRequest {
   const spec = resolveModelSpec(testCase.model);
   const models = loadModels({ ...testCase, model: { spec } });
   return {
@@ -78,7 +91,11 @@ export function requestFor(testCase: Case, requestId: number, wantTrace: boolean
     version: PROTOCOL_VERSION,
     requestId,
     case: { ...testCase, model: { spec } },
-    models: { target: models.target.graph.digest, draft: models.draft?.graphs[0].digest ?? null },
+    models: {
+      target: models.target.graph.digest,
+      draft: models.draft?.graphs[0].digest ?? null,
+      ...(files ? { files } : {}),
+    },
     wantTrace,
   };
 }
@@ -219,7 +236,7 @@ export class ExternalEngine {
       return;
     }
     try {
-      const result = this.parseResponse(value, pending, where);
+      const result = pending.testCase ? this.parseResponse(value, pending, where) : this.parseHello(value, where);
       this.pending = undefined;
       clearTimeout(pending.timer);
       pending.resolve(result);
@@ -234,6 +251,16 @@ export class ExternalEngine {
         this.fail(error);
       }
     }
+  }
+
+  private parseHello(value: unknown, where: string): HelloResponse["hello"] {
+    const checked = validateAgainst<HelloResponse>(HelloResponseSchema, value, "hello response");
+    if (!checked.ok)
+      throw new ExternalEngineError(
+        "protocol",
+        `${where}: the handshake answer ${displayPath(checked.errors[0].path)} ${checked.errors[0].message}`,
+      );
+    return checked.value.hello;
   }
 
   private parseResponse(value: unknown, pending: Pending, where: string): EngineResult {
@@ -263,7 +290,7 @@ export class ExternalEngine {
         `the engine could not run request ${pending.requestId}: ${response.error}`,
       );
     }
-    const expected = pending.testCase.workload.requests.map((request) => request.id);
+    const expected = pending.testCase!.workload.requests.map((request) => request.id);
     const seen = new Set<number>();
     response.outputs.forEach((output, i) => {
       if (!expected.includes(output.id))
@@ -284,22 +311,36 @@ export class ExternalEngine {
 
   /** Runs one case. Rejects with ExternalEngineError; after a crash, timeout or protocol error the engine is gone. */
   run(testCase: Case, options: RunOptions = {}): Promise<EngineResult> {
+    const requestId = this.nextId++;
+    const line = requestFor(testCase, requestId, options.wantTrace ?? true, options.files);
+    return this.exchange(line, requestId, testCase, options.timeoutMs ?? 60_000) as Promise<EngineResult>;
+  }
+
+  /** The handshake: the engine's name, version and capabilities. Must be the first exchange. */
+  hello(options: { timeoutMs?: number; modelFormats?: readonly ModelFormat[]; specconf?: string } = {}) {
+    const line: HelloRequest = {
+      protocol: PROTOCOL,
+      version: PROTOCOL_VERSION,
+      hello: { specconf: options.specconf ?? "0.1.0", modelFormats: [...(options.modelFormats ?? MODEL_FORMATS)] },
+    };
+    return this.exchange(line, 0, undefined, options.timeoutMs ?? 60_000) as Promise<HelloResponse["hello"]>;
+  }
+
+  private exchange(line: object, requestId: number, testCase: Case | undefined, timeoutMs: number) {
     if (this.failure) return Promise.reject(this.failure);
     if (this.pending) return Promise.reject(new Error("one request at a time"));
-    const timeoutMs = options.timeoutMs ?? 60_000;
-    const requestId = this.nextId++;
-    const line = `${JSON.stringify(requestFor(testCase, requestId, options.wantTrace ?? true))}\n`;
-    return new Promise<EngineResult>((resolve, reject) => {
+    const what = testCase ? `request ${requestId}` : "the handshake";
+    return new Promise<EngineResult | HelloResponse["hello"]>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.fail(
           new ExternalEngineError(
             "timeout",
-            `no response to request ${requestId} within ${timeoutMs} ms (engine killed)${this.stderrSuffix()}`,
+            `no response to ${what} within ${timeoutMs} ms (engine killed)${this.stderrSuffix()}`,
           ),
         );
       }, timeoutMs);
       this.pending = { requestId, testCase, resolve, reject, timer };
-      this.child.stdin.write(line);
+      this.child.stdin.write(`${JSON.stringify(line)}\n`);
     });
   }
 

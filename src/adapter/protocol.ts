@@ -38,8 +38,8 @@ export const HelloRequestSchema = Type.Object(
 );
 
 /**
- * What an engine supports. Every field narrows the generated cases; a field left out means the narrowest
- * choice (a plain engine: target-only and chain speculation, one request, no chunking, page 1, float32).
+ * What an engine supports. Every field narrows the generated cases; an optional field left out means the
+ * narrowest choice (chains only, one request, no chunking, page 1, float32, S up to 16: docs/adapter.md).
  */
 export const CapabilitiesSchema = Type.Object(
   {

@@ -9,7 +9,47 @@ import { runCase } from "../engine/run-case.ts";
 import { requestOutputsOf } from "../golden/run-reference.ts";
 import { SpecError } from "../model/spec.ts";
 import { validateAgainst } from "../schema/validator.ts";
-import { AdapterRequestSchema, type AdapterRequest, type AdapterResponse } from "./protocol.ts";
+import {
+  AdapterRequestSchema,
+  HelloRequestSchema,
+  type AdapterRequest,
+  type AdapterResponse,
+  type Capabilities,
+  type HelloResponse,
+} from "./protocol.ts";
+
+/** The reference engine runs every case specconf generates: its handshake declares all of it. */
+export const REFERENCE_CAPABILITIES: Capabilities = {
+  modes: ["target-only", "speculative"],
+  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"],
+  modelFormats: [],
+  maxNumSteps: 8,
+  maxTopk: 8,
+  multiLayer: true,
+  chunkedPrefill: true,
+  pageSizes: [1, 2, 3, 4, 8, 16],
+  maxBatch: 64,
+  arrivals: true,
+  aborts: true,
+  retracts: true,
+  graphReplay: true,
+  dtypes: ["float32", "float64"],
+  observes: [
+    "acceptLens",
+    "firstRoundDrafts",
+    "trace",
+    "slot",
+    "hidden",
+    "predict",
+    "margin",
+    "topLogit",
+    "attended",
+    "verify",
+    "lifecycle",
+    "released",
+    "batches",
+  ],
+};
 
 export interface ServeOptions {
   /** Faults switched on in every case (to show what a broken engine looks like through the protocol). */
@@ -17,7 +57,14 @@ export interface ServeOptions {
   log?: (message: string) => void;
 }
 
-export async function respond(value: unknown, options: ServeOptions = {}): Promise<AdapterResponse> {
+export async function respond(value: unknown, options: ServeOptions = {}): Promise<AdapterResponse | HelloResponse> {
+  if (typeof value === "object" && value !== null && "hello" in value) {
+    const hello = validateAgainst(HelloRequestSchema, value, "hello");
+    if (!hello.ok)
+      return { requestId: 0, error: `invalid hello: ${hello.errors[0].path || "/"} ${hello.errors[0].message}` };
+    const faults = options.faults?.length ? ` (faults: ${options.faults.join(", ")})` : "";
+    return { hello: { name: `specconf-reference${faults}`, version: "0.1.0", capabilities: REFERENCE_CAPABILITIES } };
+  }
   const requestId =
     typeof value === "object" && value !== null && Number.isInteger((value as { requestId?: unknown }).requestId)
       ? (value as { requestId: number }).requestId

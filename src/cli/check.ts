@@ -10,8 +10,16 @@ import { DEFAULT_PRESET, getPreset } from "../model/presets.ts";
 import { sessionFor } from "../engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
-import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
+import { ExternalSource, EngineStartError } from "../sources/external.ts";
+import { declaredFeatures, unreachableLabels } from "../sources/capabilities.ts";
+import { narrowSpace } from "../../properties/arbitraries/capabilities.ts";
+import { runSuite, type SuiteResult } from "../../properties/suite.ts";
+import { PROFILES, profileNames, RelaxationLog } from "../validate/profiles.ts";
+import { RelaxedViews } from "../validate/relaxed-view.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
+import { loadPins } from "../failures/pins.ts";
+import { InputError } from "../schema/input-error.ts";
 import {
   addResult,
   describeFailure,
@@ -66,20 +74,40 @@ const FLAGS = defineFlags({
   engine: {
     type: "string",
     valueName: "COMMAND",
-    description:
-      "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on the golden suites' cases",
+    description: "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on generated cases",
   },
   "engine-timeout": {
     type: "integer",
     min: 1,
     default: 60,
-    description: "with --engine: seconds per request before the engine is killed (exit 2)",
+    description: "with --engine: seconds per request before the engine is killed (a failing case)",
   },
   golden: {
+    type: "boolean",
+    description: "with --engine: run the golden suites' fixed cases instead of generated ones",
+  },
+  "golden-file": {
     type: "string",
     multiple: true,
     valueName: "FILE",
-    description: "with --engine: the golden files whose cases to run (default: golden/*.json)",
+    description: "with --engine --golden: the golden files whose cases to run (default: golden/*.json)",
+  },
+  pins: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "with --engine: laws pinned as the engine's known findings (docs/findings/*.pins.json): reported, not failing the run, and each must still fail",
+  },
+  outputs: {
+    type: "string",
+    valueName: "DIR",
+    description: "with --engine --golden: write each suite's outputs as DIR/<suite>.jsonl (for specconf validate)",
+  },
+  profile: {
+    type: "choice",
+    choices: profileNames(),
+    default: "strict",
+    description: "with --engine: the engine's documented conventions the laws relax (docs/validate.md)",
   },
 });
 
@@ -97,8 +125,17 @@ export interface LawSummary {
 export interface CheckSummary {
   ok: boolean;
   seed: number;
+  /** With --engine: the command, the name and version it declared, and restarts after failed cases. */
+  engine?: { command: string; name: string; restarts: number };
   laws: LawSummary[];
-  coverage: { runs: number; labels: Record<string, number>; below: string[] };
+  coverage: { runs: number; labels: Record<string, number>; below: string[]; unreachable?: string[] };
+  /** With --engine: laws' properties and declared features no generated case exercised. */
+  notExercised?: string[];
+  skipped?: number;
+  /** With --engine --pins: each pinned law, its finding, and whether it still failed. */
+  pinned?: { law: string; finding: string; reproduced: boolean }[];
+  /** With --engine --profile: the relaxations that changed what a law saw, and how often. */
+  relaxations?: ReturnType<RelaxationLog["entries"]>;
 }
 
 export function seedFromEnvironment(flag: number | undefined): number {
@@ -179,6 +216,7 @@ function renderTable(
 }
 
 export async function checkCommand(argv: string[]): Promise<number> {
+  let source: ExternalSource | undefined;
   try {
     const { values, help } = parseFlags(FLAGS, argv);
     if (help) {
@@ -190,12 +228,18 @@ export async function checkCommand(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    if (values.engine !== undefined) {
+    if (values.engine === undefined) {
+      for (const flag of ["golden", "golden-file"] as const)
+        if (values[flag] === true || (Array.isArray(values[flag]) && values[flag].length > 0))
+          throw new UsageError(`--${flag} needs --engine`, `--${flag}`);
+    } else if (values.golden) {
       const external = await checkEngine(values.engine, {
-        goldenFiles: values.golden,
+        goldenFiles: values["golden-file"],
         faults: values.fault as FaultName[],
         timeoutMs: values["engine-timeout"] * 1000,
+        profile: PROFILES[values.profile],
         json: values.json,
+        outputsDir: values.outputs,
       });
       if (external.error) process.stderr.write(`specconf check: ${external.error}\n`);
       return external.code;
@@ -209,64 +253,61 @@ export async function checkCommand(argv: string[]): Promise<number> {
     const seed = seedFromEnvironment(values.seed);
     const faults = values.fault as FaultName[];
     const lawFilter = values.law.length > 0 ? selectedSet : undefined;
+    if (values.engine !== undefined) {
+      source = await ExternalSource.start(values.engine, {
+        timeoutMs: values["engine-timeout"] * 1000,
+        onRestart: (reason) => progress.log(`  engine restarted after ${reason.split("\n")[0].slice(0, 160)}`),
+      });
+    }
+    const capabilities = source?.capabilities;
+    const pins = values.pins !== undefined ? loadPins(values.pins).laws : undefined;
+    const relaxations = new RelaxationLog(PROFILES[values.profile]);
     process.stderr.write(
-      `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), EP ${values.ep}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
+      `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), ${source ? `engine ${source.name}` : `EP ${values.ep}`}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
     );
 
-    const total = values.runs * properties.length;
-    const progress = createProgress({ label: "check", total, enabled: !values.json, unit: "runs" });
-    const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
-    let runSeconds = 0;
-    const coverage = new CoverageCounter();
-    const replays = new Map<string, string>();
-    const messages = new Map<string, string>();
-    const runs: PropertyRun[] = [];
+    const progress = createProgress({
+      label: "check",
+      total: values.runs * properties.length,
+      enabled: !values.json,
+      unit: "runs",
+    });
     let done = 0;
+    let suite: SuiteResult;
     try {
-      for (const [index, property] of properties.entries()) {
-        progress.log(`law '${property.law}': ${property.focus}`);
-        const run = await runLawProperty(property, {
-          numRuns: values.runs,
-          seed,
-          faults,
-          ep: values.ep,
-          laws: lawFilter,
-          shrinkSeconds: values["shrink-seconds"],
-          twins: values.twins as "combined" | "separate",
-          failureDir: values["no-write"] ? false : values.failures,
-          onRun: (check) => {
-            runSeconds += check.seconds.runs ?? 0;
-            progress.update(++done);
-          },
-          onShrink: (attempt) => {
-            if (attempt % 10 === 0) progress.log(`  shrinking '${property.law}': ${attempt} attempts`);
-          },
-        });
-        done = values.runs * (index + 1);
-        progress.update(done);
-        runs.push(run);
-        coverage.merge(run.coverage);
-        for (const [law, lawStats] of run.stats) {
-          const entry = stats.get(law) ?? emptyStats();
-          for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
-          stats.set(law, entry);
-        }
-        if (run.error) throw new Error(`property '${property.law}': ${run.error}`);
-        if (run.failure) {
-          const text = describeFailure(run);
-          progress.log(text);
-          for (const law of run.failure.laws) {
-            if (run.failure.replay && !replays.has(law)) replays.set(law, run.failure.replay);
-            if (!messages.has(law)) messages.set(law, text);
-          }
-        }
-      }
+      suite = await runSuite({
+        properties,
+        runs: values.runs,
+        seed,
+        faults,
+        ep: values.ep,
+        laws: lawFilter,
+        shrinkSeconds: values["shrink-seconds"],
+        twins: values.twins as "combined" | "separate",
+        failureDir: values["no-write"] ? false : values.failures,
+        source,
+        engine: source && { command: source.command, name: source.name },
+        pinned: pins && new Set(pins.keys()),
+        views:
+          source && values.profile !== "strict" ? new RelaxedViews(PROFILES[values.profile], relaxations) : undefined,
+        narrow: capabilities && ((space) => narrowSpace(space, capabilities)),
+        onRun: () => progress.update(++done),
+        onShrink: (law, attempt) => {
+          if (attempt % 10 === 0) progress.log(`  shrinking '${law}': ${attempt} attempts`);
+        },
+        log: (line) => progress.log(line),
+      });
     } finally {
       progress.finish();
     }
 
+    const stats = new Map<string, LawStats>(selected.map((name) => [name, emptyStats()]));
+    for (const [law, lawStats] of suite.stats) stats.set(law, lawStats);
+    const coverage = suite.coverage;
+    const unreachable = capabilities ? unreachableLabels(capabilities) : [];
     const checkCoverage = !lawFilter && coverage.runs >= 50;
     const report = coverage.report();
+    const below = checkCoverage ? report.below.filter((label) => !unreachable.includes(label)) : [];
     const laws: LawSummary[] = [...stats.entries()]
       .filter(([name, lawStats]) => selectedSet.has(name) || lawStats.failed > 0 || name === RUNS_TO_COMPLETION)
       .map(([name, lawStats]) => ({
@@ -277,35 +318,74 @@ export async function checkCommand(argv: string[]): Promise<number> {
         ties: lawStats.ties,
         notCheckable: lawStats.notCheckable,
         seconds: lawStats.seconds,
-        ...(replays.has(name) ? { replay: replays.get(name) } : {}),
+        ...(suite.replays.has(name) ? { replay: suite.replays.get(name) } : {}),
       }));
-    const lawsOk = laws.every((law) => law.failed === 0);
-    const coverageOk = !checkCoverage || report.below.length === 0;
+    const checkedAnything = laws.some((law) => law.passed + law.failed > 0);
+    // A pinned law's failures are the engine's known findings; a pinned law that no longer fails is news.
+    const unreproduced = [...(pins?.keys() ?? [])].filter((law) => (stats.get(law)?.failed ?? 0) === 0);
+    const lawsOk = laws.every((law) => law.failed === 0 || pins?.has(law.name)) && unreproduced.length === 0;
     const summary: CheckSummary = {
-      ok: lawsOk && coverageOk,
+      ok: lawsOk && below.length === 0 && checkedAnything,
       seed,
+      ...(source ? { engine: { command: source.command, name: source.name, restarts: source.restarts } } : {}),
       laws,
       coverage: {
         runs: report.runs,
         labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])),
-        below: checkCoverage ? report.below : [],
+        below,
+        ...(unreachable.length > 0 ? { unreachable } : {}),
       },
+      ...(capabilities
+        ? {
+            notExercised: [
+              ...suite.notExercised.map(({ law, reason }) => `law '${law}' (the engine lacks ${reason})`),
+              ...declaredFeatures(capabilities).filter((feature) => !suite.features.has(feature)),
+            ],
+            skipped: suite.skipped,
+            ...(pins
+              ? {
+                  pinned: [...pins].map(([law, finding]) => ({
+                    law,
+                    finding,
+                    reproduced: !unreproduced.includes(law),
+                  })),
+                }
+              : {}),
+            relaxations: relaxations.entries().filter((entry) => entry.applied > 0),
+          }
+        : {}),
     };
-    if (values.junit) writeFileSync(values.junit, junitXml(summary, messages));
+    if (values.junit) writeFileSync(values.junit, junitXml(summary, suite.messages));
     if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
-      process.stdout.write(renderTable(summary, coverage, checkCoverage, runSeconds));
-      if (!coverageOk) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${report.below.join(", ")}\n`);
-      for (const law of laws) if (law.replay) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
+      process.stdout.write(renderTable(summary, coverage, checkCoverage, suite.runSeconds));
+      if (below.length > 0) process.stdout.write(`coverage below ${MIN_COVERAGE * 100}%: ${below.join(", ")}\n`);
+      if (summary.notExercised?.length) process.stdout.write(`never exercised: ${summary.notExercised.join("; ")}\n`);
+      if (summary.skipped)
+        process.stdout.write(`${summary.skipped} generated cases the engine refused as unsupported\n`);
+      for (const pin of summary.pinned ?? [])
+        process.stdout.write(
+          `pinned: ${pin.law} (${pin.finding}): ${pin.reproduced ? "fails as the finding says" : "NO LONGER FAILS: the engine changed; update the finding and the pin"}\n`,
+        );
+      for (const law of laws)
+        if (law.replay && !pins?.has(law.name)) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
+      if (!checkedAnything) process.stdout.write("nothing was checked: every run was skipped or not checkable\n");
       process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
     }
     return summary.ok ? 0 : 1;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof RuntimeError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof RuntimeError ||
+      error instanceof EngineStartError ||
+      error instanceof InputError
+    ) {
       process.stderr.write(`specconf check: ${error.message}\n`);
       return 2;
     }
     throw error;
+  } finally {
+    await source?.close();
   }
 }
 

@@ -5,14 +5,12 @@
  * run(argv) receives the arguments after the subcommand name and returns an exit code.
  */
 
-import { runCommand } from "./run.ts";
-import { goldenCommand } from "./golden.ts";
-import { validateCommand } from "./validate.ts";
-import { checkCommand } from "./check.ts";
-import { mutantsCommand } from "./mutants.ts";
-import { replayCommand } from "./replay.ts";
-import { adapterCommand } from "./adapter.ts";
-import { exportCommand } from "./export.ts";
+// Commands load on demand: an engine started per case (`specconf adapter`) should not pay for the
+// property suites, fast-check and every other command at start-up.
+const lazy =
+  <M>(load: () => Promise<M>, pick: (module: M) => (argv: string[]) => Promise<number>) =>
+  async (argv: string[]) =>
+    pick(await load())(argv);
 
 export interface Command {
   /** One-line description shown by `specconf help`. */
@@ -24,38 +22,70 @@ export const COMMANDS: Record<string, Command> = {
   run: {
     summary:
       "run a case (default: generated prompts on a preset) in target-only and speculative mode, and check the laws",
-    run: runCommand,
+    run: lazy(
+      () => import("./run.ts"),
+      (module) => module.runCommand,
+    ),
   },
   golden: {
     summary:
       "golden suites: update (regenerate, explicit only), verify (reference engine against them), dump (reference outputs and traces)",
-    run: goldenCommand,
+    run: lazy(
+      () => import("./golden.ts"),
+      (module) => module.goldenCommand,
+    ),
   },
   validate: {
     summary: "check another engine's outputs (JSON Lines) and traces against a golden file",
-    run: validateCommand,
+    run: lazy(
+      () => import("./validate.ts"),
+      (module) => module.validateCommand,
+    ),
   },
   check: {
     summary:
       "run the laws' property suites on generated cases (progress, per-law table, shrunk failures with a replay command)",
-    run: checkCommand,
+    run: lazy(
+      () => import("./check.ts"),
+      (module) => module.checkCommand,
+    ),
   },
   replay: {
     summary: "rerun a shrunk failure (or a case file) and print its step table with the first offending event marked",
-    run: replayCommand,
+    run: lazy(
+      () => import("./replay.ts"),
+      (module) => module.replayCommand,
+    ),
   },
   mutants: {
     summary: "switch each named fault on and search until a law fails: kill matrix, shrunk sizes, time to detect",
-    run: mutantsCommand,
+    run: lazy(
+      () => import("./mutants.ts"),
+      (module) => module.mutantsCommand,
+    ),
   },
   export: {
     summary:
       "write the golden suites' models for other engines: ONNX graphs or Hugging Face checkpoints (Llama target, standalone draft, EAGLE head)",
-    run: exportCommand,
+    run: lazy(
+      () => import("./export.ts"),
+      (module) => module.exportCommand,
+    ),
   },
   adapter: {
     summary: "serve the reference engine over the external-engine protocol (JSON Lines on stdin/stdout)",
-    run: adapterCommand,
+    run: lazy(
+      () => import("./adapter.ts"),
+      (module) => module.adapterCommand,
+    ),
+  },
+  engine: {
+    summary:
+      "serve a real third-party engine over the external-engine protocol (llama-cpp: llama.cpp on GGUF exports, CPU)",
+    run: lazy(
+      () => import("./engine.ts"),
+      (module) => module.engineCommand,
+    ),
   },
 };
 

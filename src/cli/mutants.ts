@@ -4,7 +4,7 @@
 // tokens, verify rounds) and the time to detect. A fault no law kills in --max-runs runs survives (exit 1).
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
-import { RUNS_TO_COMPLETION } from "../laws/check-case.ts";
+import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
 import { KILLS_FILE, loadKills, writeKills, type Kill } from "../failures/kills.ts";
 import { existsSync } from "node:fs";
 import { runLawProperty, type PropertyRun } from "../../properties/law-property.ts";

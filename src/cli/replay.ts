@@ -3,7 +3,8 @@
 // recorded failure reproduced. Exit 1 when a law fails (reproduced), 0 when every law holds, 2 bad input.
 import { existsSync, readFileSync } from "node:fs";
 import { ConfigError } from "../engine/config.ts";
-import { checkCase } from "../laws/check-case.ts";
+import { checkLaws } from "../laws/runner.ts";
+import { referenceSource } from "../sources/reference.ts";
 import { loadReplayInput, traceFileOf } from "../failures/failure-file.ts";
 import { describeCase, firstOffence, stepTable } from "../failures/step-table.ts";
 import { SpecError } from "../model/spec.ts";
@@ -11,6 +12,8 @@ import { RuntimeError } from "../runtime/ort.ts";
 import { stableJson } from "../schema/atomic-write.ts";
 import { InputError } from "../schema/input-error.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { EngineStartError, ExternalSource } from "../sources/external.ts";
+import { outputsTable, sideBySide } from "../failures/side-by-side.ts";
 
 const FLAGS = defineFlags({
   json: {
@@ -19,10 +22,17 @@ const FLAGS = defineFlags({
   },
   from: { type: "integer", min: 0, description: "first event of the table" },
   to: { type: "integer", min: 0, description: "last event of the table" },
+  engine: {
+    type: "string",
+    valueName: "COMMAND",
+    description: "rerun on this external engine (never taken from the file) next to the reference engine",
+  },
+  "engine-timeout": { type: "integer", min: 1, default: 60, description: "with --engine: seconds per request" },
 });
 
 export async function replayCommand(argv: string[]): Promise<number> {
   let file: string | undefined;
+  let engine: ExternalSource | undefined;
   try {
     const { values, positionals, help } = parseFlags(FLAGS, argv, { allowPositionals: true });
     if (help) {
@@ -45,7 +55,15 @@ export async function replayCommand(argv: string[]): Promise<number> {
     const input = loadReplayInput(file);
     const testCase = input.kind === "failure" ? input.record.case : input.testCase;
     const recordedLaws = input.kind === "failure" ? input.record.laws : [];
-    const check = await checkCase(testCase);
+    if (values.engine !== undefined)
+      engine = await ExternalSource.start(values.engine, { timeoutMs: values["engine-timeout"] * 1000 });
+    const check = await checkLaws(engine ?? referenceSource(), testCase);
+    // Next to an engine's run: the reference engine's (where it can run the case) as the oracle.
+    const reference = engine
+      ? await referenceSource()
+          .run(testCase)
+          .catch(() => undefined)
+      : undefined;
     const failing = check.results.filter((result) => result.status === "fails");
     const reproduced =
       input.kind === "failure"
@@ -72,11 +90,21 @@ export async function replayCommand(argv: string[]): Promise<number> {
     } else out.push(`replaying case ${file}`);
     out.push(describeCase(testCase), "");
     const offence = firstOffence(check.results, recordedLaws, check.run?.trace);
-    if (check.run) {
-      const mark =
-        offence?.event !== undefined
-          ? { event: offence.event, note: `${offence.law.law}: ${offence.law.violation?.message ?? "fails"}` }
-          : undefined;
+    const mark =
+      offence?.event !== undefined
+        ? { event: offence.event, note: `${offence.law.law}: ${offence.law.violation?.message ?? "fails"}` }
+        : undefined;
+    if (engine) {
+      const width = Math.max(60, Math.floor(((process.stdout.columns ?? 200) - 3) / 2));
+      const titles: [string, string] = [`${engine.name}`, "specconf reference"];
+      out.push(sideBySide(outputsTable(check.run), outputsTable(reference), titles, width));
+      const table = (run: typeof reference, withMark: boolean) =>
+        run && run.trace.events.length > 0
+          ? stepTable(run.trace, { mark: withMark ? mark : undefined, from: values.from, to: values.to })
+          : "(no trace events)\n";
+      out.push(sideBySide(table(check.run, true), table(reference, false), titles, width));
+      if (check.crash) out.push(`the engine failed: ${check.crash}`, "");
+    } else if (check.run) {
       out.push(stepTable(check.run.trace, { mark, from: values.from, to: values.to }));
     }
     for (const result of check.results) {
@@ -105,7 +133,8 @@ export async function replayCommand(argv: string[]): Promise<number> {
       error instanceof UsageError ||
       error instanceof InputError ||
       error instanceof SpecError ||
-      error instanceof RuntimeError
+      error instanceof RuntimeError ||
+      error instanceof EngineStartError
     ) {
       process.stderr.write(`specconf replay: ${error.message}\n`);
       return 2;
@@ -115,5 +144,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
       return 2;
     }
     throw error;
+  } finally {
+    await engine?.close();
   }
 }

@@ -2,18 +2,15 @@
 import type { Case } from "../case/case.ts";
 import type { RunResult } from "../engine/run-case.ts";
 import { resolveModelSpec } from "../engine/run-case.ts";
-import { ACCEPTANCE_CORRECTNESS } from "../laws/acceptance-correctness.ts";
-import { DRAFT_REFERENCE } from "../laws/draft-reference.ts";
+import { law as acceptanceCorrectness } from "../laws/acceptance-correctness.ts";
+import type { Law } from "../laws/definition.ts";
+import { law as draftReference } from "../laws/draft-reference.ts";
 import type { LawResult } from "../laws/law.ts";
-import { LOSSLESS } from "../laws/lossless.ts";
+import { law as lossless } from "../laws/lossless.ts";
 import { acceptanceStats } from "../laws/mirror-acceptance.ts";
 
 /** The --json booleans and the laws they come from. */
-export const LAW_KEYS = {
-  lossless: LOSSLESS,
-  acceptanceCorrect: ACCEPTANCE_CORRECTNESS,
-  draftReference: DRAFT_REFERENCE,
-} as const;
+export const LAW_KEYS = { lossless, acceptanceCorrect: acceptanceCorrectness, draftReference } as const;
 
 export interface RunSummary {
   model: string;
@@ -46,9 +43,9 @@ export interface RunSummary {
   laws: LawResult[];
 }
 
-function verdict(laws: readonly LawResult[], name: string): boolean | null {
-  const law = laws.find((candidate) => candidate.law === name);
-  return !law || law.status === "not-checkable" ? null : law.status === "holds";
+function verdict(results: readonly LawResult[], law: Law): boolean | null {
+  const result = results.find((candidate) => candidate.law === law.name);
+  return !result || result.status === "not-checkable" ? null : result.status === "holds";
 }
 
 export function summarize(

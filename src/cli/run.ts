@@ -6,7 +6,9 @@ import { loadCaseFile } from "../case/load.ts";
 import { ConfigError } from "../engine/config.ts";
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { runCase, type RunResult } from "../engine/run-case.ts";
-import { checkRun } from "../laws/check-run.ts";
+import { checkLaws } from "../laws/runner.ts";
+import { referenceSource } from "../sources/reference.ts";
+import { RunFailure, targetOnlyCase } from "../sources/source.ts";
 import type { LawResult } from "../laws/law.ts";
 import { presetNames } from "../model/presets.ts";
 import { MODEL_DRAFT_KINDS, SpecError } from "../model/spec.ts";
@@ -129,6 +131,10 @@ async function runWithProgress(testCase: Case, label: string, json: boolean): Pr
       onStep: (_, engine) =>
         progress.update([...engine.requests.values()].reduce((sum, request) => sum + request.output.length, 0)),
     });
+  } catch (error) {
+    // Bad input (the case, the model spec, the EP) is not the engine crashing.
+    if (error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError) throw error;
+    throw new RunFailure("crash", error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   } finally {
     progress.finish();
   }
@@ -149,16 +155,17 @@ export async function runCommand(argv: string[]): Promise<number> {
       return 0;
     }
     const testCase = buildCase(values);
-    // The baseline: target-only greedy, no faults and no retracts.
-    const targetOnlyCase: Case = {
-      ...testCase,
-      engine: { ...testCase.engine, mode: "target-only", faults: [] },
-      workload: { ...testCase.workload, retracts: [] },
+    // The reference engine with a progress line per run; every law that applies, twins included.
+    const source = {
+      ...referenceSource(),
+      run: (runCase: Case) => runWithProgress(runCase, runCase.engine.mode, values.json),
+      targetOnly: (runCase: Case) => runWithProgress(targetOnlyCase(runCase), "target-only", values.json),
     };
-    const targetOnly = await runWithProgress(targetOnlyCase, "target-only", values.json);
-    const speculative =
-      testCase.engine.mode === "speculative" ? await runWithProgress(testCase, "speculative", values.json) : targetOnly;
-    const laws = await checkRun(testCase, speculative, targetOnly);
+    const check = await checkLaws(source, testCase);
+    if (!check.run) throw new Error(check.crash ?? "the run failed");
+    const speculative = check.run;
+    const targetOnly = check.baseline ?? speculative;
+    const laws = check.results;
     if (values.trace) writeJsonAtomic(values.trace, speculative.trace);
     const summary = summarize(testCase, speculative, targetOnly, laws);
     process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary, laws, values.trace));

@@ -55,13 +55,16 @@ export class Engine {
         : undefined,
     };
     this.checkPoolsEachStep = options.checkPools ?? true;
+    const recorder = new TraceRecorder(options.trace);
+    for (const pool of [pools.target, ...(pools.draft ? [pools.draft] : []), ...(pools.draftModules ?? [])])
+      pool.onRelease = (slots) => recorder.release(pool.name, slots);
     this.context = new EngineContext(
       config,
       spec,
       sessions,
       pools,
       new Faults(config.faults),
-      new TraceRecorder(options.trace),
+      recorder,
       (step, forwardInStep) => options.betweenForwards?.(this, step, forwardInStep),
       options.forwardMemo,
     );

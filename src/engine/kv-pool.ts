@@ -267,6 +267,9 @@ export class KvPool {
     return slots;
   }
 
+  /** Told the slots each free releases (owned before, free after): the trace records them. */
+  onRelease: ((slots: readonly number[]) => void) | undefined;
+
   /** Drops positions >= newLength and frees pages that become empty. Mutates. */
   truncatePersisted(request: number, newLength: number): void {
     checkRequest(request);
@@ -276,9 +279,13 @@ export class KvPool {
       throw new Error(`KvPool "${this.name}": truncatePersisted(${request}, ${newLength}) outside 0..${oldLength}`);
     }
     if (!table || newLength === oldLength) return;
+    const released: number[] = [];
     for (let position = newLength; position < oldLength; position++) {
-      this.state.slotOwners[this.persistedSlot(table, position)] = undefined;
+      const slot = this.persistedSlot(table, position);
+      this.state.slotOwners[slot] = undefined;
+      released.push(slot);
     }
+    this.onRelease?.(released);
     table.persistedLength = newLength;
     const keptPages = Math.ceil(newLength / this.pageSize);
     for (const page of table.persistedPages.splice(keptPages)) this.releasePage(page);
@@ -354,6 +361,7 @@ export class KvPool {
       table.temporarySlots.delete(slot);
       this.state.slotOwners[slot] = undefined;
     }
+    if (toFree.length > 0) this.onRelease?.(toFree);
     table.temporaryPages = table.temporaryPages.filter((page) => {
       const start = page * this.pageSize;
       for (let slot = start; slot < start + this.pageSize; slot++) {

@@ -19,15 +19,22 @@ export interface RequestOutput {
   acceptLens: number[];
   /** Rounds that ended the request (EOS / max new tokens), excluded from full-acceptance rates. */
   cutRounds: number;
+  /** The first round emits the first output token (no separate prefill sample); see the outputs schema. */
+  roundsIncludeFirstToken?: boolean;
+}
+
+/** What only the reference engine knows about its own run: a third-party run has none of it. */
+export interface EngineInternals {
+  poolChecks: PoolCheck[];
+  /** Slots still held in any pool after the run (KV conservation: must be 0). */
+  slotsInUseAtEnd: number;
+  steps: number;
 }
 
 export interface RunResult {
   outputs: RequestOutput[];
   trace: Trace;
-  poolChecks: PoolCheck[];
-  /** Slots still held in any pool after the run (KV conservation: must be 0). */
-  slotsInUseAtEnd: number;
-  steps: number;
+  internals?: EngineInternals;
 }
 
 export interface LoadedModels {
@@ -248,5 +255,5 @@ async function runEngine(
     ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),
   };
   if (draftGraphs.length === 0) delete trace.models!.draft;
-  return { outputs, trace, poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step };
+  return { outputs, trace, internals: { poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step } };
 }

@@ -21,6 +21,16 @@ export class TraceRecorder {
     if (this.enabled) this.lifecycle.push({ ...event, beforeEvent: this.nextIndex });
   }
 
+  /** Mutates: records slots a pool released, on the last forward event before the release. */
+  release(pool: string, slots: readonly number[]): void {
+    const event = this.events[this.events.length - 1];
+    if (!this.enabled || !event || slots.length === 0) return;
+    const released = (event.released ??= []);
+    const entry = released.find((candidate) => candidate.pool === pool);
+    if (entry) entry.slots.push(...slots);
+    else released.push({ pool, slots: [...slots] });
+  }
+
   /** Mutates: attaches verify results to an already recorded event. */
   attachVerify(index: number, results: VerifyResult[]): void {
     if (!this.enabled) return;

@@ -42,9 +42,15 @@ export const FailureRecordSchema = Type.Object(
     path: Type.String(),
     faults: Type.Array(Type.String()),
     case: CaseSchema,
-    /** Sibling files, relative to this one. */
+    /** Sibling files, relative to this one (no trace when the run itself failed). */
     caseFile: Type.String(),
-    traceFile: Type.String(),
+    traceFile: Type.Optional(Type.String()),
+    /** The external engine the failure was found on (`specconf check --engine`); replay reruns it there. */
+    engine: Type.Optional(
+      Type.Object({ command: Type.String(), name: Type.String() }, { additionalProperties: false }),
+    ),
+    /** The reference engine's trace of the same case, for the side-by-side replay (external engines only). */
+    referenceTraceFile: Type.Optional(Type.String()),
     replay: Type.String(),
   },
   { additionalProperties: false },
@@ -59,7 +65,11 @@ export interface FailureInput {
   seed: number;
   path: string;
   testCase: Case;
-  trace: Trace;
+  /** Absent when the run itself failed (crash, timeout, protocol error). */
+  trace?: Trace;
+  engine?: { command: string; name: string };
+  /** The reference engine's trace of the case (external engines). */
+  referenceTrace?: Trace;
 }
 
 export function slug(text: string): string {
@@ -80,12 +90,17 @@ function issueText(what: string, issues: readonly ValidationIssue[]): string {
 export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { file: string; replay: string } {
   const caseIssues = validateCase(input.testCase);
   if (caseIssues.length > 0) throw new Error(issueText("the shrunk case", caseIssues));
-  const traceIssues = validateTrace(input.trace);
-  if (traceIssues.length > 0) throw new Error(issueText("the shrunk case's trace", traceIssues));
+  for (const [what, trace] of [
+    ["the shrunk case's trace", input.trace],
+    ["the reference trace", input.referenceTrace],
+  ] as const) {
+    const traceIssues = trace ? validateTrace(trace) : [];
+    if (traceIssues.length > 0) throw new Error(issueText(what, traceIssues));
+  }
   const stem = `${slug(input.laws[0])}-${input.seed >>> 0}`;
   const file = join(dir, `${stem}.json`);
   const shown = relative(process.cwd(), file) || file;
-  const replay = `npx specconf replay ${shown.includes(" ") ? JSON.stringify(shown) : shown}`;
+  const replay = `npx specconf replay ${shown.includes(" ") ? JSON.stringify(shown) : shown}${input.engine ? ` --engine ${JSON.stringify(input.engine.command)}` : ""}`;
   const record: FailureRecord = {
     formatVersion: FAILURE_FORMAT_VERSION,
     kind: "specconf-failure",
@@ -97,13 +112,16 @@ export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { 
     faults: [...input.testCase.engine.faults],
     case: input.testCase,
     caseFile: `${stem}.case.json`,
-    traceFile: `${stem}.trace.json`,
+    ...(input.trace ? { traceFile: `${stem}.trace.json` } : {}),
+    ...(input.engine ? { engine: input.engine } : {}),
+    ...(input.referenceTrace ? { referenceTraceFile: `${stem}.reference-trace.json` } : {}),
     replay,
   };
   const issues = validateFailureRecord(record);
   if (issues.length > 0) throw new Error(issueText("the failure record", issues));
   writeJsonAtomic(join(dir, record.caseFile), input.testCase);
-  writeJsonAtomic(join(dir, record.traceFile), input.trace);
+  if (record.traceFile) writeJsonAtomic(join(dir, record.traceFile), input.trace);
+  if (record.referenceTraceFile) writeJsonAtomic(join(dir, record.referenceTraceFile), input.referenceTrace);
   writeJsonAtomic(file, record);
   return { file, replay };
 }
@@ -137,5 +155,7 @@ export function loadReplayInput(file: string): ReplayInput {
 
 /** The trace file next to a failure record. */
 export function traceFileOf(input: ReplayInput): string | undefined {
-  return input.kind === "failure" ? join(dirname(input.file), input.record.traceFile) : undefined;
+  return input.kind === "failure" && input.record.traceFile
+    ? join(dirname(input.file), input.record.traceFile)
+    : undefined;
 }

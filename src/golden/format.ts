@@ -6,7 +6,8 @@ export function goldenText(value: unknown): string {
 }
 
 function format(value: unknown, indent: string): string {
-  if (typeof value === "number" && !Number.isFinite(value)) throw new TypeError(`cannot write ${value} in a golden file`);
+  if (typeof value === "number" && !Number.isFinite(value))
+    throw new TypeError(`cannot write ${value} in a golden file`);
   if (value === null || typeof value !== "object") {
     const text = JSON.stringify(value);
     if (text === undefined) throw new TypeError(`cannot write ${typeof value} in a golden file`);
@@ -15,7 +16,8 @@ function format(value: unknown, indent: string): string {
   const inner = `${indent}  `;
   if (Array.isArray(value)) {
     if (value.length === 0) return "[]";
-    if (value.every((item) => item === null || typeof item !== "object")) return `[${value.map((item) => format(item, inner)).join(", ")}]`;
+    if (value.every((item) => item === null || typeof item !== "object"))
+      return `[${value.map((item) => format(item, inner)).join(", ")}]`;
     return `[\n${value.map((item) => `${inner}${format(item, inner)}`).join(",\n")}\n${indent}]`;
   }
   const entries = Object.entries(value).filter(([, item]) => item !== undefined);

@@ -5,8 +5,9 @@
 import { CASE_FORMAT_VERSION, type Case } from "../case/case.ts";
 import { generatePrompts } from "../case/default-case.ts";
 import { defaultEngineConfig } from "../engine/config.ts";
-import { loadModels, runCase, type RunResult } from "../engine/run-case.ts";
-import { checkRun } from "../laws/check-run.ts";
+import { loadModels, type RunResult } from "../engine/run-case.ts";
+import { checkLaws } from "../laws/runner.ts";
+import { referenceSource } from "../sources/reference.ts";
 import { ReferenceOracle } from "../laws/oracle.ts";
 import { readRounds } from "../laws/rounds.ts";
 import { getPreset } from "../model/presets.ts";
@@ -26,30 +27,41 @@ export class GoldenGenerationError extends Error {
 
 export function goldenCaseInput(suite: GoldenSuiteDefinition, definition: GoldenCaseDefinition): Case {
   const spec = getPreset(suite.preset, suite.dtype);
-  const requests = generatePrompts(suite.preset, definition.seed, definition.requests, definition.maxNewTokens);
+  const prompts = generatePrompts(suite.preset, definition.seed, definition.requests, definition.maxNewTokens);
+  const requests = definition.arriveTogether ? prompts.map((request) => ({ ...request, arrivalStep: 0 })) : prompts;
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { spec: { ...spec, preamble: [...spec.preamble] } },
     draft: defaultDraftSpec(suite.draft),
-    engine: defaultEngineConfig({ ...definition.engine, mode: "speculative", faults: [], runtime: { ...DEFAULT_RUNTIME } }),
+    engine: defaultEngineConfig({
+      ...definition.engine,
+      mode: "speculative",
+      faults: [],
+      runtime: { ...DEFAULT_RUNTIME },
+    }),
     workload: { requests, aborts: [] },
   };
 }
 
-export function targetOnlyTwin(testCase: Case): Case {
-  return { ...testCase, engine: { ...testCase.engine, mode: "target-only", faults: [] } };
-}
-
-async function expectedRequests(testCase: Case, targetOnly: RunResult, speculative: RunResult, oracle: ReferenceOracle, where: string): Promise<GoldenRequest[]> {
+async function expectedRequests(
+  testCase: Case,
+  targetOnly: RunResult,
+  speculative: RunResult,
+  oracle: ReferenceOracle,
+  where: string,
+): Promise<GoldenRequest[]> {
   const rounds = readRounds(speculative.trace);
   const chain = testCase.engine.topk === 1;
   const requests: GoldenRequest[] = [];
   for (const request of testCase.workload.requests) {
     const target = targetOnly.outputs.find((output) => output.id === request.id)!;
     const spec = speculative.outputs.find((output) => output.id === request.id)!;
-    if (target.finishReason !== "length" && target.finishReason !== "eos") throw new GoldenGenerationError(`${where}: request ${request.id} ended '${target.finishReason}'`);
+    if (target.finishReason !== "length" && target.finishReason !== "eos")
+      throw new GoldenGenerationError(`${where}: request ${request.id} ended '${target.finishReason}'`);
     if (spec.tokens.join(",") !== target.tokens.join(",")) {
-      throw new GoldenGenerationError(`${where}: request ${request.id}: speculative and target-only outputs differ (a tie): choose another seed`);
+      throw new GoldenGenerationError(
+        `${where}: request ${request.id}: speculative and target-only outputs differ (a tie): choose another seed`,
+      );
     }
     const sequence = [...request.prompt, ...target.tokens];
     const reference = await oracle.targetOver(sequence);
@@ -62,15 +74,27 @@ async function expectedRequests(testCase: Case, targetOnly: RunResult, speculati
         const draftMargins: number[] = [];
         for (let j = 0; j < drafts.length; j++) {
           const expected = (await oracle.draftRow(sequence, rootPosition, drafts.slice(0, j))).prediction;
-          if (expected.argmax !== drafts[j]) throw new GoldenGenerationError(`${where}: request ${request.id}, round at position ${rootPosition}: draft ${j + 1} is a tie: choose another seed`);
+          if (expected.argmax !== drafts[j])
+            throw new GoldenGenerationError(
+              `${where}: request ${request.id}, round at position ${rootPosition}: draft ${j + 1} is a tie: choose another seed`,
+            );
           draftMargins.push(expected.margin);
         }
         goldenRounds.push({ acceptLen: round.result.acceptLen, drafts, draftMargins });
       }
       const lens = goldenRounds.map((round) => round.acceptLen).join(",");
-      if (lens !== spec.acceptLens.join(",")) throw new GoldenGenerationError(`${where}: request ${request.id}: trace rounds (${lens}) differ from the output's accept lengths (${spec.acceptLens.join(",")})`);
+      if (lens !== spec.acceptLens.join(","))
+        throw new GoldenGenerationError(
+          `${where}: request ${request.id}: trace rounds (${lens}) differ from the output's accept lengths (${spec.acceptLens.join(",")})`,
+        );
     }
-    requests.push({ id: request.id, tokens: target.tokens, margins, finishReason: target.finishReason, rounds: goldenRounds });
+    requests.push({
+      id: request.id,
+      tokens: target.tokens,
+      margins,
+      finishReason: target.finishReason,
+      rounds: goldenRounds,
+    });
   }
   return requests;
 }
@@ -85,19 +109,38 @@ export async function generateGolden(suite: GoldenSuiteDefinition): Promise<Gold
     const where = `${suite.suite}/${definition.name}`;
     const testCase = goldenCaseInput(suite, definition);
     const workload = JSON.stringify(testCase.workload.requests.map((request) => [request.id, request.prompt]));
-    if (prompts.has(workload)) throw new GoldenGenerationError(`${where}: same workload as another case of the suite (traces are matched to cases by workload)`);
+    if (prompts.has(workload))
+      throw new GoldenGenerationError(
+        `${where}: same workload as another case of the suite (traces are matched to cases by workload)`,
+      );
     prompts.add(workload);
-    const targetOnly = await runCase(targetOnlyTwin(testCase));
-    const speculative = await runCase(testCase);
-    const laws = await checkRun(testCase, speculative, targetOnly);
+    const check = await checkLaws(referenceSource(), testCase);
+    if (check.crash || !check.run || !check.baseline)
+      throw new GoldenGenerationError(`${where}: the reference engine did not run: ${check.crash ?? check.skipped}`);
+    const speculative = check.run;
+    const targetOnly = check.baseline;
+    const laws = check.results;
     const failing = laws.filter((law) => law.status === "fails");
-    if (failing.length > 0) throw new GoldenGenerationError(`${where}: the reference engine fails ${failing.map((law) => `${law.law} (${law.violation?.message})`).join("; ")}`);
+    if (failing.length > 0)
+      throw new GoldenGenerationError(
+        `${where}: the reference engine fails ${failing.map((law) => `${law.law} (${law.violation?.message})`).join("; ")}`,
+      );
     const tied = laws.filter((law) => law.ties > 0);
-    if (tied.length > 0) throw new GoldenGenerationError(`${where}: ties in ${tied.map((law) => law.law).join(", ")}: choose another seed`);
-    cases.push({ name: definition.name, description: definition.description, case: testCase, expected: { requests: await expectedRequests(testCase, targetOnly, speculative, oracle, where) } });
+    if (tied.length > 0)
+      throw new GoldenGenerationError(
+        `${where}: ties in ${tied.map((law) => law.law).join(", ")}: choose another seed`,
+      );
+    cases.push({
+      name: definition.name,
+      description: definition.description,
+      case: testCase,
+      expected: { requests: await expectedRequests(testCase, targetOnly, speculative, oracle, where) },
+    });
   }
   const spec = models.spec;
-  const margins = cases.flatMap((goldenCase) => goldenCase.expected.requests.flatMap((request) => request.margins)).sort((a, b) => a - b);
+  const margins = cases
+    .flatMap((goldenCase) => goldenCase.expected.requests.flatMap((request) => request.margins))
+    .sort((a, b) => a - b);
   const roundsAll = cases.flatMap((goldenCase) => goldenCase.expected.requests.flatMap((request) => request.rounds));
   const info = runtimeInfo(first.engine.runtime);
   const draft = models.draft;
@@ -105,18 +148,29 @@ export async function generateGolden(suite: GoldenSuiteDefinition): Promise<Gold
     formatVersion: GOLDEN_FORMAT_VERSION,
     suite: suite.suite,
     description: suite.description,
-    metadata: { generator: GENERATOR, ortVersion: info.ortVersion, ep: info.ep, dtype: spec.dtype, threads: info.threads, graphOptimizationLevel: info.graphOptimizationLevel },
+    metadata: {
+      generator: GENERATOR,
+      ortVersion: info.ortVersion,
+      ep: info.ep,
+      dtype: spec.dtype,
+      threads: info.threads,
+      graphOptimizationLevel: info.graphOptimizationLevel,
+    },
     epsilon: { target: oracle.epsilon, draft: oracle.draftEpsilon },
     models: {
       target: { preset: suite.preset, spec, digest: models.target.graph.digest },
-      draft: draft ? { spec: draft.spec, digest: draft.graphs[0].digest, logitScale: draftLogitScale(draft.spec) } : null,
+      draft: draft
+        ? { spec: draft.spec, digest: draft.graphs[0].digest, logitScale: draftLogitScale(draft.spec) }
+        : null,
     },
     stats: {
       tokens: margins.length,
       minMargin: margins[0] ?? 0,
       medianMargin: margins[Math.floor(margins.length / 2)] ?? 0,
       ties: 0,
-      meanAcceptLen: roundsAll.length ? roundsAll.reduce((sum, round) => sum + round.acceptLen, 0) / roundsAll.length : 0,
+      meanAcceptLen: roundsAll.length
+        ? roundsAll.reduce((sum, round) => sum + round.acceptLen, 0) / roundsAll.length
+        : 0,
     },
     cases,
   };

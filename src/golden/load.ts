@@ -23,7 +23,11 @@ export function readDocument(path: string, maxBytes = MAX_DOCUMENT_BYTES): strin
     // readInputFile reports missing / unreadable files.
   }
   if (size !== undefined && size > maxBytes) {
-    throw new InputError(path, undefined, `file is ${size} bytes, larger than the ${maxBytes}-byte limit for a JSON document (outputs go in JSON Lines, which is streamed)`);
+    throw new InputError(
+      path,
+      undefined,
+      `file is ${size} bytes, larger than the ${maxBytes}-byte limit for a JSON document (outputs go in JSON Lines, which is streamed)`,
+    );
   }
   return readInputFile(path);
 }
@@ -48,14 +52,17 @@ export function consistencyIssues(golden: Golden): ValidationIssue[] {
   const names = new Set<string>();
   golden.cases.forEach((goldenCase, c) => {
     const at = `/cases/${c}`;
-    if (names.has(goldenCase.name)) issues.push({ path: `${at}/name`, message: `duplicate case name '${goldenCase.name}'` });
+    if (names.has(goldenCase.name))
+      issues.push({ path: `${at}/name`, message: `duplicate case name '${goldenCase.name}'` });
     names.add(goldenCase.name);
     const model = goldenCase.case.model;
     if (!("spec" in model) || !isDeepStrictEqual(model.spec, golden.models.target.spec)) {
       issues.push({ path: `${at}/case/model`, message: "must be { spec } equal to /models/target/spec" });
     }
-    if (!isDeepStrictEqual(goldenCase.case.draft, golden.models.draft?.spec ?? null)) issues.push({ path: `${at}/case/draft`, message: "must equal /models/draft/spec" });
-    if (goldenCase.case.engine.faults.length > 0) issues.push({ path: `${at}/case/engine/faults`, message: "golden cases run without faults" });
+    if (!isDeepStrictEqual(goldenCase.case.draft, golden.models.draft?.spec ?? null))
+      issues.push({ path: `${at}/case/draft`, message: "must equal /models/draft/spec" });
+    if (goldenCase.case.engine.faults.length > 0)
+      issues.push({ path: `${at}/case/engine/faults`, message: "golden cases run without faults" });
     try {
       checkCaseConsistency(goldenCase.case, golden.models.target.spec);
     } catch (err) {
@@ -66,19 +73,38 @@ export function consistencyIssues(golden: Golden): ValidationIssue[] {
     const expected = goldenCase.expected.requests;
     const ids = new Set<number>();
     workload.forEach((request, r) => {
-      if (ids.has(request.id)) issues.push({ path: `${at}/case/workload/requests/${r}/id`, message: `duplicate request id ${request.id}` });
+      if (ids.has(request.id))
+        issues.push({ path: `${at}/case/workload/requests/${r}/id`, message: `duplicate request id ${request.id}` });
       ids.add(request.id);
     });
-    if (expected.length !== workload.length) issues.push({ path: `${at}/expected/requests`, message: `has ${expected.length} entries for ${workload.length} workload requests` });
+    if (expected.length !== workload.length)
+      issues.push({
+        path: `${at}/expected/requests`,
+        message: `has ${expected.length} entries for ${workload.length} workload requests`,
+      });
     expected.forEach((request, r) => {
       const here = `${at}/expected/requests/${r}`;
       const input = workload[r];
-      if (!input || input.id !== request.id) issues.push({ path: `${here}/id`, message: `must be ${input?.id ?? "absent"} (the workload's request ${r})` });
-      if (request.margins.length !== request.tokens.length) issues.push({ path: `${here}/margins`, message: `has ${request.margins.length} entries for ${request.tokens.length} tokens` });
-      if (input && request.tokens.length > input.maxNewTokens) issues.push({ path: `${here}/tokens`, message: `has more than maxNewTokens (${input.maxNewTokens}) tokens` });
+      if (!input || input.id !== request.id)
+        issues.push({ path: `${here}/id`, message: `must be ${input?.id ?? "absent"} (the workload's request ${r})` });
+      if (request.margins.length !== request.tokens.length)
+        issues.push({
+          path: `${here}/margins`,
+          message: `has ${request.margins.length} entries for ${request.tokens.length} tokens`,
+        });
+      if (input && request.tokens.length > input.maxNewTokens)
+        issues.push({ path: `${here}/tokens`, message: `has more than maxNewTokens (${input.maxNewTokens}) tokens` });
       request.rounds.forEach((round, k) => {
-        if (round.draftMargins.length !== round.drafts.length) issues.push({ path: `${here}/rounds/${k}/draftMargins`, message: `has ${round.draftMargins.length} entries for ${round.drafts.length} drafts` });
-        if (round.acceptLen > round.drafts.length + 1) issues.push({ path: `${here}/rounds/${k}/acceptLen`, message: `exceeds ${round.drafts.length + 1} (drafts + 1)` });
+        if (round.draftMargins.length !== round.drafts.length)
+          issues.push({
+            path: `${here}/rounds/${k}/draftMargins`,
+            message: `has ${round.draftMargins.length} entries for ${round.drafts.length} drafts`,
+          });
+        if (round.acceptLen > round.drafts.length + 1)
+          issues.push({
+            path: `${here}/rounds/${k}/acceptLen`,
+            message: `exceeds ${round.drafts.length + 1} (drafts + 1)`,
+          });
       });
     });
   });
@@ -91,13 +117,19 @@ export function digestIssues(golden: Golden): ValidationIssue[] {
   const target = buildTarget(golden.models.target.spec);
   const hint = "the models were generated by another specconf version: run `specconf golden update`";
   if (target.graph.digest !== golden.models.target.digest) {
-    issues.push({ path: "/models/target/digest", message: `is ${golden.models.target.digest.slice(0, 12)}..., but the spec builds ${target.graph.digest.slice(0, 12)}... (${hint})` });
+    issues.push({
+      path: "/models/target/digest",
+      message: `is ${golden.models.target.digest.slice(0, 12)}..., but the spec builds ${target.graph.digest.slice(0, 12)}... (${hint})`,
+    });
   }
   const draftModel = golden.models.draft;
   if (draftModel) {
     const draft = buildDraft(target, draftModel.spec);
     if (draft.graphs[0].digest !== draftModel.digest) {
-      issues.push({ path: "/models/draft/digest", message: `is ${draftModel.digest.slice(0, 12)}..., but the spec builds ${draft.graphs[0].digest.slice(0, 12)}... (${hint})` });
+      issues.push({
+        path: "/models/draft/digest",
+        message: `is ${draftModel.digest.slice(0, 12)}..., but the spec builds ${draft.graphs[0].digest.slice(0, 12)}... (${hint})`,
+      });
     }
   }
   return issues;

@@ -29,8 +29,15 @@ export function caseWithFaults(testCase: Case, faults: readonly FaultName[]): Ca
   return { ...testCase, engine: { ...testCase.engine, faults: [...faults] } };
 }
 
-export async function runGoldenCase(goldenCase: GoldenCase, faults: readonly FaultName[] = []): Promise<{ lines: OutputLine[]; trace: Trace; result: RunResult }> {
+export async function runGoldenCase(
+  goldenCase: GoldenCase,
+  faults: readonly FaultName[] = [],
+): Promise<{ lines: OutputLine[]; trace: Trace; result: RunResult }> {
   const testCase = caseWithFaults(goldenCase.case, faults);
   const result = await runCase(testCase);
-  return { lines: outputLinesOf(goldenCase.name, requestOutputsOf(result, testCase.engine.topk === 1)), trace: result.trace, result };
+  return {
+    lines: outputLinesOf(goldenCase.name, requestOutputsOf(result, testCase.engine.topk === 1)),
+    trace: result.trace,
+    result,
+  };
 }

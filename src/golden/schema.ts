@@ -7,7 +7,10 @@ import { CaseSchema, DraftSpecSchema, ModelSpecSchema } from "../case/case.ts";
 
 export const GOLDEN_FORMAT_VERSION = 1;
 
-const Digest = Type.String({ pattern: "^[0-9a-f]{64}$", description: "sha256 of the model's ONNX bytes (specconf export --format onnx writes them)" });
+const Digest = Type.String({
+  pattern: "^[0-9a-f]{64}$",
+  description: "sha256 of the model's ONNX bytes (specconf export --format onnx writes them)",
+});
 
 export const GoldenRoundSchema = Type.Object(
   {
@@ -41,7 +44,10 @@ export const GoldenCaseSchema = Type.Object(
     description: Type.String(),
     /** The case as run: model given as the full spec, speculative mode, no faults. */
     case: CaseSchema,
-    expected: Type.Object({ requests: Type.Array(GoldenRequestSchema, { minItems: 1 }) }, { additionalProperties: false }),
+    expected: Type.Object(
+      { requests: Type.Array(GoldenRequestSchema, { minItems: 1 }) },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );
@@ -64,12 +70,21 @@ export const GoldenSchema = Type.Object(
       { additionalProperties: false },
     ),
     /** Tie thresholds: target in logit units, draft in the draft's logit units (the mirror's carry 2^16). */
-    epsilon: Type.Object({ target: Type.Number({ exclusiveMinimum: 0 }), draft: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }),
+    epsilon: Type.Object(
+      { target: Type.Number({ exclusiveMinimum: 0 }), draft: Type.Number({ exclusiveMinimum: 0 }) },
+      { additionalProperties: false },
+    ),
     models: Type.Object(
       {
-        target: Type.Object({ preset: Type.Optional(Type.String()), spec: ModelSpecSchema, digest: Digest }, { additionalProperties: false }),
+        target: Type.Object(
+          { preset: Type.Optional(Type.String()), spec: ModelSpecSchema, digest: Digest },
+          { additionalProperties: false },
+        ),
         draft: Type.Union([
-          Type.Object({ spec: DraftSpecSchema, digest: Digest, logitScale: Type.Number({ exclusiveMinimum: 0 }) }, { additionalProperties: false }),
+          Type.Object(
+            { spec: DraftSpecSchema, digest: Digest, logitScale: Type.Number({ exclusiveMinimum: 0 }) },
+            { additionalProperties: false },
+          ),
           Type.Null(),
         ]),
       },

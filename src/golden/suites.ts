@@ -12,6 +12,8 @@ export interface GoldenCaseDefinition {
   requests: number;
   maxNewTokens: number;
   engine: Partial<EngineConfig>;
+  /** Every request arrives before the first step (engines without a step scheduler can run the case). */
+  arriveTogether?: boolean;
 }
 
 export interface GoldenSuiteDefinition {
@@ -25,39 +27,122 @@ export interface GoldenSuiteDefinition {
 
 export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
   {
-    suite: "tiny-mirror",
-    description: "tiny target (vocab 64, hidden 32, 2 layers, GQA 4/2) with the mirror draft: every uncut round accepts all S drafts. Other engines run the exported standalone draft (a copy of the target) in draft-model mode and must match.",
+    suite: "tiny-plain",
+    description:
+      "tiny target with the mirror draft in the plainest setting any engine runs: requests arriving together, whole-prompt prefill, page size 1, chains. Other engines run the standalone draft (a copy of the target) in draft-model mode, or target-only.",
     preset: "tiny",
     draft: "mirror",
     cases: [
-      { name: "unchunked", description: "4 requests arriving over 3 steps, S = 3, whole-prompt prefill", seed: 101, requests: 4, maxNewTokens: 16, engine: { numSteps: 3 } },
-      { name: "chunked-paged", description: "chunk 3, page 4, token budget 8: chunk tails near the prompt end, verify across page boundaries", seed: 102, requests: 4, maxNewTokens: 16, engine: { numSteps: 3, chunkSize: 3, pageSize: 4, tokenBudget: 8 } },
-      { name: "tree", description: "tree drafting: topk 2, 6 verify rows per request (N > S + 1, so the bonus stride matters), S = 3", seed: 107, requests: 3, maxNewTokens: 12, engine: { numSteps: 3, topk: 2, numDraftTokens: 6 } },
+      {
+        name: "single",
+        description: "one request, S = 3, up to 16 tokens",
+        seed: 111,
+        requests: 1,
+        maxNewTokens: 16,
+        engine: { numSteps: 3 },
+        arriveTogether: true,
+      },
+      {
+        name: "batch",
+        description: "three requests arriving together, S = 2, up to 12 tokens",
+        seed: 112,
+        requests: 3,
+        maxNewTokens: 12,
+        engine: { numSteps: 2 },
+        arriveTogether: true,
+      },
+    ],
+  },
+  {
+    suite: "tiny-mirror",
+    description:
+      "tiny target (vocab 64, hidden 32, 2 layers, GQA 4/2) with the mirror draft: every uncut round accepts all S drafts. Other engines run the exported standalone draft (a copy of the target) in draft-model mode and must match.",
+    preset: "tiny",
+    draft: "mirror",
+    cases: [
+      {
+        name: "unchunked",
+        description: "4 requests arriving over 3 steps, S = 3, whole-prompt prefill",
+        seed: 101,
+        requests: 4,
+        maxNewTokens: 16,
+        engine: { numSteps: 3 },
+      },
+      {
+        name: "chunked-paged",
+        description: "chunk 3, page 4, token budget 8: chunk tails near the prompt end, verify across page boundaries",
+        seed: 102,
+        requests: 4,
+        maxNewTokens: 16,
+        engine: { numSteps: 3, chunkSize: 3, pageSize: 4, tokenBudget: 8 },
+      },
+      {
+        name: "tree",
+        description: "tree drafting: topk 2, 6 verify rows per request (N > S + 1, so the bonus stride matters), S = 3",
+        seed: 107,
+        requests: 3,
+        maxNewTokens: 12,
+        engine: { numSteps: 3, topk: 2, numDraftTokens: 6 },
+      },
     ],
   },
   {
     suite: "tiny-eagle",
-    description: "tiny target with an EAGLE head in the checkpoint layout (fc with bias over concat(embedding, hidden), one decoder layer without input norm, the target's LM head).",
+    description:
+      "tiny target with an EAGLE head in the checkpoint layout (fc with bias over concat(embedding, hidden), one decoder layer without input norm, the target's LM head).",
     preset: "tiny",
     draft: "eagle",
     cases: [
-      { name: "chunked", description: "chunk 3, page 2, S = 3: the first-round drafts depend on every chunk tail's draft-extend row", seed: 103, requests: 4, maxNewTokens: 12, engine: { numSteps: 3, chunkSize: 3, pageSize: 2 } },
-      { name: "unchunked-s2", description: "whole-prompt prefill, S = 2", seed: 104, requests: 3, maxNewTokens: 12, engine: { numSteps: 2 } },
+      {
+        name: "chunked",
+        description: "chunk 3, page 2, S = 3: the first-round drafts depend on every chunk tail's draft-extend row",
+        seed: 103,
+        requests: 4,
+        maxNewTokens: 12,
+        engine: { numSteps: 3, chunkSize: 3, pageSize: 2 },
+      },
+      {
+        name: "unchunked-s2",
+        description: "whole-prompt prefill, S = 2",
+        seed: 104,
+        requests: 3,
+        maxNewTokens: 12,
+        engine: { numSteps: 2 },
+      },
     ],
   },
   {
     suite: "small-gqa-mirror",
-    description: "small-gqa target (vocab 48, hidden 64, 3 layers, GQA 8/2) whose EOS is likely, with the mirror draft.",
+    description:
+      "small-gqa target (vocab 48, hidden 64, 3 layers, GQA 8/2) whose EOS is likely, with the mirror draft.",
     preset: "small-gqa",
     draft: "mirror",
-    cases: [{ name: "chunked-eos", description: "chunk 5, S = 2, up to 24 tokens: requests finish by EOS and by length", seed: 105, requests: 3, maxNewTokens: 24, engine: { numSteps: 2, chunkSize: 5 } }],
+    cases: [
+      {
+        name: "chunked-eos",
+        description: "chunk 5, S = 2, up to 24 tokens: requests finish by EOS and by length",
+        seed: 105,
+        requests: 3,
+        maxNewTokens: 24,
+        engine: { numSteps: 2, chunkSize: 5 },
+      },
+    ],
   },
   {
     suite: "tiny-f64-eagle",
     description: "tiny target in float64 (epsilon 1e-9) with an EAGLE head.",
     preset: "tiny-f64",
     draft: "eagle",
-    cases: [{ name: "chunked", description: "chunk 4, S = 3", seed: 106, requests: 3, maxNewTokens: 12, engine: { numSteps: 3, chunkSize: 4 } }],
+    cases: [
+      {
+        name: "chunked",
+        description: "chunk 4, S = 3",
+        seed: 106,
+        requests: 3,
+        maxNewTokens: 12,
+        engine: { numSteps: 3, chunkSize: 4 },
+      },
+    ],
   },
 ];
 

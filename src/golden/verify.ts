@@ -4,7 +4,8 @@
 // tie into a failure (or back), so it is reported as drift.
 import type { FaultName } from "../engine/faults.ts";
 import { PROFILES } from "../validate/profiles.ts";
-import { goldenOracle, Validation, type ValidationReport } from "../validate/validate.ts";
+import { goldenOracle } from "../sources/recorded.ts";
+import { Validation, type ValidationReport } from "../validate/validate.ts";
 import { runGoldenCase } from "./run-reference.ts";
 import type { Golden } from "./schema.ts";
 
@@ -24,7 +25,11 @@ export interface VerifyResult {
   ok: boolean;
 }
 
-export async function verifyGolden(golden: Golden, file: string, options: { faults?: readonly FaultName[] } = {}): Promise<VerifyResult> {
+export async function verifyGolden(
+  golden: Golden,
+  file: string,
+  options: { faults?: readonly FaultName[] } = {},
+): Promise<VerifyResult> {
   const validation = new Validation(golden, file, PROFILES.strict);
   const traces = [];
   let line = 0;
@@ -45,7 +50,8 @@ export async function verifyGolden(golden: Golden, file: string, options: { faul
       const reference = await oracle.targetOver([...prompt, ...request.tokens]);
       request.margins.forEach((stored, index) => {
         const recomputed = reference.predictions[prompt.length - 1 + index].margin;
-        if (Math.abs(recomputed - stored) >= golden.epsilon.target) drift.push({ case: goldenCase.name, request: request.id, index, stored, recomputed });
+        if (Math.abs(recomputed - stored) >= golden.epsilon.target)
+          drift.push({ case: goldenCase.name, request: request.id, index, stored, recomputed });
       });
     }
   }

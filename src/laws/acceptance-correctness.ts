@@ -5,6 +5,7 @@ import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
 import { readRounds, sequenceOf } from "./rounds.ts";
+import type { Law } from "./definition.ts";
 
 export const ACCEPTANCE_CORRECTNESS = "acceptance correctness";
 
@@ -61,3 +62,11 @@ export async function checkAcceptanceCorrectness(trace: Trace, oracle: Reference
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: ACCEPTANCE_CORRECTNESS,
+  summary: "accept_len - 1 is the depth the reference target accepts",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative",
+  needs: { oracle: true },
+  check: ({ run, oracle }) => checkAcceptanceCorrectness(run.trace, oracle),
+};

@@ -5,8 +5,9 @@
 // mask leaks and any state shared between requests of a packed batch.
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
-import { checkInvariance, type Tolerance } from "./invariance.ts";
+import { checkInvariance, showsForwards, type Tolerance } from "./invariance.ts";
 import { notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const BATCH_INVARIANCE = "batch invariance";
 
@@ -30,9 +31,16 @@ export function hasSharedBatch(trace: Trace): boolean {
   return trace.events.some((event) => new Set(event.rows.map((row) => row.request)).size > 1);
 }
 
+const UNBATCHED = "no forward packed two requests";
+
+/** The events show which requests shared a forward (else outputs are compared whenever the case batches). */
+function showsBatches(trace: Trace): boolean {
+  return showsForwards(trace) && trace.engine.batchGrouping !== "unobserved";
+}
+
 export function checkBatchInvariance(batched: Trace, reordered: Trace, tolerance?: Tolerance): LawResult {
-  if (!hasSharedBatch(batched) && !hasSharedBatch(reordered))
-    return notCheckable(BATCH_INVARIANCE, "no forward packed two requests");
+  if (showsBatches(batched) && !hasSharedBatch(batched) && !hasSharedBatch(reordered))
+    return notCheckable(BATCH_INVARIANCE, UNBATCHED);
   return checkInvariance(batched, reordered, {
     law: BATCH_INVARIANCE,
     subject: "this batch",
@@ -40,3 +48,12 @@ export function checkBatchInvariance(batched: Trace, reordered: Trace, tolerance
     tolerance,
   });
 }
+
+export const law: Law = {
+  name: BATCH_INVARIANCE,
+  summary: "a request's tokens, drafts, accept lengths and positions do not depend on its batch or arrival order",
+  appliesTo: (testCase) => testCase.workload.requests.length > 1,
+  needs: { twin: { kind: "reordered", describe: "the reordered batch", of: reorderedTwin, composable: true } },
+  unavailable: ({ run }) => (showsBatches(run.trace) && !hasSharedBatch(run.trace) ? UNBATCHED : undefined),
+  check: ({ run, twin }) => checkBatchInvariance(run.trace, twin!.trace),
+};

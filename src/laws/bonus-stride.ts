@@ -4,6 +4,7 @@
 // reads another request's row or past the end; invisible with topk 1, where N = S + 1).
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const BONUS_STRIDE = "bonus stride";
 
@@ -42,3 +43,11 @@ export function checkBonusStride(trace: Trace): LawResult {
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: BONUS_STRIDE,
+  summary: "accept_index entries stay in their request's block; the bonus is predict at the last accepted node",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative",
+  needs: {},
+  check: ({ run }) => checkBonusStride(run.trace),
+};

@@ -5,8 +5,9 @@
 // draft-extend row must take the next prompt token, not the token sampled from the chunk's logits.
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
-import { checkInvariance, type Tolerance } from "./invariance.ts";
+import { checkInvariance, showsForwards, type Tolerance } from "./invariance.ts";
 import { notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const CHUNK_INVARIANCE = "chunk invariance";
 
@@ -28,14 +29,20 @@ export function isChunked(testCase: Case): boolean {
   );
 }
 
-export function checkChunkInvariance(chunked: Trace, unchunked: Trace, tolerance?: Tolerance): LawResult {
-  const prefillEvents = chunked.events.filter((event) => event.phase === "prefill");
+/** Some prompt of the run was prefilled in more than one forward. */
+export function wasChunked(trace: Trace): boolean {
   const chunksPerRequest = new Map<number, number>();
-  for (const event of prefillEvents)
-    for (const request of new Set(event.rows.map((row) => row.request)))
-      chunksPerRequest.set(request, (chunksPerRequest.get(request) ?? 0) + 1);
-  if (![...chunksPerRequest.values()].some((chunks) => chunks > 1))
-    return notCheckable(CHUNK_INVARIANCE, "no prompt was prefilled in more than one chunk");
+  for (const event of trace.events)
+    if (event.phase === "prefill")
+      for (const request of new Set(event.rows.map((row) => row.request)))
+        chunksPerRequest.set(request, (chunksPerRequest.get(request) ?? 0) + 1);
+  return [...chunksPerRequest.values()].some((chunks) => chunks > 1);
+}
+
+const NOT_CHUNKED = "no prompt was prefilled in more than one chunk";
+
+export function checkChunkInvariance(chunked: Trace, unchunked: Trace, tolerance?: Tolerance): LawResult {
+  if (showsForwards(chunked) && !wasChunked(chunked)) return notCheckable(CHUNK_INVARIANCE, NOT_CHUNKED);
   return checkInvariance(chunked, unchunked, {
     law: CHUNK_INVARIANCE,
     subject: "the chunked run",
@@ -43,3 +50,12 @@ export function checkChunkInvariance(chunked: Trace, unchunked: Trace, tolerance
     tolerance,
   });
 }
+
+export const law: Law = {
+  name: CHUNK_INVARIANCE,
+  summary: "tokens, draft chains, accept lengths and positions equal the unchunked run's",
+  appliesTo: isChunked,
+  needs: { twin: { kind: "unchunked", describe: "the unchunked run", of: unchunkedTwin, composable: true } },
+  unavailable: ({ run }) => (showsForwards(run.trace) && !wasChunked(run.trace) ? NOT_CHUNKED : undefined),
+  check: ({ run, twin }) => checkChunkInvariance(run.trace, twin!.trace),
+};

@@ -9,6 +9,7 @@ import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { RowPrediction } from "../reference/cache-free.ts";
 import type { DraftRowRequest, ModuleRowRequest, ReferenceOracle } from "./oracle.ts";
 import { sequenceOf } from "./rounds.ts";
+import type { Law } from "./definition.ts";
 
 export const DRAFT_REFERENCE = "draft reference";
 
@@ -140,3 +141,11 @@ export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle)
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: DRAFT_REFERENCE,
+  summary: "draft tokens and logits equal a cache-free draft recomputation",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative",
+  needs: { oracle: true },
+  check: ({ run, oracle }) => checkDraftReference(run.trace, oracle),
+};

@@ -32,6 +32,15 @@ export function toleranceOf(trace: Trace): Tolerance {
   return { epsilon, draftEpsilon: epsilon * scale, relative: dtype === "float32" ? 1e-5 : 1e-12 };
 }
 
+/**
+ * The trace shows its forwards. An engine reporting outputs only cannot show whether a prompt was chunked,
+ * a retract landed or two requests shared a forward: its invariance laws compare outputs whenever the case
+ * asks for the dimension, rather than read as "nothing of that kind happened".
+ */
+export function showsForwards(trace: Trace): boolean {
+  return trace.events.length > 0;
+}
+
 export interface InvarianceOptions {
   law: string;
   /** Names the two runs in messages, e.g. "chunk 3" and "unchunked". */

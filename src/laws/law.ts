@@ -50,6 +50,18 @@ export class LawTally {
   }
 }
 
+/** The same law over two runs (a case's run and its baseline): counts add up, the first failure wins. */
+export function combine(first: LawResult, second: LawResult, secondName: string): LawResult {
+  if (first.status === "not-checkable") return second;
+  if (second.status === "not-checkable") return first;
+  const tally = new LawTally(first.law);
+  tally.checked = first.checked + second.checked;
+  tally.ties = first.ties + second.ties;
+  if (first.violation) tally.fail(first.violation);
+  if (second.violation) tally.fail({ ...second.violation, message: `${secondName}: ${second.violation.message}` });
+  return tally.result();
+}
+
 export function notCheckable(law: string, reason: string): LawResult {
   return { law, status: "not-checkable", checked: 0, ties: 0, reason };
 }

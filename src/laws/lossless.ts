@@ -3,6 +3,7 @@
 import type { TraceRequest } from "../trace/schema.ts";
 import { LawTally, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
+import type { Law } from "./definition.ts";
 
 export const LOSSLESS = "lossless";
 
@@ -15,7 +16,7 @@ export interface OutputPair {
 }
 
 export async function checkLossless(pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
-  return checkOutputsAgree(LOSSLESS, pairs, oracle);
+  return checkOutputsAgree(LOSSLESS, pairs, oracle, "target-only");
 }
 
 /**
@@ -26,6 +27,7 @@ export async function checkOutputsAgree(
   law: string,
   pairs: readonly OutputPair[],
   oracle: ReferenceOracle,
+  baselineName = "reference run",
 ): Promise<LawResult> {
   const tally = new LawTally(law);
   for (const { request, targetOnly, baselineAborted } of pairs) {
@@ -39,7 +41,7 @@ export async function checkOutputsAgree(
     if (index === common) {
       if (speculative.length !== targetOnly.length && !aborted) {
         tally.fail({
-          message: `request ${request.id}: ${speculative.length} tokens, the baseline (${law === LOSSLESS ? "target-only" : "reference run"}) has ${targetOnly.length}`,
+          message: `request ${request.id}: ${speculative.length} tokens, the baseline (${baselineName}) has ${targetOnly.length}`,
           request: request.id,
           index,
         });
@@ -53,7 +55,7 @@ export async function checkOutputsAgree(
       continue;
     }
     tally.fail({
-      message: `request ${request.id} token ${index}: ${speculative[index]}, the baseline (${law === LOSSLESS ? "target-only" : "reference run"}) has ${targetOnly[index]} (reference margin ${margin})`,
+      message: `request ${request.id} token ${index}: ${speculative[index]}, the baseline (${baselineName}) has ${targetOnly[index]} (reference margin ${margin})`,
       request: request.id,
       index,
       expected: targetOnly[index],
@@ -63,3 +65,21 @@ export async function checkOutputsAgree(
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: LOSSLESS,
+  summary: "speculative greedy output equals target-only greedy output",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative",
+  needs: { baseline: "compare", oracle: true },
+  check: ({ run, baseline, oracle }) => {
+    const targetOnly = new Map((baseline?.trace.requests ?? []).map((request) => [request.id, request]));
+    return checkLossless(
+      (run.trace.requests ?? []).map((request) => {
+        const other = targetOnly.get(request.id);
+        // An abort in either run cuts its output at a different token (steps emit different counts).
+        return { request, targetOnly: other?.output ?? [], baselineAborted: other?.finishReason === "abort" };
+      }),
+      oracle,
+    );
+  },
+};

@@ -1,10 +1,12 @@
 // Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts, except
 // rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
 // With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S).
+import type { RequestOutput } from "../engine/run-case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
 import { readRounds, sequenceOf } from "./rounds.ts";
+import type { Law } from "./definition.ts";
 
 export const MIRROR_ACCEPTANCE = "mirror acceptance";
 
@@ -80,3 +82,69 @@ export async function checkMirrorAcceptance(
   }
   return tally.result();
 }
+
+/**
+ * The same law from outputs alone (engines without traces): each request's accept lengths in order. A
+ * round's tokens start where the previous round's end; the first round starts at output token 1 (token 0
+ * is the prefill's sample) unless the engine's rounds include the first token (Hugging Face assisted
+ * generation, llama.cpp's predictors). The request's last round is excused when the request finished.
+ */
+export async function checkMirrorAcceptanceFromOutputs(
+  outputs: readonly RequestOutput[],
+  prompts: ReadonlyMap<number, readonly number[]>,
+  numSteps: number,
+  oracle: ReferenceOracle,
+): Promise<LawResult> {
+  const tally = new LawTally(MIRROR_ACCEPTANCE);
+  for (const output of outputs) {
+    const prompt = prompts.get(output.id);
+    if (!prompt || output.finishReason === "abort") continue;
+    let start = output.roundsIncludeFirstToken ? 0 : 1;
+    for (const [round, acceptLen] of output.acceptLens.entries()) {
+      const roundStart = start;
+      start += acceptLen;
+      const last = round === output.acceptLens.length - 1;
+      if (last && (output.finishReason === "eos" || output.finishReason === "length")) continue;
+      tally.checked += 1;
+      if (acceptLen === numSteps + 1) continue;
+      // The round's last token is the target's correction where it rejected a draft.
+      const rejectedAt = prompt.length - 1 + roundStart + acceptLen - 1;
+      const reference = await oracle.targetOver([...prompt, ...output.tokens]);
+      const margin = reference.predictions[rejectedAt]?.margin;
+      if (margin !== undefined && margin < oracle.epsilon) {
+        tally.ties += 1;
+        continue;
+      }
+      tally.fail({
+        message: `request ${output.id}, round ${round}: accept_len ${acceptLen} < ${numSteps + 1} with a mirror draft (output token ${roundStart + acceptLen - 1}${margin === undefined ? "" : `, reference margin ${margin}`})`,
+        request: output.id,
+        index: roundStart + acceptLen - 1,
+        expected: numSteps + 1,
+        got: acceptLen,
+        margin,
+      });
+    }
+  }
+  return tally.result();
+}
+
+export const law: Law = {
+  name: MIRROR_ACCEPTANCE,
+  summary: "a mirror draft accepts every draft of every uncut round",
+  appliesTo: (testCase) =>
+    testCase.engine.mode === "speculative" &&
+    (testCase.draft?.kind === "mirror" || testCase.draft?.kind === "tapped-mirror"),
+  needs: { oracle: true },
+  check: ({ testCase, run, oracle }) => {
+    const { numSteps, numDraftTokens } = testCase.engine;
+    // A trace's verify events when it has them; else the accept lengths the outputs report.
+    if (
+      readRounds(run.trace).length > 0 ||
+      numDraftTokens - 1 < numSteps ||
+      !run.outputs.some((o) => o.acceptLens.length)
+    )
+      return checkMirrorAcceptance(run.trace, numSteps, numDraftTokens, oracle);
+    const prompts = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt]));
+    return checkMirrorAcceptanceFromOutputs(run.outputs, prompts, numSteps, oracle);
+  },
+};

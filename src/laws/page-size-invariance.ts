@@ -5,6 +5,7 @@ import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { checkInvariance, type Tolerance } from "./invariance.ts";
 import { notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const PAGE_SIZE_INVARIANCE = "page-size invariance";
 
@@ -25,3 +26,11 @@ export function checkPageSizeInvariance(paged: Trace, unpaged: Trace, tolerance?
     tolerance,
   });
 }
+
+export const law: Law = {
+  name: PAGE_SIZE_INVARIANCE,
+  summary: "tokens, draft chains, accept lengths and positions equal the page-size-1 run's",
+  appliesTo: (testCase) => testCase.engine.pageSize > 1,
+  needs: { twin: { kind: "unpaged", describe: "the page-size-1 run", of: unpagedTwin, composable: true } },
+  check: ({ run, twin }) => checkPageSizeInvariance(run.trace, twin!.trace),
+};

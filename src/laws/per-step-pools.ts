@@ -3,6 +3,7 @@
 // every module uses exactly one pool, and no pool serves two modules.
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const PER_STEP_POOLS = "per-step pools";
 
@@ -36,3 +37,11 @@ export function checkPerStepPools(trace: Trace): LawResult {
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: PER_STEP_POOLS,
+  summary: "in multi-layer drafting each step's forwards read and write only that step's pool",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative" && testCase.engine.multiLayer === true,
+  needs: {},
+  check: ({ run }) => checkPerStepPools(run.trace),
+};

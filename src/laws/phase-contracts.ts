@@ -4,6 +4,7 @@
 // Draft decode runs topk rows per request (from the trace's config when present), k at module step k.
 import type { Trace, TraceEvent } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const PHASE_CONTRACTS = "phase contracts";
 
@@ -60,3 +61,11 @@ export function checkPhaseContracts(trace: Trace): LawResult {
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: PHASE_CONTRACTS,
+  summary: "hidden-state inputs come from the right phase, request and position; rows per request per phase",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative",
+  needs: {},
+  check: ({ run }) => checkPhaseContracts(run.trace),
+};

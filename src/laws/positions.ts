@@ -3,7 +3,8 @@
 // ancestors' temporary rows, earlier rows of its forward) plus itself, and to nothing of another request.
 // Draft decode continuing the KV it extends, and verify rows at L + depth, are special cases.
 import type { Trace } from "../trace/schema.ts";
-import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const POSITIONS = "positions";
 
@@ -82,3 +83,14 @@ function compress(positions: readonly number[]): string {
   }
   return parts.join(", ");
 }
+
+export const law: Law = {
+  name: POSITIONS,
+  summary: "persisted KV contiguous per request and pool; each row attends exactly its request's earlier positions",
+  appliesTo: () => true,
+  needs: { baseline: "also-check" },
+  check: ({ run, baseline }) =>
+    baseline
+      ? combine(checkPositions(run.trace), checkPositions(baseline.trace), "target-only run")
+      : checkPositions(run.trace),
+};

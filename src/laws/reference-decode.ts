@@ -2,8 +2,9 @@
 // forward over prompt + output (tie-aware at the first divergence).
 import type { TraceRequest } from "../trace/schema.ts";
 import { compareTokens } from "../trace/compare.ts";
-import { LawTally, notCheckable, type LawResult } from "./law.ts";
+import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
+import type { Law } from "./definition.ts";
 
 export const REFERENCE_DECODE = "reference decode";
 
@@ -37,3 +38,16 @@ export async function checkReferenceDecode(
   }
   return tally.result();
 }
+
+export const law: Law = {
+  name: REFERENCE_DECODE,
+  summary: "outputs (speculative and target-only) equal a cache-free teacher-forced target forward",
+  appliesTo: () => true,
+  needs: { baseline: "also-check", oracle: true },
+  check: async ({ run, baseline, oracle }) => {
+    const own = await checkReferenceDecode(run.trace.requests, oracle);
+    return baseline
+      ? combine(own, await checkReferenceDecode(baseline.trace.requests, oracle), "target-only run")
+      : own;
+  },
+};

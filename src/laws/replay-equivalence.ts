@@ -4,6 +4,8 @@
 // compared within tolerance.
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
+import type { Case } from "../case/case.ts";
 
 export const REPLAY_EQUIVALENCE = "graph-replay equivalence";
 
@@ -73,3 +75,24 @@ export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: R
     tally.fail({ message: `replay ran ${replay.events.length} forwards, eager ${eager.events.length}` });
   return tally.result();
 }
+
+const eagerTwin = (testCase: Readonly<Case>): Case => ({
+  ...testCase,
+  engine: { ...testCase.engine, graphReplay: false },
+});
+
+export const law: Law = {
+  name: REPLAY_EQUIVALENCE,
+  summary: "draft decode on captured, replayed graphs equals the eager run event for event",
+  appliesTo: (testCase) => testCase.engine.mode === "speculative" && testCase.engine.graphReplay === true,
+  // Event for event, not per request: the canonical twin (other schedule) cannot stand in for it.
+  needs: { twin: { kind: "eager", describe: "the eager run", of: eagerTwin, composable: false }, oracle: true },
+  check: ({ run, twin, oracle }) => {
+    const relative = oracle.spec.dtype === "float32" ? 1e-5 : 1e-12;
+    return checkReplayEquivalence(twin!.trace, run.trace, {
+      epsilon: oracle.draftEpsilon,
+      absolute: oracle.draftEpsilon,
+      relative,
+    });
+  },
+};

@@ -5,8 +5,9 @@
 // a round the retract cut short, are left out of the comparison (request-view.ts).
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
-import { checkInvariance, type Tolerance } from "./invariance.ts";
+import { checkInvariance, showsForwards, type Tolerance } from "./invariance.ts";
 import { notCheckable, type LawResult } from "./law.ts";
+import type { Law } from "./definition.ts";
 
 export const RETRACT_INVARIANCE = "retract/resume invariance";
 
@@ -15,9 +16,11 @@ export function unretractedTwin(testCase: Case): Case {
   return { ...testCase, workload: { ...testCase.workload, aborts: [], retracts: [] } };
 }
 
+const retractLanded = (trace: Trace) => (trace.lifecycle ?? []).some((entry) => entry.kind === "retract");
+const NO_RETRACT = "no retract landed on an active request";
+
 export function checkRetractInvariance(retracted: Trace, baseline: Trace, tolerance?: Tolerance): LawResult {
-  if (!(retracted.lifecycle ?? []).some((entry) => entry.kind === "retract"))
-    return notCheckable(RETRACT_INVARIANCE, "no retract landed on an active request");
+  if (showsForwards(retracted) && !retractLanded(retracted)) return notCheckable(RETRACT_INVARIANCE, NO_RETRACT);
   return checkInvariance(retracted, baseline, {
     law: RETRACT_INVARIANCE,
     subject: "the retracted run",
@@ -25,3 +28,14 @@ export function checkRetractInvariance(retracted: Trace, baseline: Trace, tolera
     tolerance,
   });
 }
+
+export const law: Law = {
+  name: RETRACT_INVARIANCE,
+  summary: "a retracted and resumed request computes what it computes without the retract",
+  appliesTo: (testCase) => (testCase.workload.retracts ?? []).length > 0,
+  needs: {
+    twin: { kind: "unretracted", describe: "the run without retracts", of: unretractedTwin, composable: true },
+  },
+  unavailable: ({ run }) => (showsForwards(run.trace) && !retractLanded(run.trace) ? NO_RETRACT : undefined),
+  check: ({ run, twin }) => checkRetractInvariance(run.trace, twin!.trace),
+};

@@ -81,6 +81,19 @@ export const TraceEventSchema = Type.Object(
     module: Type.Optional(Type.Integer({ minimum: 0 })),
     rows: Type.Array(TraceRowSchema),
     verify: Type.Optional(Type.Array(VerifyResultSchema)),
+    /**
+     * Slots each pool released after this forward and before the next one (finished, aborted or retracted
+     * requests, rejected verify nodes, temporary draft rows): with the rows' slots it lets KV conservation
+     * follow every slot's ownership from the trace alone.
+     */
+    released: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { pool: Type.String(), slots: Type.Array(Type.Integer({ minimum: 0 })) },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -123,6 +136,11 @@ export const TraceSchema = Type.Object(
         dtype: Type.Optional(Type.String()),
         threads: Type.Optional(Type.Integer()),
         graphOptimizationLevel: Type.Optional(Type.String()),
+        /**
+         * "unobserved": the events are per request (the engine batches, but which requests shared a forward is
+         * not visible to it): laws that read batching from the events compare outputs instead.
+         */
+        batchGrouping: Type.Optional(Type.Union([Type.Literal("observed"), Type.Literal("unobserved")])),
       },
       { additionalProperties: true },
     ),

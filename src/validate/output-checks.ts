@@ -105,6 +105,11 @@ export function checkAcceptLengths(
   const id = golden.id;
   if (!output.acceptLens) return notCheckable(ACCEPT_LENGTHS, "the output has no acceptLens");
   if (golden.rounds.length === 0) return notCheckable(ACCEPT_LENGTHS, "the golden case has no chain rounds");
+  if (output.roundsIncludeFirstToken)
+    return notCheckable(
+      ACCEPT_LENGTHS,
+      "the engine's rounds start at the first output token, the golden rounds after the prefill's sample: not comparable round by round (check --engine applies mirror acceptance to them)",
+    );
   let lens = output.acceptLens;
   if (hasRelaxation(log.profile, RELAXATIONS.acceptLengthDraftsOnly)) {
     lens = lens.map((len) => len + 1);
@@ -176,6 +181,11 @@ export function checkFirstRoundDrafts(
   if (!output.firstRoundDrafts) return notCheckable(FIRST_ROUND_DRAFTS, "the output has no firstRoundDrafts");
   const first = golden.rounds[0];
   if (!first) return notCheckable(FIRST_ROUND_DRAFTS, "the golden case has no chain rounds");
+  if (output.roundsIncludeFirstToken)
+    return notCheckable(
+      FIRST_ROUND_DRAFTS,
+      "the engine's first round drafts before the first output token, the golden's after it: not the same drafts",
+    );
   if (stopIndex === 0)
     return notCheckable(FIRST_ROUND_DRAFTS, "the first output token already differs: the first round has another root");
   const comparison = compareTokens(first.drafts, first.draftMargins, output.firstRoundDrafts, epsilon.draft);

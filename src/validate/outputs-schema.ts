@@ -15,6 +15,12 @@ export const RequestOutputFields = {
   ),
   /** accept_len of every verify round, root included (SGLang v2 accept_lens; profile sglang-v1 reads v1's drafts-only accept_length). */
   acceptLens: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
+  /**
+   * true when the engine's first verify round emits the first output token (Hugging Face assisted
+   * generation, llama.cpp's predictors: no separate prefill sample); default false: the first token comes
+   * from prefill and acceptLens cover the tokens after it (SGLang, vLLM, specconf).
+   */
+  roundsIncludeFirstToken: Type.Optional(Type.Boolean()),
   /** The first round's chain drafts d_1..d_S. */
   firstRoundDrafts: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
 };

@@ -1,9 +1,32 @@
 // Profiles: engine conventions that differ from the reference's exact semantics (DESIGN section 5).
 // A profile never accepts anything silently: each relaxation is named, says which engine behaviour it
-// accounts for and what specconf does about it, and the report states how often it was applied.
+// accounts for and what specconf does about it, and the report states how often it was applied. The laws a
+// relaxation touches are named here as data (its effects); the laws themselves never know about profiles.
+import type { Trace } from "../trace/schema.ts";
+import {
+  declareSharedPrefixes,
+  dropPaddedExtendRows,
+  isMultiLayer,
+  stripDraftDecodeAttention,
+  traceTopk,
+  type Transformed,
+} from "./relax.ts";
+
+/** What a relaxation does to one law's view of a trace. */
+export interface RelaxationEffect {
+  /** The law (by name) whose view it changes. */
+  law: string;
+  /** Rewrites the trace the law sees; `applied` 0 when nothing matched. */
+  transform?: (trace: Trace) => Transformed;
+  /** Makes the law not checkable on this trace: the detail logged, or undefined where it does not apply. */
+  disables?: (trace: Trace) => string | undefined;
+}
 
 export interface Relaxation {
   id: string;
+  /** Transforms apply in stage order (padding is dropped before attention is judged per lane). */
+  stage: number;
+  effects: readonly RelaxationEffect[];
   /** The engine's documented behaviour. */
   convention: string;
   /** What specconf does instead of the exact check. */
@@ -21,6 +44,15 @@ export interface Profile {
 export const RELAXATIONS = {
   treeDraftPerLane: {
     id: "tree-draft-per-lane-attention",
+    stage: 1,
+    effects: [
+      {
+        law: "positions",
+        transform: (trace) =>
+          traceTopk(trace) > 1 ? stripDraftDecodeAttention(trace) : { trace, applied: 0, detail: "" },
+      },
+      { law: "draft reference", disables: (trace) => (traceTopk(trace) > 1 ? "topk > 1" : undefined) },
+    ],
     convention:
       "SGLang's tree draft decode (topk > 1) attends per lane (each of the topk lanes sees its own earlier rows), not per ancestor: an approximation of the tree",
     effect:
@@ -29,6 +61,8 @@ export const RELAXATIONS = {
   },
   multiLayerKeptKv: {
     id: "multi-layer-kept-draft-kv",
+    stage: 1,
+    effects: [{ law: "draft reference", disables: (trace) => (isMultiLayer(trace) ? "multi-layer trace" : undefined) }],
     convention:
       "SGLang's multi-layer (MTP) drafting keeps, instead of recomputing, the draft KV of rows whose input token was a draft",
     effect: "in multi-layer traces draft reference is not checkable",
@@ -36,6 +70,11 @@ export const RELAXATIONS = {
   },
   extendPadding: {
     id: "draft-extend-padded-rows",
+    stage: 0,
+    effects: ["positions", "phase contracts", "draft reference"].map((law) => ({
+      law,
+      transform: dropPaddedExtendRows,
+    })),
     convention:
       "SGLang spec v2's draft extend after verify runs a fixed num_draft_tokens rows per request, padding beyond accept_len",
     effect:
@@ -44,6 +83,8 @@ export const RELAXATIONS = {
   },
   seqLensExcludeBonus: {
     id: "seq-lens-exclude-bonus",
+    stage: 0,
+    effects: [],
     convention:
       "SGLang's batch.seq_lens excludes the pending bonus token while request lengths (origin_input_ids + output_ids) include it",
     effect:
@@ -52,6 +93,8 @@ export const RELAXATIONS = {
   },
   radixSharedPrefix: {
     id: "radix-shared-prefix",
+    stage: 2,
+    effects: [{ law: "positions", transform: declareSharedPrefixes }],
     convention:
       "SGLang's radix cache shares a prompt prefix's KV between requests: slots are reference-counted and a request's first persisted write may start past position 0",
     effect:
@@ -60,6 +103,8 @@ export const RELAXATIONS = {
   },
   acceptLengthDraftsOnly: {
     id: "accept-length-drafts-only",
+    stage: 0,
+    effects: [],
     convention:
       "SGLang spec v1 reports accept_length as accepted drafts, without the bonus (v2's accept_lens include it)",
     effect: "outputs' acceptLens are read as drafts only: 1 is added before comparing",
@@ -116,6 +161,12 @@ export class RelaxationLog {
     applied: number;
     details: string[];
   }[] {
-    return this.profile.relaxations.map((relaxation) => ({ ...relaxation, ...this.counts.get(relaxation.id)! }));
+    return this.profile.relaxations.map(({ id, convention, effect, laws }) => ({
+      id,
+      convention,
+      effect,
+      laws,
+      ...this.counts.get(id)!,
+    }));
   }
 }

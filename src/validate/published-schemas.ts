@@ -6,7 +6,13 @@ import { GoldenSchema, GOLDEN_FORMAT_VERSION } from "../golden/schema.ts";
 import { toDraft2020 } from "../schema/validator.ts";
 import { TraceSchema, TRACE_FORMAT_VERSION } from "../trace/schema.ts";
 import { OutputLineSchema, OUTPUTS_FORMAT_VERSION } from "./outputs-schema.ts";
-import { AdapterRequestSchema, AdapterResponseSchema, PROTOCOL_VERSION } from "../adapter/protocol.ts";
+import {
+  AdapterRequestSchema,
+  AdapterResponseSchema,
+  HelloRequestSchema,
+  HelloResponseSchema,
+  PROTOCOL_VERSION,
+} from "../adapter/protocol.ts";
 
 export const SCHEMA_DIR = "schemas";
 
@@ -56,6 +62,18 @@ const PUBLISHED: readonly Published[] = [
     title: `specconf engine protocol response (version ${PROTOCOL_VERSION})`,
     description: "One line an external engine writes to its stdout per request.",
     schema: AdapterResponseSchema,
+  },
+  {
+    file: "adapter-hello.schema.json",
+    title: `specconf engine protocol hello (version ${PROTOCOL_VERSION})`,
+    description: "The first line specconf writes to an external engine's stdin: the handshake.",
+    schema: HelloRequestSchema,
+  },
+  {
+    file: "adapter-hello-response.schema.json",
+    title: `specconf engine protocol hello response (version ${PROTOCOL_VERSION})`,
+    description: "The engine's answer to the hello: its name, version and capabilities.",
+    schema: HelloResponseSchema,
   },
 ];
 

@@ -16,7 +16,9 @@ import { readJsonLines } from "./jsonl.ts";
 import { checkRequestOutput, missingOutput, type Epsilon } from "./output-checks.ts";
 import { OUTPUTS_FORMAT_VERSION, OutputLineSchema, type OutputLine } from "./outputs-schema.ts";
 import { RelaxationLog, type Profile } from "./profiles.ts";
-import { checkTraceLaws, runFromTrace, type TraceLawResult } from "./trace-laws.ts";
+import { checkLaws, type LawVerdict } from "../laws/runner.ts";
+import { goldenOracle, recordedSource } from "../sources/recorded.ts";
+import { RelaxedViews } from "./relaxed-view.ts";
 
 export interface TraceInput {
   path: string;
@@ -47,7 +49,7 @@ export interface RequestReport {
 export interface TraceReport {
   case: string;
   file: string;
-  laws: TraceLawResult[];
+  laws: LawVerdict[];
 }
 
 export interface ValidationReport {
@@ -160,44 +162,15 @@ function loadTraceFor(input: TraceInput, golden: Golden): { trace: Trace; golden
   return { trace, goldenCase };
 }
 
-/** The reference oracle of a golden file, with the report's epsilon. */
-export async function goldenOracle(goldenCase: GoldenCase, epsilon: Epsilon): Promise<ReferenceOracle> {
-  const oracle = await ReferenceOracle.create(loadModels(goldenCase.case), goldenCase.case.engine.runtime);
-  // The oracle derives its epsilon from dtype and EP; validation uses the golden file's (or --epsilon).
-  // Its fields are plain readonly properties, so they are set on this instance only.
-  Object.assign(oracle, { epsilon: epsilon.target, draftEpsilon: epsilon.draft });
-  return oracle;
-}
-
-/** The golden tokens as a target-only run: lossless compares with them, reference decode checks them too. */
-export function goldenBaseline(goldenCase: GoldenCase): RunResult {
-  const prompts = new Map(goldenCase.case.workload.requests.map((request) => [request.id, request.prompt]));
-  return runFromTrace({
-    formatVersion: 1,
-    engine: { name: "golden" },
-    requests: goldenCase.expected.requests.map((request) => ({
-      id: request.id,
-      prompt: prompts.get(request.id) ?? [],
-      output: request.tokens,
-      finishReason: request.finishReason,
-    })),
-    events: [],
-  });
-}
-
+/** Every law a recorded trace can show (the golden tokens as its target-only baseline). */
 export async function runTraceLaws(
   trace: Trace,
   goldenCase: GoldenCase,
   oracle: ReferenceOracle,
-  log: RelaxationLog,
-): Promise<TraceLawResult[]> {
-  return checkTraceLaws({
-    testCase: goldenCase.case,
-    run: runFromTrace(trace),
-    baseline: goldenBaseline(goldenCase),
-    oracle,
-    log,
-  });
+  views: RelaxedViews,
+): Promise<LawVerdict[]> {
+  const check = await checkLaws(recordedSource(goldenCase, trace, oracle), goldenCase.case, { views });
+  return check.results;
 }
 
 export function summarize(results: readonly LawResult[]): ValidationReport["summary"] {
@@ -286,10 +259,11 @@ export class Validation {
 
     const traceReports: TraceReport[] = [];
     let oracle: ReferenceOracle | undefined;
+    const views = new RelaxedViews(this.profile, this.log);
     for (const { file, trace, goldenCase } of traces) {
       // One suite, one pair of models: one oracle serves every case.
       oracle ??= await goldenOracle(goldenCase, this.epsilon);
-      traceReports.push({ case: goldenCase.name, file, laws: await runTraceLaws(trace, goldenCase, oracle, this.log) });
+      traceReports.push({ case: goldenCase.name, file, laws: await runTraceLaws(trace, goldenCase, oracle, views) });
     }
     const all = [...requests.flatMap((request) => request.checks), ...traceReports.flatMap((report) => report.laws)];
     const summary = summarize(all);

@@ -4,7 +4,7 @@ import { fc, test } from "@fast-check/vitest";
 import { expect } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { checkRun } from "../../src/laws/check-run.ts";
+import { checkRun } from "../helpers/check-run.ts";
 
 const abortArbitrary = fc.record({
   request: fc.integer({ min: 0, max: 2 }),
@@ -30,8 +30,8 @@ test.prop(
   });
   const testCase = { ...base, workload: { ...base.workload, aborts } };
   const result = await runCase(testCase);
-  expect(result.slotsInUseAtEnd).toBe(0);
-  expect(result.poolChecks).toEqual([]);
+  expect(result.internals?.slotsInUseAtEnd).toBe(0);
+  expect(result.internals?.poolChecks).toEqual([]);
   const aborted = new Set(aborts.map((abort) => abort.request));
   for (const output of result.outputs) {
     if (!aborted.has(output.id)) expect(output.finishReason).not.toBe("abort");

@@ -4,7 +4,7 @@ import type { AbortEvent, Case } from "../../src/case/case.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { checkRun } from "../../src/laws/check-run.ts";
+import { checkRun } from "../helpers/check-run.ts";
 import type { DraftKind } from "../../src/model/spec.ts";
 import type { EngineConfig } from "../../src/engine/config.ts";
 

@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { ForwardMemo } from "../../src/engine/forward-memo.ts";
 import { KvPool } from "../../src/engine/kv-pool.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { targetOnlyCase, twinCase } from "../../src/laws/check-case.ts";
+import { LAWS } from "../../src/laws/registry.ts";
+import { targetOnlyCase } from "../../src/sources/source.ts";
 import type { ForwardFeeds, ForwardResult, ModelSession } from "../../src/runtime/ort.ts";
 import { caseArbitrary } from "../../properties/arbitraries/case.ts";
 import { FULL_SPACE } from "../../properties/arbitraries/space.ts";
@@ -86,12 +87,10 @@ describe("forward memo", () => {
   it("leaves every run of generated cases byte-identical while saving forwards", { timeout: 120_000 }, async () => {
     let hits = 0;
     for (const testCase of fc.sample(caseArbitrary(FULL_SPACE), { seed: 9, numRuns: 16 })) {
-      const variants = [
-        testCase,
-        targetOnlyCase(testCase),
-        twinCase("canonical", testCase),
-        twinCase("eager", testCase),
-      ];
+      // The runs the law runner asks for: the case, its baseline, every twin, and all composable twins at once.
+      const twins = LAWS.flatMap((law) => (law.needs.twin ? [law.needs.twin] : []));
+      const canonical = twins.filter((twin) => twin.composable).reduce((c, twin) => twin.of(c), testCase);
+      const variants = [testCase, targetOnlyCase(testCase), canonical, ...twins.map((twin) => twin.of(testCase))];
       const memo = new ForwardMemo();
       for (const variant of variants) {
         const plain = JSON.stringify(await runCase(variant));

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { loadModels, runCase } from "../../src/engine/run-case.ts";
-import { checkRun } from "../../src/laws/check-run.ts";
+import { checkRun } from "../helpers/check-run.ts";
 import { relativeTolerance } from "../../src/laws/draft-reference.ts";
 import { ReferenceOracle } from "../../src/laws/oracle.ts";
 import { checkReplayEquivalence } from "../../src/laws/replay-equivalence.ts";

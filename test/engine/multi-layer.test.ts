@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { checkRun } from "../../src/laws/check-run.ts";
+import { checkRun } from "../helpers/check-run.ts";
 import { acceptanceStats } from "../../src/laws/mirror-acceptance.ts";
 import type { Trace } from "../../src/trace/schema.ts";
 
@@ -93,7 +93,7 @@ describe("multi-layer drafting", () => {
     const { run, laws } = await lawsOf(testCase);
     expect(run.trace.lifecycle?.filter((entry) => entry.kind === "retract").length).toBeGreaterThan(0);
     expect(laws.filter((law) => law.status === "fails")).toEqual([]);
-    expect(run.slotsInUseAtEnd).toBe(0);
+    expect(run.internals?.slotsInUseAtEnd).toBe(0);
   });
 
   it("refuses prompts without the preamble and the EAGLE head", async () => {

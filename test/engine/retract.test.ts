@@ -4,7 +4,7 @@ import { fc, test } from "@fast-check/vitest";
 import { expect } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { loadModels, runCase } from "../../src/engine/run-case.ts";
-import { checkRun } from "../../src/laws/check-run.ts";
+import { checkRun } from "../helpers/check-run.ts";
 import { checkOutputsAgree } from "../../src/laws/lossless.ts";
 import { ReferenceOracle } from "../../src/laws/oracle.ts";
 
@@ -37,8 +37,8 @@ test.prop(
     const withRetracts = { ...base, workload: { ...base.workload, retracts } };
     const plain = await runCase(base);
     const retracted = await runCase(withRetracts);
-    expect(retracted.slotsInUseAtEnd).toBe(0);
-    expect(retracted.poolChecks).toEqual([]);
+    expect(retracted.internals?.slotsInUseAtEnd).toBe(0);
+    expect(retracted.internals?.poolChecks).toEqual([]);
     const laws = await checkRun(withRetracts, retracted, plain);
     expect(laws.filter((law) => law.status === "fails")).toEqual([]);
     const oracle = await ReferenceOracle.create(loadModels(base), base.engine.runtime);

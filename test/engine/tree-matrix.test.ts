@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { checkRun } from "../../src/laws/check-run.ts";
+import { checkRun } from "../helpers/check-run.ts";
 import { summarize } from "../../src/cli/run-summary.ts";
 
 const VARIANTS = [

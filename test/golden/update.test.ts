@@ -19,12 +19,24 @@ describe("golden update", () => {
     expect(result.stdout).toMatch(/tiny-f64-eagle\.json: 1 cases, \d+ tokens, margins min/);
     const fresh = loadGoldenFile(join(dir, "tiny-f64-eagle.json"));
     const checkedIn = loadGoldenFile("golden/tiny-f64-eagle.json");
-    const strip = (golden: typeof fresh) => golden.cases.map((c) => ({ case: c.case, requests: c.expected.requests.map((r) => ({ id: r.id, tokens: r.tokens, rounds: r.rounds.map((round) => ({ acceptLen: round.acceptLen, drafts: round.drafts })) })) }));
+    const strip = (golden: typeof fresh) =>
+      golden.cases.map((c) => ({
+        case: c.case,
+        requests: c.expected.requests.map((r) => ({
+          id: r.id,
+          tokens: r.tokens,
+          rounds: r.rounds.map((round) => ({ acceptLen: round.acceptLen, drafts: round.drafts })),
+        })),
+      }));
     expect(strip(fresh)).toEqual(strip(checkedIn));
     expect(fresh.models).toEqual(checkedIn.models);
     fresh.cases.forEach((goldenCase, c) =>
       goldenCase.expected.requests.forEach((request, r) =>
-        request.margins.forEach((margin, i) => expect(Math.abs(margin - checkedIn.cases[c].expected.requests[r].margins[i])).toBeLessThan(checkedIn.epsilon.target)),
+        request.margins.forEach((margin, i) =>
+          expect(Math.abs(margin - checkedIn.cases[c].expected.requests[r].margins[i])).toBeLessThan(
+            checkedIn.epsilon.target,
+          ),
+        ),
       ),
     );
     expect(readFileSync(join(dir, "tiny-f64-eagle.json"), "utf8").endsWith("}\n")).toBe(true);

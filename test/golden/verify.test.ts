@@ -10,7 +10,10 @@ import { verifyGolden } from "../../src/golden/verify.ts";
 import { goldenText } from "../../src/golden/format.ts";
 
 const DIR = "golden";
-const files = readdirSync(DIR).filter((name) => name.endsWith(".json")).sort().map((name) => join(DIR, name));
+const files = readdirSync(DIR)
+  .filter((name) => name.endsWith(".json"))
+  .sort()
+  .map((name) => join(DIR, name));
 
 function fingerprint(path: string): string {
   return `${createHash("sha256").update(readFileSync(path)).digest("hex")}:${statSync(path).mtimeMs}`;
@@ -32,7 +35,10 @@ describe("golden files", () => {
       // Written by `golden update` in the canonical format (a hand edit would show here).
       expect(readFileSync(file, "utf8")).toBe(goldenText(golden));
       const result = await verifyGolden(golden, file);
-      const failing = [...result.report.requests.flatMap((request) => request.checks), ...result.report.traces.flatMap((trace) => trace.laws)].filter((law) => law.status === "fails");
+      const failing = [
+        ...result.report.requests.flatMap((request) => request.checks),
+        ...result.report.traces.flatMap((trace) => trace.laws),
+      ].filter((law) => law.status === "fails");
       expect(failing.map((law) => law.violation?.message)).toEqual([]);
       expect(result.drift).toEqual([]);
       expect(result.ok).toBe(true);

@@ -3,7 +3,8 @@
 // case holds every law with the fault off. Regenerate with `npx specconf mutants --update-kills`.
 import { describe, expect, it } from "vitest";
 import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
-import { checkCase, failures } from "../../src/laws/check-case.ts";
+import { checkLaws, failures } from "../../src/laws/runner.ts";
+import { referenceSource } from "../../src/sources/reference.ts";
 import { loadKills } from "../../src/failures/kills.ts";
 import { MIXED, propertyFor } from "../../properties/index.ts";
 import { runLawProperty } from "../../properties/law-property.ts";
@@ -48,7 +49,7 @@ describe("checked-in kills", () => {
         expect((performance.now() - start) / 1000).toBeLessThan(5);
 
         const clean = { ...kill.case, engine: { ...kill.case.engine, faults: [] } };
-        const check = await checkCase(clean);
+        const check = await checkLaws(referenceSource(), clean);
         expect(failures(check).map((law) => `${law.law}: ${law.violation?.message}`)).toEqual([]);
       },
     );

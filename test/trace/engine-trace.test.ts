@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { parseTrace, validateTrace } from "../../src/trace/load.ts";
-import { DRAFT_KINDS } from "../../src/model/spec.ts";
+import { MODEL_DRAFT_KINDS } from "../../src/model/spec.ts";
 
 describe("engine traces", () => {
-  for (const draft of DRAFT_KINDS) {
+  for (const draft of MODEL_DRAFT_KINDS) {
     it(`${draft}: the speculative trace is schema-valid and round-trips through JSON`, async () => {
       const testCase = defaultCase({
         preset: "tiny",

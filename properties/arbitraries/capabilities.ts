@@ -1,0 +1,72 @@
+// A case space narrowed to what an external engine declared in its handshake: generators draw only cases
+// the engine can run (src/sources/capabilities.ts states the same rules over single cases; a test keeps the
+// two in step). A law's focus that needs something the engine lacks cannot be generated: narrowSpace says
+// why, and `check --engine` reports that law's property as not exercised.
+import type { Capabilities } from "../../src/adapter/protocol.ts";
+import { getPreset } from "../../src/model/presets.ts";
+import type { DraftKind } from "../../src/model/spec.ts";
+import { withDefaults } from "../../src/sources/capabilities.ts";
+import { draftExportable } from "../../src/sources/model-cache.ts";
+import { PROPERTY_DRAFTS, type CaseSpace } from "./space.ts";
+
+/** Drafts a generator may draw for an external engine: the property drafts plus prompt lookup (no model). */
+const EXTERNAL_DRAFTS: readonly DraftKind[] = [...PROPERTY_DRAFTS, "ngram"];
+
+/** The largest run 1..max of consecutive page sizes the engine takes, starting at its smallest. */
+function pageRange(pageSizes: readonly number[]): { min: number; max: number } {
+  const sizes = new Set(pageSizes);
+  const min = Math.min(...pageSizes);
+  let max = min;
+  while (sizes.has(max + 1)) max += 1;
+  return { min, max };
+}
+
+/** The space within the capabilities, or why none of it is (a string). */
+export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace | string {
+  const capabilities = withDefaults(declared);
+  const speculative = capabilities.modes.includes("speculative");
+  const presets = space.presets.filter((name) => capabilities.dtypes.includes(getPreset(name).dtype));
+  if (presets.length === 0) return `no preset in dtypes ${capabilities.dtypes.join(", ")}`;
+  // A space that drafts from several kinds keeps what the engine runs; a focus on one kind needs exactly it.
+  const candidates = space.drafts.length === PROPERTY_DRAFTS.length ? EXTERNAL_DRAFTS : space.drafts;
+  const drafts = candidates.filter(
+    (kind) => capabilities.drafts.includes(kind) && draftExportable(kind, capabilities.modelFormats),
+  );
+  if (speculative && drafts.length === 0) return `the drafts ${space.drafts.join(", ")}`;
+  const topks = space.topks.filter((topk) => topk <= capabilities.maxTopk);
+  if (topks.length === 0) return `topk ${space.topks.join("/")} (engine max ${capabilities.maxTopk})`;
+  const multiLayer = space.multiLayer.filter((value) => !value || capabilities.multiLayer);
+  if (multiLayer.length === 0) return "multi-layer drafting";
+  const graphReplay = space.graphReplay.filter((value) => !value || capabilities.graphReplay);
+  if (graphReplay.length === 0) return "graph replay";
+  const pages = pageRange(capabilities.pageSizes);
+  const pageMin = Math.max(space.pages.min, pages.min);
+  const pageMax = Math.min(space.pages.max, pages.max);
+  if (pageMin > pageMax) return `page sizes ${space.pages.min}..${space.pages.max}`;
+  const chunked = capabilities.chunkedPrefill;
+  if (!chunked && !space.chunk.none) return "chunked prefill";
+  if (!chunked && !space.budget.unlimited) return "chunked prefill (a token budget below the prompt)";
+  const maxRequests = Math.min(space.requests.max, capabilities.maxBatch);
+  if (space.requests.min > maxRequests) return `batches of ${space.requests.min}+ requests`;
+  const retractsMax = capabilities.retracts ? space.retracts.max : 0;
+  if (space.retracts.min > retractsMax) return "retracts";
+  const steps = { min: space.steps.min, max: Math.min(space.steps.max, capabilities.maxNumSteps) };
+  if (steps.min > steps.max) return `numSteps ${space.steps.min}+`;
+  return {
+    ...space,
+    presets,
+    drafts: speculative ? drafts : space.drafts,
+    steps,
+    topks,
+    multiLayer,
+    graphReplay,
+    pages: { min: pageMin, max: pageMax },
+    chunk: chunked ? space.chunk : { ...space.chunk, noneOnly: true },
+    budget: chunked ? space.budget : { ...space.budget, unlimitedOnly: true },
+    requests: { min: space.requests.min, max: maxRequests },
+    maxArrival: capabilities.arrivals ? space.maxArrival : 0,
+    maxAborts: capabilities.aborts ? space.maxAborts : 0,
+    retracts: { min: space.retracts.min, max: retractsMax },
+    mode: speculative ? "speculative" : "target-only",
+  };
+}

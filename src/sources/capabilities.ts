@@ -1,0 +1,125 @@
+// An engine's declared capabilities (its handshake) read as rules over cases: whether a case is inside
+// them, and which declared features the cases actually run exercised. Generators narrow their space to the
+// same rules (properties/arbitraries/capabilities.ts), so a generated case is never refused for a
+// capability the engine did not declare; a twin outside them makes its law "not checkable".
+import type { Capabilities } from "../adapter/protocol.ts";
+import type { Case } from "../case/case.ts";
+import { resolveModelSpec } from "../engine/run-case.ts";
+import { draftExportable } from "./model-cache.ts";
+import { COVERAGE_LABELS, type CoverageLabel } from "../laws/coverage.ts";
+
+/** Defaults for absent fields: the narrowest engine (one request, no chunking, page 1, float32, chains). */
+export function withDefaults(capabilities: Capabilities): Required<Capabilities> {
+  return {
+    maxNumSteps: 16,
+    maxTopk: 1,
+    multiLayer: false,
+    chunkedPrefill: false,
+    pageSizes: [1],
+    maxBatch: 1,
+    arrivals: false,
+    aborts: false,
+    retracts: false,
+    graphReplay: false,
+    dtypes: ["float32"],
+    observes: [],
+    ...capabilities,
+  };
+}
+
+/** Some prompt is prefilled in more than one forward (by chunk size or by the token budget). */
+function chunks(testCase: Readonly<Case>): boolean {
+  const { chunkSize, tokenBudget } = testCase.engine;
+  return testCase.workload.requests.some(
+    (request) => request.prompt.length > Math.min(chunkSize ?? Infinity, tokenBudget),
+  );
+}
+
+/** Why the case is outside the capabilities (the first reason), or undefined when the engine can run it. */
+export function outsideCapabilities(declared: Capabilities, testCase: Readonly<Case>): string | undefined {
+  const capabilities = withDefaults(declared);
+  const engine = testCase.engine;
+  const workload = testCase.workload;
+  if (!capabilities.modes.includes(engine.mode)) return `mode ${engine.mode}`;
+  const dtype = resolveModelSpec(testCase.model).dtype;
+  if (!capabilities.dtypes.includes(dtype)) return `dtype ${dtype}`;
+  if (workload.requests.length > capabilities.maxBatch)
+    return `${workload.requests.length} requests (maxBatch ${capabilities.maxBatch})`;
+  if (!capabilities.arrivals && workload.requests.some((request) => request.arrivalStep > 0)) return "later arrivals";
+  if (!capabilities.aborts && workload.aborts.length > 0) return "aborts";
+  if (!capabilities.retracts && (workload.retracts ?? []).length > 0) return "retracts";
+  if (!capabilities.pageSizes.includes(engine.pageSize)) return `page size ${engine.pageSize}`;
+  if (!capabilities.chunkedPrefill && chunks(testCase)) return "chunked prefill";
+  if (engine.mode !== "speculative") return undefined;
+  const kind = testCase.draft?.kind;
+  if (!kind || !capabilities.drafts.includes(kind)) return `draft ${kind ?? "none"}`;
+  if (!draftExportable(kind, capabilities.modelFormats))
+    return `draft ${kind} in formats ${capabilities.modelFormats.join(", ")}`;
+  if (engine.numSteps > capabilities.maxNumSteps)
+    return `numSteps ${engine.numSteps} (max ${capabilities.maxNumSteps})`;
+  if (engine.topk > capabilities.maxTopk) return `topk ${engine.topk} (max ${capabilities.maxTopk})`;
+  if (engine.multiLayer && !capabilities.multiLayer) return "multi-layer drafting";
+  if (engine.graphReplay && !capabilities.graphReplay) return "graph replay";
+  return undefined;
+}
+
+/** The declared features a case exercises (for the report of what was never exercised). */
+export function featuresOf(testCase: Readonly<Case>): string[] {
+  const engine = testCase.engine;
+  const features = [`mode ${engine.mode}`, `dtype ${resolveModelSpec(testCase.model).dtype}`];
+  if (engine.mode === "speculative") {
+    features.push(`draft ${testCase.draft?.kind ?? "none"}`);
+    if (engine.topk > 1) features.push("topk > 1");
+    if (engine.multiLayer) features.push("multi-layer");
+    if (engine.graphReplay) features.push("graph replay");
+  }
+  if (testCase.workload.requests.length > 1) features.push("batches");
+  if (testCase.workload.requests.some((request) => request.arrivalStep > 0)) features.push("arrivals");
+  if (testCase.workload.aborts.length > 0) features.push("aborts");
+  if ((testCase.workload.retracts ?? []).length > 0) features.push("retracts");
+  if (engine.pageSize > 1) features.push(`page size ${engine.pageSize}`);
+  if (chunks(testCase)) features.push("chunked prefill");
+  return features;
+}
+
+/** Every feature the capabilities declare (what featuresOf can report for this engine). */
+export function declaredFeatures(declared: Capabilities): string[] {
+  const capabilities = withDefaults(declared);
+  const features = [
+    ...capabilities.modes.map((mode) => `mode ${mode}`),
+    ...capabilities.dtypes.map((dtype) => `dtype ${dtype}`),
+  ];
+  if (capabilities.modes.includes("speculative")) {
+    features.push(...capabilities.drafts.map((kind) => `draft ${kind}`));
+    if (capabilities.maxTopk > 1) features.push("topk > 1");
+    if (capabilities.multiLayer) features.push("multi-layer");
+    if (capabilities.graphReplay) features.push("graph replay");
+  }
+  if (capabilities.maxBatch > 1) features.push("batches");
+  if (capabilities.arrivals) features.push("arrivals");
+  if (capabilities.aborts) features.push("aborts");
+  if (capabilities.retracts) features.push("retracts");
+  features.push(...capabilities.pageSizes.filter((size) => size > 1).map((size) => `page size ${size}`));
+  if (capabilities.chunkedPrefill) features.push("chunked prefill");
+  return features;
+}
+
+/** Coverage labels no case within the capabilities can reach: reported, never enforced, for this engine. */
+export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
+  const capabilities = withDefaults(declared);
+  const speculative = capabilities.modes.includes("speculative");
+  const observed = capabilities.observes.includes("trace");
+  const reachable: Record<CoverageLabel, boolean> = {
+    "chunk ends within S of prompt end": capabilities.chunkedPrefill && speculative,
+    "request finishes mid-round": speculative && capabilities.observes.includes("verify"),
+    // Read from the events: only an engine whose trace shows which requests shared a forward reaches them.
+    "batch of 2+ requests": capabilities.maxBatch > 1 && capabilities.observes.includes("batches"),
+    "batch of 2+ with K > 1 and N > S + 1":
+      capabilities.maxBatch > 1 && capabilities.maxTopk > 1 && capabilities.observes.includes("batches"),
+    "abort between forwards": capabilities.aborts,
+    "retract between forwards": capabilities.retracts && capabilities.observes.includes("lifecycle"),
+    "page boundary inside a verify": capabilities.pageSizes.some((size) => size > 1) && speculative,
+  };
+  // Labels are read from traces: an engine that emits none reaches none of them observably.
+  return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);
+}

@@ -1,0 +1,149 @@
+// Models for external engines, exported on demand into a content-addressed cache: every generated case
+// can run on an engine that loads files. A model's directory is named by the digest of the ONNX graph it
+// is exported from (the identity traces and golden files use), so the same model is written once and the
+// same path always holds the same bytes. Each export is built in memory, written into a temporary
+// directory and renamed into place: a reader never sees half a model.
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { Case } from "../case/case.ts";
+import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
+import { loadModels, resolveModelSpec, type LoadedModels } from "../engine/run-case.ts";
+import { GGUF_DRAFT_KINDS, ggufFiles } from "../export/gguf.ts";
+import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "../export/hf.ts";
+import type { DraftKind } from "../model/spec.ts";
+
+export const DEFAULT_MODEL_CACHE = ".specconf/models";
+
+type ModelFiles = NonNullable<AdapterRequest["models"]["files"]>;
+
+/**
+ * Which draft kinds each format can carry. A standalone draft model (mirror: an exact copy of the target;
+ * truncated-mirror: its first layers) is what engines' draft-model mode loads; the EAGLE head has its own
+ * checkpoint layout; ONNX carries every graph as specconf runs it. ngram needs no model at all.
+ */
+const DRAFTS_BY_FORMAT: Record<ModelFormat, readonly DraftKind[]> = {
+  onnx: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"],
+  hf: ["mirror", "truncated-mirror", "eagle"],
+  gguf: GGUF_DRAFT_KINDS,
+};
+
+/**
+ * Whether the engine can get the case's draft: from some declared format, or (no formats declared) from the
+ * spec in the request, which an engine building models itself reads. A draft-free case always fits.
+ */
+export function draftExportable(kind: DraftKind | undefined, formats: readonly ModelFormat[]): boolean {
+  if (kind === undefined || kind === "ngram" || formats.length === 0) return true;
+  return formats.some((format) => DRAFTS_BY_FORMAT[format].includes(kind));
+}
+
+/** One model's files in one format: written under `<root>/<format>/<name>` (a file or a directory). */
+interface Export {
+  name: string;
+  /** A single file (its bytes), or a directory's files. */
+  content: Uint8Array | CheckpointFiles;
+}
+
+function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
+  const { spec, target, draft } = models;
+  const targetDigest = target.graph.digest;
+  const result: { target: Export; draft?: Export } = {
+    target: {
+      name: targetDigest,
+      content: llamaCheckpoint(spec, target.weights, { digest: targetDigest, role: "target" }),
+    },
+  };
+  if (!draft) return result;
+  const digest = draft.graphs[0].digest;
+  if (draft.spec.kind === "eagle" && draft.eagle)
+    result.draft = {
+      name: digest,
+      content: eagleCheckpoint(spec, target.weights, draft.eagle, { digest, role: "eagle" }),
+    };
+  else if (draft.spec.kind === "mirror")
+    result.draft = {
+      name: digest,
+      content: llamaCheckpoint(spec, target.weights, { digest, role: "standalone-draft" }),
+    };
+  else if (draft.spec.kind === "truncated-mirror") {
+    const layers = target.weights.layers.slice(0, Math.min(draft.spec.truncatedLayers, spec.layers));
+    result.draft = {
+      name: digest,
+      content: llamaCheckpoint(spec, { ...target.weights, layers }, { digest, role: "standalone-draft" }),
+    };
+  }
+  return result;
+}
+
+function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
+  const graph = models.draft?.graphs[0];
+  return {
+    target: { name: `${models.target.graph.digest}.onnx`, content: models.target.graph.bytes },
+    ...(graph ? { draft: { name: `${graph.digest}.onnx`, content: graph.bytes } } : {}),
+  };
+}
+
+/** llama.cpp files (src/export/gguf.ts): the target and the draft kind's standalone draft, F32. */
+function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
+  const files = ggufFiles(models, models.draft?.spec);
+  const graph = models.draft?.graphs[0];
+  return {
+    target: { name: `${models.target.graph.digest}.gguf`, content: files.target },
+    ...(files.draft && graph ? { draft: { name: `${graph.digest}.gguf`, content: files.draft } } : {}),
+  };
+}
+
+const EXPORTERS: Record<ModelFormat, (models: LoadedModels) => { target: Export; draft?: Export }> = {
+  onnx: onnxExports,
+  hf: hfExports,
+  gguf: ggufExports,
+};
+
+export class ModelCache {
+  readonly root: string;
+
+  constructor(root: string = DEFAULT_MODEL_CACHE) {
+    this.root = resolve(root);
+  }
+
+  /** Writes (once) and returns an export's absolute path. */
+  private place(format: ModelFormat, item: Export): string {
+    const path = join(this.root, format, item.name);
+    if (existsSync(path)) return path;
+    const temporary = `${path}.tmp-${process.pid}-${Date.now()}`;
+    mkdirSync(dirname(path), { recursive: true });
+    try {
+      if (item.content instanceof Uint8Array) writeFileSync(temporary, item.content);
+      else {
+        for (const [name, content] of item.content) {
+          mkdirSync(dirname(join(temporary, name)), { recursive: true });
+          writeFileSync(join(temporary, name), content);
+        }
+      }
+      if (existsSync(path)) rmSync(temporary, { recursive: true, force: true });
+      else renameSync(temporary, path);
+    } catch (error) {
+      rmSync(temporary, { recursive: true, force: true });
+      throw error;
+    }
+    return path;
+  }
+
+  /** The case's models in each format the engine loads (the formats that cannot carry its draft are left out). */
+  files(testCase: Case, formats: readonly ModelFormat[]): ModelFiles {
+    const models = loadModels({ ...testCase, model: { spec: resolveModelSpec(testCase.model) } });
+    const files: ModelFiles = {};
+    for (const format of formats) {
+      const exporter = EXPORTERS[format];
+      const kind = testCase.draft?.kind;
+      if (kind && kind !== "ngram" && !DRAFTS_BY_FORMAT[format].includes(kind)) continue;
+      const exports = exporter(models);
+      files[format] = {
+        target: this.place(format, exports.target),
+        ...(exports.draft && testCase.engine.mode === "speculative"
+          ? { draft: this.place(format, exports.draft) }
+          : {}),
+      };
+    }
+    return files;
+  }
+}
