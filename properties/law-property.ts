@@ -16,7 +16,8 @@ import type { RunSource } from "../src/sources/source.ts";
 import type { RelaxedViews } from "../src/validate/relaxed-view.ts";
 import { CoverageCounter } from "../src/laws/coverage.ts";
 import type { LawResult } from "../src/laws/law.ts";
-import { DEFAULT_FAILURE_DIR, writeFailure } from "../src/failures/failure-file.ts";
+import { DEFAULT_FAILURE_DIR } from "../src/failures/failure-file.ts";
+import { writeLawFailures, type WrittenFailure } from "../src/failures/law-failures.ts";
 import { caseArbitrary } from "./arbitraries/case.ts";
 import { space, type CaseSpace } from "./arbitraries/space.ts";
 
@@ -68,6 +69,7 @@ export interface PropertyFailure {
   firstLaws: string[];
   laws: string[];
   firstCase: Case;
+  firstCheck: CaseCheck;
   shrinks: number;
   /** Seconds to the first failure, and spent shrinking. */
   detectSeconds: number;
@@ -75,6 +77,8 @@ export interface PropertyFailure {
   /** Written failure record and its replay command (absent when writing is off). */
   file?: string;
   replay?: string;
+  /** One record per failing law (src/failures/law-failures.ts); file/replay above are laws[0]'s. */
+  replays?: Map<string, WrittenFailure>;
   /** fast-check's own replay parameters. */
   fastCheck: string;
 }
@@ -249,31 +253,33 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     firstLaws: failedLaws(firstFailure.check, options.laws, options.pinned).map((law) => law.law),
     laws: laws.length > 0 ? laws : [...(shrinkLaws ?? [])],
     firstCase: firstFailure.check.testCase,
+    firstCheck: firstFailure.check,
     shrinks: details.numShrinks,
     detectSeconds: firstFailure.seconds,
     shrinkSeconds: (performance.now() - shrinkStart) / 1000,
     fastCheck: `{ seed: ${details.seed}, path: ${JSON.stringify(path)}, endOnFailure: true }`,
   };
-  const failing =
-    failedLaws(check, options.laws, options.pinned)[0] ?? failedLaws(lastFailing, shrinkLaws, options.pinned)[0];
-  if (options.failureDir !== false && failing) {
-    const referenceTrace = options.engine ? await referenceTraceOf(shrunk) : undefined;
-    const written = writeFailure(
+  if (options.failureDir !== false) {
+    const replays = await writeLawFailures(
       {
         property: property.law,
-        laws: failure.laws,
-        violation: failing.violation ?? { message: failing.reason ?? "fails" },
         seed: details.seed,
-        path,
-        testCase: shrunk,
-        trace: check.run?.trace,
+        shrunkPath: path,
+        firstPath: options.path ?? String(runs - 1),
+        shrunk: check,
+        first: firstFailure.check,
+        checked: options.laws,
+        pinned: options.pinned,
+        twins: options.twins,
         engine: options.engine,
-        referenceTrace,
+        referenceTraceOf: options.engine ? referenceTraceOf : undefined,
       },
       options.failureDir ?? DEFAULT_FAILURE_DIR,
     );
-    failure.file = written.file;
-    failure.replay = written.replay;
+    failure.replays = replays;
+    const own = replays.get(failure.laws[0]) ?? replays.values().next().value;
+    failure.file = own?.file;
+    failure.replay = own?.replay;
   }
   result.failure = failure;
   return result;

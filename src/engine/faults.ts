@@ -19,6 +19,8 @@ export const FAULT_NAMES = [
   "positions-not-restored-after-capture",
   /** Resume after a retract skips the draft pools: the draft KV and pending draft are stale. */
   "stale-draft-kv-after-retract",
+  /** Tree drafting: the next frontier is the K children with the best own log-probability, not the best cumulative one along the path. */
+  "frontier-by-own-logprob",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -28,6 +28,8 @@ export interface RowPlan {
   attendBatchRows: readonly number[];
   /** Verify rows: the parent node's index within the request's block (-1 for the root). */
   treeParent?: number;
+  /** Tree drafting: the draft candidate number this row carries (0 for the verify root). */
+  candidate?: number;
 }
 
 export interface ForwardPlan {
@@ -149,6 +151,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       slot: writeSlots[r],
       temporary: row.temporary,
       ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
+      ...(row.candidate !== undefined ? { candidate: row.candidate } : {}),
       hidden: plan.hidden?.provenance[r],
       predict: predict[r],
       margin: margins[r],
