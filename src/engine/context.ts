@@ -4,6 +4,7 @@ import type { ForwardFeeds, ModelSession } from "../runtime/ort.ts";
 import { GraphReplay } from "./graph-replay.ts";
 import type { EngineConfig } from "./config.ts";
 import type { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import { runForward, type ForwardOutput, type ForwardPlan } from "./forward.ts";
 import { FutureRing, placeholderOf } from "./future-ring.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
@@ -78,6 +79,8 @@ export class EngineContext {
     /** Runs before every forward: aborts and retracts happen here, between any two forwards. */
     private readonly betweenForwards: (step: number, forwardInStep: number) => void,
     readonly drafter: Drafter = "model",
+    /** Shared with the other runs of a case (forward-memo.ts); none: every forward runs. */
+    readonly memo?: ForwardMemo,
   ) {}
 
   /** Speculative with prompt lookup: no draft model, no draft pool. */
@@ -141,10 +144,8 @@ export class EngineContext {
     this.forwardInStep += 1;
     const padded = plan.replayable && !plan.runner && this.config.graphReplay && this.config.graphBuckets;
     const runnable = padded ? { ...plan, runner: this.paddedRunner(plan.session) } : plan;
-    return runForward(
-      { step: this.step, faults: this.faults, recorder: this.recorder, vocab: this.spec.vocab },
-      runnable,
-    );
+    const { step, faults, recorder, memo } = this;
+    return runForward({ step, faults, recorder, vocab: this.spec.vocab, memo }, runnable);
   }
 
   private paddedRunner(session: ModelSession): NonNullable<ForwardPlan["runner"]> {

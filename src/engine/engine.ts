@@ -8,6 +8,7 @@ import { pagesNeeded } from "./admission.ts";
 import type { EngineConfig } from "./config.ts";
 import { EngineContext, type Drafter, type EngineSessions } from "./context.ts";
 import { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import { placeholderOf } from "./future-ring.ts";
 import { KvPool, KvPoolExhaustedError, type IntegrityViolation } from "./kv-pool.ts";
 import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
@@ -30,6 +31,8 @@ export interface EngineOptions {
   betweenForwards?: (engine: Engine, step: number, forwardInStep: number) => void;
   /** Where drafts come from (default: the draft model; "ngram": prompt lookup, no draft pool). */
   drafter?: Drafter;
+  /** Exact repeats of forwards of earlier runs (of the same case) are not run again (forward-memo.ts). */
+  forwardMemo?: ForwardMemo;
 }
 
 export class Engine {
@@ -73,6 +76,7 @@ export class Engine {
       recorder,
       (step, forwardInStep) => options.betweenForwards?.(this, step, forwardInStep),
       drafter,
+      options.forwardMemo,
     );
     if (config.prefixCache) {
       // The KV of position i depends on x_{i+w}: the draft row at anchor i reads x_{i+1} (module k: x_{i+k+1}).
@@ -271,6 +275,11 @@ export class Engine {
   /** The end of the run: the prefix cache lets go of everything it holds. Mutates. */
   finish(): void {
     this.context.prefixCache?.flush();
+  }
+
+  /** Mutates: hands every pool's K/V buffers back for reuse (the run is over; the engine is unusable after). */
+  release(): void {
+    for (const pool of [this.context.pools.target, ...this.context.draftPools()]) pool.release();
   }
 
   /** KV conservation: integrity, and between steps no slot beyond the active requests' persisted KV. */

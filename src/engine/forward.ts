@@ -5,8 +5,9 @@ import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../r
 import { rowTop } from "./topk.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
-import type { KvPool } from "./kv-pool.ts";
+import type { KvPool, SlotOwner } from "./kv-pool.ts";
 import type { ReplayOutput, ReplayWrites } from "./padded-replay.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
@@ -63,6 +64,8 @@ export interface ForwardContext {
   faults: Faults;
   recorder: TraceRecorder;
   vocab: number;
+  /** Forwards of the case's runs so far: an exact repeat is not run again (forward-memo.ts). */
+  memo?: ForwardMemo;
 }
 
 export async function runForward(context: ForwardContext, plan: ForwardPlan): Promise<ForwardOutput> {
@@ -115,11 +118,16 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     ctxSlots: ctxSlotTensor,
     mask,
   };
+  // Graph replay (padded or not) runs on its own static buffers: not memoized.
   const writeSlots = rows.map((row) => row.writeSlot);
-  const { result, paddedRows } = plan.runner
-    ? await plan.runner(feeds, { pool, slots: writeSlots })
-    : { result: await plan.session.run(feeds), paddedRows: 0 };
-  pool.writeRows(writeSlots, result.kNew, result.vNew, numRows);
+  const memoized =
+    context.memo && !plan.runner
+      ? { ...(await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))), paddedRows: 0 }
+      : plan.runner
+        ? { ...(await plan.runner(feeds, { pool, slots: writeSlots })), contentBase: undefined }
+        : { result: await plan.session.run(feeds), contentBase: undefined, paddedRows: 0 };
+  const { result, paddedRows } = memoized;
+  pool.writeRows(writeSlots, result.kNew, result.vNew, numRows, 0, memoized.contentBase);
   rows.forEach((row) => {
     if (row.temporary) pool.setTemporaryPosition(row.writeSlot, row.position);
   });
@@ -134,6 +142,9 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     topLogits.push(top.topLogit);
   }
 
+  // Each context column's slot owner, looked up once per forward; every row reads its own mask row.
+  const columnOwners = context.recorder.enabled ? ctxSlots.map((slot) => pool.ownerOf(slot)) : [];
+  const holdsColumn = (request: number, column: number) => pool.holdsPersisted(request, ctxSlots[column]);
   const event = context.recorder.record(() => ({
     step: context.step,
     phase: plan.phase,
@@ -155,7 +166,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       predict: predict[r],
       margin: margins[r],
       topLogit: topLogits[r],
-      attended: readAttended(pool, row.request, mask.subarray(r * width, (r + 1) * width), ctxSlots),
+      attended: readAttended(row.request, mask, r * width, width, columnOwners, holdsColumn),
     })),
   }));
   return { event, result, predict, margins };
@@ -197,36 +208,51 @@ function leakAcrossRequests(
   });
 }
 
-/** What one mask row lets the row see, resolved through the pool's slot owners. */
+/** What one mask row (mask[base, base + width)) lets the row see, resolved through the slot owners. */
 function readAttended(
-  pool: KvPool,
   request: number,
-  maskRow: FloatArray,
-  ctxSlots: readonly number[],
+  mask: FloatArray,
+  base: number,
+  width: number,
+  columnOwners: readonly (SlotOwner | undefined)[],
+  /** The request holds this column's slot as a persisted position of its own (a shared prefix's page). */
+  holds: (request: number, column: number) => boolean,
 ): TraceRow["attended"] {
-  const persisted: number[] = [];
+  const numCtx = columnOwners.length;
+  // Persisted positions merged into ranges as they come: columns are laid out in position order, so only
+  // a scrambled layout (a bug) needs the collect-and-sort path.
+  let ranges: [number, number][] = [];
+  let scrambled: number[] | undefined;
   const temporary: number[] = [];
   const foreign: { request: number; position: number }[] = [];
   const batchRows: number[] = [];
-  for (let column = 0; column < maskRow.length; column++) {
-    if (maskRow[column] !== 0) continue;
-    if (column >= ctxSlots.length) {
-      batchRows.push(column - ctxSlots.length);
-      continue;
-    }
-    const owner = pool.ownerOf(ctxSlots[column]);
+  for (let column = 0; column < numCtx; column++) {
+    if (mask[base + column] !== 0) continue;
+    const owner = columnOwners[column];
     // A shared prefix's slots keep their writer as owner; the request holds them at the same positions.
-    if (!owner || (owner.request !== request && !pool.holdsPersisted(request, ctxSlots[column])))
+    if (!owner || (owner.request !== request && !holds(request, column)))
       foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
-    else persisted.push(owner.position);
+    else {
+      const position = owner.position;
+      const last = ranges[ranges.length - 1];
+      if (scrambled) scrambled.push(position);
+      else if (last && position <= last[1]) {
+        scrambled = ranges.flatMap(([from, to]) => Array.from({ length: to - from + 1 }, (_, i) => from + i));
+        scrambled.push(position);
+      } else if (last && position === last[1] + 1) last[1] = position;
+      else ranges.push([position, position]);
+    }
   }
-  persisted.sort((a, b) => a - b);
-  const ranges: [number, number][] = [];
-  for (const position of persisted) {
-    const last = ranges[ranges.length - 1];
-    if (last && position <= last[1] + 1) last[1] = Math.max(last[1], position);
-    else ranges.push([position, position]);
+  for (let column = numCtx; column < width; column++) if (mask[base + column] === 0) batchRows.push(column - numCtx);
+  if (scrambled) {
+    scrambled.sort((a, b) => a - b);
+    ranges = [];
+    for (const position of scrambled) {
+      const last = ranges[ranges.length - 1];
+      if (last && position <= last[1] + 1) last[1] = Math.max(last[1], position);
+      else ranges.push([position, position]);
+    }
   }
   return {
     positions: ranges,
