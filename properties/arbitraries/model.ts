@@ -11,7 +11,7 @@ export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string
 
 /**
  * A draft kind, each with its weight (default 1). The first kind is where shrinking goes, whatever the
- * weights: fc.oneof shrinks towards its first arbitrary.
+ * weights (fc.oneof with cross-shrinking moves a value to its first arbitrary).
  */
 export function draftArbitrary(
   drafts: readonly DraftKind[],
@@ -19,7 +19,10 @@ export function draftArbitrary(
 ): fc.Arbitrary<DraftSpec> {
   const kinds = drafts.every((kind) => (weights[kind] ?? 1) === 1)
     ? fc.constantFrom(...drafts)
-    : fc.oneof(...drafts.map((kind) => ({ arbitrary: fc.constant(kind), weight: weights[kind] ?? 1 })));
+    : fc.oneof(
+        { withCrossShrink: true },
+        ...drafts.map((kind) => ({ arbitrary: fc.constant(kind), weight: weights[kind] ?? 1 })),
+      );
   return kinds.map(
     (kind) => defaultDraftSpec(kind),
     (value) => (value as DraftSpec).kind,

@@ -28,7 +28,7 @@ describe("slot lifetimes in a trace", async () => {
     const result = checkSlotLifetimes(broken);
     expect(result.status).toBe("fails");
     // Whichever comes first: the slot reused by another request, or still held when the step ends.
-    expect(result.violation?.message).toMatch(/temporary row.*(still held after step|which that request still holds)/);
+    expect(result.violation?.message).toMatch(/temporary row.*(still held after step|which request \d+ still holds)/);
   });
 
   it("a slot written while another request holds it fails at that row", () => {
@@ -38,7 +38,7 @@ describe("slot lifetimes in a trace", async () => {
     other.slot = first.slot;
     const result = checkSlotLifetimes(broken);
     expect(result.status).toBe("fails");
-    expect(result.violation?.message).toMatch(/which that request still holds/);
+    expect(result.violation?.message).toMatch(/which request \d+ still holds/);
     expect(result.violation?.event).toBe(prefill.index);
   });
 
