@@ -58,6 +58,7 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   if (!chunked && !space.budget.unlimited) return "chunked prefill (a token budget below the prompt)";
   const maxRequests = Math.min(space.requests.max, capabilities.maxBatch);
   if (space.requests.min > maxRequests) return `batches of ${space.requests.min}+ requests`;
+  if ((space.minAborts ?? 0) > 0 && !capabilities.aborts) return "aborts";
   const retractsMax = capabilities.retracts ? space.retracts.max : 0;
   if (space.retracts.min > retractsMax) return "retracts";
   const steps = { min: space.steps.min, max: Math.min(space.steps.max, capabilities.maxNumSteps) };
