@@ -164,7 +164,7 @@ export function checkSlotLifetimes(trace: Trace): LawResult {
           else
             tally.fail({
               ...where,
-              message: `${after} drops pool ${reference.pool} slot ${slot}, which it does not hold`,
+              message: `${after} drops pool ${reference.pool} slot ${slot}, which it does not hold${owner ? "" : " (nothing was written to it since it was last free: uninitialized KV)"}`,
             });
         } else {
           if (owner && owner.holders.size > 0)
