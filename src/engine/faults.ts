@@ -19,6 +19,16 @@ export const FAULT_NAMES = [
   "positions-not-restored-after-capture",
   /** Resume after a retract skips the draft pools: the draft KV and pending draft are stale. */
   "stale-draft-kv-after-retract",
+  /** sglang issue 31599 (PRs 31569, 33758): an accepted run reaching the cap ends as "length" before stop tokens are checked, keeping tokens past the stop. */
+  "length-before-stop",
+  /** sglang PR 33643: the penalizer counts one token per step (the round's last) instead of every accepted token. */
+  "penalties-per-step",
+  /** vLLM issue 42744 (PR 42802): logits processing (penalties, bias, min tokens) applied to the bonus position only, verified drafts compared with the raw argmax. */
+  "processing-bonus-only",
+  /** vLLM issue 34497 (PR 31082), llama.cpp issue 27972: logprobs of accepted draft tokens reported as 0.0. */
+  "speculated-logprobs-zero",
+  /** sglang PR 33643: min new tokens counted in steps, not tokens, so EOS and the stop ids stay masked too long. */
+  "min-tokens-per-step",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

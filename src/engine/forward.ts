@@ -7,6 +7,7 @@ import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import type { KvPool } from "./kv-pool.ts";
+import { sampleRow, type RowSampler, type SampledRow } from "./row-sampler.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
 /** Additive mask value for "not attended": finite so the mirror's prefix columns can be derived by * 0. */
@@ -27,6 +28,8 @@ export interface RowPlan {
   attendBatchRows: readonly number[];
   /** Verify rows: the parent node's index within the request's block (-1 for the root). */
   treeParent?: number;
+  /** A target row sampling the next token of a request with sampling options (processing, logprobs). */
+  sampler?: RowSampler;
 }
 
 export interface ForwardPlan {
@@ -49,6 +52,8 @@ export interface ForwardOutput {
   result: ForwardResult;
   predict: number[];
   margins: number[];
+  /** Rows with a sampler: their processed choice (predict and margins already hold it). */
+  sampled: (SampledRow | undefined)[];
 }
 
 export interface ForwardContext {
@@ -107,6 +112,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     cacheDims: [pool.layers, pool.numSlots, pool.kvDim],
     ctxSlots: ctxSlotTensor,
     mask,
+    // Processing needs the whole row of logits; other forwards fetch only the graph's top-K.
+    ...(rows.some((row) => row.sampler !== undefined) ? { withLogits: true } : {}),
   };
   const result = await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds));
   const writeSlots = rows.map((row) => row.writeSlot);
@@ -118,8 +125,15 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   const predict: number[] = [];
   const margins: number[] = [];
   const topLogits: number[] = [];
+  const rawPredict: number[] = [];
+  const sampled: (SampledRow | undefined)[] = [];
   for (let r = 0; r < numRows; r++) {
-    const top = rowTop(result, r);
+    const raw = rowTop(result, r);
+    const sampler = rows[r].sampler;
+    const choice = sampler ? sampleRow(sampler, result.logits!, r, context.vocab) : undefined;
+    const top = choice ?? raw;
+    sampled.push(choice);
+    rawPredict.push(raw.predict);
     predict.push(top.predict);
     margins.push(top.margin);
     topLogits.push(top.topLogit);
@@ -143,10 +157,11 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       predict: predict[r],
       margin: margins[r],
       topLogit: topLogits[r],
+      ...(sampled[r]?.processed ? { rawPredict: rawPredict[r] } : {}),
       attended: readAttended(pool, row.request, mask.subarray(r * width, (r + 1) * width), ctxSlots),
     })),
   }));
-  return { event, result, predict, margins };
+  return { event, result, predict, margins, sampled };
 }
 
 /**

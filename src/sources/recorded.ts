@@ -19,6 +19,9 @@ export function runFromTrace(trace: Trace): RunResult {
     id: request.id,
     tokens: request.output,
     finishReason: request.finishReason,
+    ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
+    ...(request.finishedLength !== undefined ? { finishedLength: request.finishedLength } : {}),
+    ...(request.logprobs ? { logprobs: request.logprobs } : {}),
     acceptLens: acceptLens.get(request.id) ?? [],
     cutRounds: 0,
   }));
