@@ -1,4 +1,4 @@
-// `specconf export --format onnx|hf --out DIR`: the golden suites' models for other engines.
+// `specconf export --format onnx|hf|gguf --out DIR`: the golden suites' models for other engines.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { EXPORT_FORMATS, planExport, writeExport, type ExportFormat } from "../export/export.ts";
@@ -11,7 +11,8 @@ const FLAGS = defineFlags({
   format: {
     type: "choice",
     choices: EXPORT_FORMATS,
-    description: "onnx: the exact graphs the golden digests name; hf: Llama / EAGLE checkpoints (safetensors)",
+    description:
+      "onnx: the exact graphs the golden digests name; hf: Llama / EAGLE checkpoints (safetensors); gguf: llama.cpp files (F32)",
   },
   out: { type: "string", valueName: "DIR", description: "output directory (one subdirectory per suite)" },
   golden: {
@@ -28,14 +29,14 @@ export async function exportCommand(argv: string[]): Promise<number> {
     if (help) {
       process.stdout.write(
         renderHelp(FLAGS, {
-          usage: "specconf export --format onnx|hf --out DIR [--golden FILE]...",
+          usage: "specconf export --format onnx|hf|gguf --out DIR [--golden FILE]...",
           summary:
-            "Write the golden suites' models for other engines: ONNX graphs, or Hugging Face checkpoints (target Llama, standalone draft, EAGLE head). See docs/export.md.",
+            "Write the golden suites' models for other engines: ONNX graphs, Hugging Face checkpoints (target Llama, standalone draft, EAGLE head) or GGUF files for llama.cpp (target, standalone draft). See docs/export.md.",
         }),
       );
       return 0;
     }
-    if (!values.format) throw new UsageError("missing --format onnx|hf", "--format");
+    if (!values.format) throw new UsageError("missing --format onnx|hf|gguf", "--format");
     if (!values.out) throw new UsageError("missing --out DIR", "--out");
     const goldenPaths =
       values.golden.length > 0

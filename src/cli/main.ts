@@ -79,6 +79,14 @@ export const COMMANDS: Record<string, Command> = {
       (module) => module.adapterCommand,
     ),
   },
+  engine: {
+    summary:
+      "serve a real third-party engine over the external-engine protocol (llama-cpp: llama.cpp on GGUF exports, CPU)",
+    run: lazy(
+      () => import("./engine.ts"),
+      (module) => module.engineCommand,
+    ),
+  },
 };
 
 export function usage(): string {

@@ -1,16 +1,19 @@
 // `specconf export`: the models of golden suites, for other engines. ONNX: the exact graphs the golden
 // digests name (target.onnx, and the draft graph). HF: the target as a Llama checkpoint, the standalone
-// draft (a copy of the target) and, for EAGLE suites, the EAGLE head checkpoint. Each suite directory
+// draft (a copy of the target) and, for EAGLE suites, the EAGLE head checkpoint. GGUF (llama.cpp): the
+// target and the standalone draft as F32 llama-architecture files (gguf.ts). Each suite directory
 // gets a manifest.json saying which draft reproduces the golden file's rounds. Everything is built in
 // memory first; files are then written atomically.
 import { join } from "node:path";
 import { loadModels } from "../engine/run-case.ts";
 import type { Golden } from "../golden/schema.ts";
 import { writeTextAtomic } from "../schema/atomic-write.ts";
+import { ggufFiles } from "./gguf.ts";
 import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "./hf.ts";
+import { defaultDraftSpec } from "../model/spec.ts";
 
-export type ExportFormat = "onnx" | "hf";
-export const EXPORT_FORMATS: readonly ExportFormat[] = ["onnx", "hf"];
+export type ExportFormat = "onnx" | "hf" | "gguf";
+export const EXPORT_FORMATS: readonly ExportFormat[] = ["onnx", "hf", "gguf"];
 
 export function planExport(golden: Golden, format: ExportFormat): CheckpointFiles {
   const models = loadModels(golden.cases[0].case);
@@ -40,6 +43,23 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
     }
     manifest.callingConvention =
       "inputs tokens [T] int64, positions [T] int64, hidden_in [T, H] (draft graphs), k_cache/v_cache [layers, slots, kvDim], ctx_slots [C] int64, mask [T, C + T] additive; outputs logits [T, V], hidden [T, H], k_new/v_new [layers, T, kvDim] (see src/model/graphs.ts)";
+  } else if (format === "gguf") {
+    // The standalone draft is the mirror's (an exact copy), as in the HF export: it accepts every draft.
+    const gguf = ggufFiles(models, defaultDraftSpec("mirror"), suite);
+    files.set(`${suite}/target.gguf`, gguf.target);
+    files.set(`${suite}/draft.gguf`, gguf.draft!);
+    entries.target = { file: "target.gguf", architecture: "llama", onnxDigest: models.target.graph.digest };
+    entries.draft = {
+      file: "draft.gguf",
+      architecture: "llama",
+      role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted",
+    };
+    manifest.ggufType = "F32";
+    manifest.notes = [
+      ...gguf.notes,
+      "q/k rows permuted per head for llama.cpp's interleaved RoPE (as convert_hf_to_gguf.py does)",
+      ...(draft?.eagle ? ["the EAGLE head has no GGUF form: not exported"] : []),
+    ];
   } else {
     add(
       "target",

@@ -27,7 +27,8 @@ export class GoldenGenerationError extends Error {
 
 export function goldenCaseInput(suite: GoldenSuiteDefinition, definition: GoldenCaseDefinition): Case {
   const spec = getPreset(suite.preset, suite.dtype);
-  const requests = generatePrompts(suite.preset, definition.seed, definition.requests, definition.maxNewTokens);
+  const prompts = generatePrompts(suite.preset, definition.seed, definition.requests, definition.maxNewTokens);
+  const requests = definition.arriveTogether ? prompts.map((request) => ({ ...request, arrivalStep: 0 })) : prompts;
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { spec: { ...spec, preamble: [...spec.preamble] } },

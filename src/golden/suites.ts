@@ -12,6 +12,8 @@ export interface GoldenCaseDefinition {
   requests: number;
   maxNewTokens: number;
   engine: Partial<EngineConfig>;
+  /** Every request arrives before the first step (engines without a step scheduler can run the case). */
+  arriveTogether?: boolean;
 }
 
 export interface GoldenSuiteDefinition {
@@ -24,6 +26,33 @@ export interface GoldenSuiteDefinition {
 }
 
 export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
+  {
+    suite: "tiny-plain",
+    description:
+      "tiny target with the mirror draft in the plainest setting any engine runs: requests arriving together, whole-prompt prefill, page size 1, chains. Other engines run the standalone draft (a copy of the target) in draft-model mode, or target-only.",
+    preset: "tiny",
+    draft: "mirror",
+    cases: [
+      {
+        name: "single",
+        description: "one request, S = 3, up to 16 tokens",
+        seed: 111,
+        requests: 1,
+        maxNewTokens: 16,
+        engine: { numSteps: 3 },
+        arriveTogether: true,
+      },
+      {
+        name: "batch",
+        description: "three requests arriving together, S = 2, up to 12 tokens",
+        seed: 112,
+        requests: 3,
+        maxNewTokens: 12,
+        engine: { numSteps: 2 },
+        arriveTogether: true,
+      },
+    ],
+  },
   {
     suite: "tiny-mirror",
     description:

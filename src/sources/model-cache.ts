@@ -8,6 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Case } from "../case/case.ts";
 import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../engine/run-case.ts";
+import { GGUF_DRAFT_KINDS, ggufFiles } from "../export/gguf.ts";
 import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "../export/hf.ts";
 import type { DraftKind } from "../model/spec.ts";
 
@@ -23,7 +24,7 @@ type ModelFiles = NonNullable<AdapterRequest["models"]["files"]>;
 const DRAFTS_BY_FORMAT: Record<ModelFormat, readonly DraftKind[]> = {
   onnx: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"],
   hf: ["mirror", "truncated-mirror", "eagle"],
-  gguf: ["mirror", "truncated-mirror"],
+  gguf: GGUF_DRAFT_KINDS,
 };
 
 /**
@@ -81,10 +82,20 @@ function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
   };
 }
 
-/** Format writers; gguf joins when its exporter lands (src/export/gguf.ts). */
-const EXPORTERS: Partial<Record<ModelFormat, (models: LoadedModels) => { target: Export; draft?: Export }>> = {
+/** llama.cpp files (src/export/gguf.ts): the target and the draft kind's standalone draft, F32. */
+function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
+  const files = ggufFiles(models, models.draft?.spec);
+  const graph = models.draft?.graphs[0];
+  return {
+    target: { name: `${models.target.graph.digest}.gguf`, content: files.target },
+    ...(files.draft && graph ? { draft: { name: `${graph.digest}.gguf`, content: files.draft } } : {}),
+  };
+}
+
+const EXPORTERS: Record<ModelFormat, (models: LoadedModels) => { target: Export; draft?: Export }> = {
   onnx: onnxExports,
   hf: hfExports,
+  gguf: ggufExports,
 };
 
 export class ModelCache {
@@ -123,7 +134,6 @@ export class ModelCache {
     const files: ModelFiles = {};
     for (const format of formats) {
       const exporter = EXPORTERS[format];
-      if (!exporter) continue;
       const kind = testCase.draft?.kind;
       if (kind && kind !== "ngram" && !DRAFTS_BY_FORMAT[format].includes(kind)) continue;
       const exports = exporter(models);

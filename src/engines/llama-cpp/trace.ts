@@ -1,0 +1,82 @@
+// The trace the llama.cpp engine returns: its requests with outputs, and one verify event per speculative
+// round (see round-recorder.ts for how rounds are observed). A round's rows are the decode's root and the
+// drafts the predictor handed to the target, at positions root + depth; its verify result carries the accept
+// length the library's counters show, the tokens the round produced (the accepted path's predictions, read
+// as the library yielded them) and which of them made it into the output. What the library does not expose
+// is left out, so laws needing it say "not checkable": no prefill or decode events, no draft-model forwards,
+// no slots, attention, hidden states, per-row predictions or margins. acceptIndex is the chain path 0..acceptLen-1
+// (one request per event: node-llama-cpp's batch grouping is not observable), padded to numSteps + 1.
+import type { Case } from "../../case/case.ts";
+import type { Trace, TraceEvent } from "../../trace/schema.ts";
+import type { RequestRun } from "./run-on-llama.ts";
+
+/**
+ * Events are per request and round; which sequences node-llama-cpp packed into one decode is not seen (an
+ * engine field beyond the schema's named ones, which it allows).
+ */
+const UNOBSERVED_GROUPING = { batchGrouping: "unobserved" };
+
+export interface TraceIdentity {
+  engineVersion: string;
+  threads: number;
+  targetDigest: string;
+  draftDigest: string | null;
+}
+
+export function llamaTrace(testCase: Case, runs: readonly RequestRun[], identity: TraceIdentity): Trace {
+  const numSteps = testCase.engine.numSteps;
+  const rounds = runs
+    .flatMap((run) => run.rounds.map((round, i) => ({ run, round, last: i === run.rounds.length - 1 })))
+    .sort((a, b) => a.round.index - b.round.index);
+  const events: TraceEvent[] = rounds.map(({ run, round, last }, index) => {
+    const id = run.request.id;
+    const acceptLen = round.validated + 1;
+    if (round.produced.length !== acceptLen)
+      throw new Error(`request ${id}: a round produced ${round.produced.length} tokens for accept_len ${acceptLen}`);
+    const outputStart = round.rootPosition + 1 - run.request.prompt.length;
+    const acceptIndex = Array.from({ length: numSteps + 1 }, (_, node) => (node < acceptLen ? node : -1));
+    return {
+      index,
+      phase: "verify",
+      model: "target",
+      rows: [round.root, ...round.drafts].map((token, depth) => ({
+        request: id,
+        token,
+        position: round.rootPosition + depth,
+      })),
+      verify: [
+        {
+          request: id,
+          acceptIndex,
+          acceptLen,
+          acceptTokens: [...round.produced],
+          bonus: round.produced[acceptLen - 1],
+          emitted: run.output.tokens.slice(outputStart, outputStart + acceptLen),
+          finished: last,
+        },
+      ],
+    };
+  });
+  return {
+    formatVersion: 1,
+    engine: {
+      name: "llama.cpp",
+      version: identity.engineVersion,
+      dtype: "float32",
+      threads: identity.threads,
+      ...UNOBSERVED_GROUPING,
+    },
+    models: {
+      target: identity.targetDigest,
+      ...(identity.draftDigest && testCase.engine.mode === "speculative" ? { draft: [identity.draftDigest] } : {}),
+    },
+    config: { ...testCase.engine, draft: testCase.draft },
+    requests: runs.map((run) => ({
+      id: run.request.id,
+      prompt: [...run.request.prompt],
+      output: run.output.tokens,
+      finishReason: run.output.finishReason ?? "unfinished",
+    })),
+    events,
+  };
+}

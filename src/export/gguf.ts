@@ -1,0 +1,185 @@
+// GGUF exports of the generated models for llama.cpp (src/export/gguf-format.ts writes the container):
+// - the target as a llama-architecture model: token_embd, blk.N.{attn_norm, attn_q, attn_k, attn_v,
+//   attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down}, output_norm, output. ggml's ne[0] is the contiguous
+//   dimension, so a Linear weight stored [out, in] (HF layout, the transpose of our [in, out]) has dims
+//   [in, out]. llama.cpp's llama architecture rotates adjacent pairs (2j, 2j + 1) while our RoPE (HF's) rotates
+//   halves (j, j + d/2): q and k rows are permuted per head as llama.cpp's convert_hf_to_gguf.py does
+//   (new row 2j + k = old row k * d/2 + j), which makes the two forwards the same function.
+// - the standalone draft a draft-model engine runs for a case's draft (DESIGN section 2): "mirror" is an
+//   exact copy of the target; "truncated-mirror" the target's first truncatedLayers layers with its final
+//   norm and LM head; "noisy-mirror" the target with the noisy mirror's perturbed matrices (the mirror graph
+//   runs the same stack over BOS + tokens, so a standalone Llama over the sequence is the same function). The
+//   mirror family's 2^16 logit scale does not change an argmax and is not exported. "tapped-mirror" (logits
+//   that depend on the target's hidden state) and "eagle" have no standalone-Llama form.
+// - F32 only: a float64 spec is rounded to F32, and the notes say so.
+// Tokenizer: llama.cpp needs one that loads; "whitespace" (a BPE variant) with the t<i> words, a non-empty
+// merges list, and add_bos/add_eos false (engines are fed token ids; ECOSYSTEM.md lists what was verified).
+import type { LoadedModels } from "../engine/run-case.ts";
+import type { DraftKind, DraftSpec, ModelSpec } from "../model/spec.ts";
+import type { LayerWeights, TargetWeights } from "../model/weights.ts";
+import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";
+import { transpose } from "./safetensors.ts";
+
+/** Draft kinds with an exact standalone-Llama form (what a llama.cpp draft-model run can load). */
+export const GGUF_DRAFT_KINDS: readonly DraftKind[] = ["mirror", "noisy-mirror", "truncated-mirror"];
+
+export interface GgufIdentity {
+  role: "target" | "standalone-draft";
+  /** sha256 of the ONNX bytes of the model this file is the llama.cpp form of. */
+  onnxDigest: string;
+  draftKind?: DraftKind;
+  suite?: string;
+}
+
+export interface GgufFiles {
+  target: Uint8Array;
+  /** Present when the draft kind has a standalone form (GGUF_DRAFT_KINDS). */
+  draft?: Uint8Array;
+  /** What was converted or left out (float64 -> F32, a draft kind with no standalone form). */
+  notes: string[];
+}
+
+/** The llama.cpp row order of q_proj / k_proj ([out, in] rows, `numHeads` heads of headDim rows each). */
+export function permuteRopeRows(rows: Float64Array, numHeads: number, headDim: number, inDim: number): Float64Array {
+  const out = new Float64Array(rows.length);
+  const half = headDim / 2;
+  for (let head = 0; head < numHeads; head++)
+    for (let j = 0; j < half; j++)
+      for (let k = 0; k < 2; k++) {
+        const from = (head * headDim + k * half + j) * inDim;
+        const to = (head * headDim + 2 * j + k) * inDim;
+        out.set(rows.subarray(from, from + inDim), to);
+      }
+  return out;
+}
+
+/** A Linear weight [in, out] (ours) as a ggml tensor of dims [in, out] holding the [out, in] rows. */
+function linear(name: string, weights: Float64Array, inDim: number, outDim: number): GgufTensor {
+  return { name, dims: [inDim, outDim], data: transpose(weights, inDim, outDim) };
+}
+
+function layerTensors(spec: ModelSpec, l: number, layer: LayerWeights): GgufTensor[] {
+  const { hidden, heads, kvHeads, headDim, intermediate } = spec;
+  const qDim = heads * headDim;
+  const kvDim = kvHeads * headDim;
+  if (!layer.attnNorm) throw new Error(`layer ${l} has no input norm: not a Llama layer`);
+  const roped = (name: string, weights: Float64Array, numHeads: number): GgufTensor => ({
+    name,
+    dims: [hidden, numHeads * headDim],
+    data: permuteRopeRows(transpose(weights, hidden, numHeads * headDim), numHeads, headDim, hidden),
+  });
+  return [
+    { name: `blk.${l}.attn_norm.weight`, dims: [hidden], data: layer.attnNorm },
+    roped(`blk.${l}.attn_q.weight`, layer.wq, heads),
+    roped(`blk.${l}.attn_k.weight`, layer.wk, kvHeads),
+    linear(`blk.${l}.attn_v.weight`, layer.wv, hidden, kvDim),
+    linear(`blk.${l}.attn_output.weight`, layer.wo, qDim, hidden),
+    { name: `blk.${l}.ffn_norm.weight`, dims: [hidden], data: layer.mlpNorm },
+    linear(`blk.${l}.ffn_gate.weight`, layer.wGate, hidden, intermediate),
+    linear(`blk.${l}.ffn_up.weight`, layer.wUp, hidden, intermediate),
+    linear(`blk.${l}.ffn_down.weight`, layer.wDown, intermediate, hidden),
+  ];
+}
+
+function tokenizerMetadata(spec: ModelSpec): [string, GgufValue][] {
+  const tokens = Array.from({ length: spec.vocab }, (_, id) => `t${id}`);
+  // token_type: 1 normal, 3 control (BOS and EOS are never text).
+  const types = Int32Array.from(tokens, (_, id) => (id === spec.bosId || id === spec.eosId ? 3 : 1));
+  return [
+    ["tokenizer.ggml.model", { type: "string", value: "whitespace" }],
+    ["tokenizer.ggml.pre", { type: "string", value: "whitespace" }],
+    ["tokenizer.ggml.tokens", { type: "array", items: "string", value: tokens }],
+    ["tokenizer.ggml.token_type", { type: "array", items: "int32", value: types }],
+    // BPE needs a non-empty merges list to load; no merge applies to ids fed directly.
+    ["tokenizer.ggml.merges", { type: "array", items: "string", value: ["t 0"] }],
+    ["tokenizer.ggml.bos_token_id", { type: "uint32", value: spec.bosId }],
+    ["tokenizer.ggml.eos_token_id", { type: "uint32", value: spec.eosId }],
+    ["tokenizer.ggml.add_bos_token", { type: "bool", value: false }],
+    ["tokenizer.ggml.add_eos_token", { type: "bool", value: false }],
+  ];
+}
+
+/** A llama-architecture GGUF of `weights` (its layers: all of the target's, or a truncated prefix). */
+export function llamaGguf(spec: ModelSpec, weights: TargetWeights, identity: GgufIdentity): Uint8Array {
+  const layers = weights.layers;
+  const u32 = (value: number): GgufValue => ({ type: "uint32", value });
+  const metadata = new Map<string, GgufValue>([
+    ["general.architecture", { type: "string", value: "llama" }],
+    ["general.name", { type: "string", value: `${spec.name}-${identity.role}` }],
+    ["general.file_type", u32(0)], // ALL_F32
+    ["llama.vocab_size", u32(spec.vocab)],
+    ["llama.context_length", u32(spec.maxPositions)],
+    ["llama.embedding_length", u32(spec.hidden)],
+    ["llama.block_count", u32(layers.length)],
+    ["llama.feed_forward_length", u32(spec.intermediate)],
+    ["llama.rope.dimension_count", u32(spec.headDim)],
+    ["llama.attention.head_count", u32(spec.heads)],
+    ["llama.attention.head_count_kv", u32(spec.kvHeads)],
+    ["llama.attention.key_length", u32(spec.headDim)],
+    ["llama.attention.value_length", u32(spec.headDim)],
+    ["llama.attention.layer_norm_rms_epsilon", { type: "float32", value: spec.rmsEps }],
+    ["llama.rope.freq_base", { type: "float32", value: spec.ropeTheta }],
+    ...tokenizerMetadata(spec),
+    ["specconf.role", { type: "string", value: identity.role }],
+    ["specconf.onnx_digest", { type: "string", value: identity.onnxDigest }],
+    ["specconf.spec", { type: "string", value: JSON.stringify(spec) }],
+    ["specconf.source_dtype", { type: "string", value: spec.dtype }],
+  ]);
+  if (identity.draftKind) metadata.set("specconf.draft_kind", { type: "string", value: identity.draftKind });
+  if (identity.suite) metadata.set("specconf.suite", { type: "string", value: identity.suite });
+  const tensors: GgufTensor[] = [
+    { name: "token_embd.weight", dims: [spec.hidden, spec.vocab], data: weights.embed },
+    ...layers.flatMap((layer, l) => layerTensors(spec, l, layer)),
+    { name: "output_norm.weight", dims: [spec.hidden], data: weights.finalNorm },
+    linear("output.weight", weights.lmHead, spec.hidden, spec.vocab),
+  ];
+  return writeGguf(metadata, tensors);
+}
+
+/** The weights of the standalone draft of `draft`, or a note saying why it has none. */
+export function standaloneDraftWeights(models: LoadedModels, draft: DraftSpec): TargetWeights | string {
+  const target = models.target.weights;
+  switch (draft.kind) {
+    case "mirror":
+      return target;
+    case "truncated-mirror":
+      return { ...target, layers: target.layers.slice(0, Math.min(draft.truncatedLayers, target.layers.length)) };
+    case "noisy-mirror":
+      if (!models.draft || models.draft.spec.kind !== "noisy-mirror")
+        throw new Error("noisy-mirror: the case's draft model was not built");
+      return models.draft.stack;
+    case "tapped-mirror":
+      return "tapped-mirror: its logits depend on the target's hidden state, which a standalone Llama does not see";
+    case "eagle":
+      return "eagle: an EAGLE head is not a standalone Llama (see the HF export's eagle checkpoint)";
+    case "ngram":
+      return "ngram: prompt lookup has no model";
+  }
+}
+
+/**
+ * The GGUF files of a case's models: the target and, when `draft` names a kind in GGUF_DRAFT_KINDS, its
+ * standalone draft (models must come from loadModels of the same case, so a noisy mirror's stack is built).
+ */
+export function ggufFiles(models: LoadedModels, draft?: DraftSpec | null, suite?: string): GgufFiles {
+  const spec = models.spec;
+  const notes: string[] = [];
+  if (spec.dtype === "float64")
+    notes.push("float64 spec: weights rounded to F32 (llama.cpp runs F32); margins below ~1e-5 may flip");
+  const onnxDigest = models.target.graph.digest;
+  const target = llamaGguf(spec, models.target.weights, { role: "target", onnxDigest, suite });
+  if (!draft) return { target, notes };
+  const weights = standaloneDraftWeights(models, draft);
+  if (typeof weights === "string") {
+    notes.push(`no standalone draft: ${weights}`);
+    return { target, notes };
+  }
+  const draftDigest = models.draft?.graphs[0].digest ?? onnxDigest;
+  const draftFile = llamaGguf(spec, weights, {
+    role: "standalone-draft",
+    onnxDigest: draftDigest,
+    draftKind: draft.kind,
+    suite,
+  });
+  return { target, draft: draftFile, notes };
+}
