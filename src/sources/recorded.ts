@@ -39,6 +39,17 @@ export function goldenBaseline(goldenCase: GoldenCase): RunResult {
       prompt: prompts.get(request.id) ?? [],
       output: request.tokens,
       finishReason: request.finishReason,
+      ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
+      finishedLength: request.tokens.length,
+      ...(request.logprobs
+        ? {
+            logprobs: request.logprobs.map((entry, i) => ({
+              token: request.tokens[i],
+              logprob: entry.logprob,
+              top: entry.top,
+            })),
+          }
+        : {}),
     })),
     events: [],
   });
