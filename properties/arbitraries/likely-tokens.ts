@@ -1,15 +1,17 @@
-// Tokens a preset's target actually emits: its greedy continuation of the preamble, computed once per
-// spec with the float64 TypeScript forward (src/model/reference-forward.ts). Small random targets fall
-// into short cycles, so these tokens turn up in most outputs: stop ids and biases drawn among them reach
+// Tokens a preset's target actually emits: the most frequent of its greedy continuations of the preamble
+// after a few start tokens, computed once per spec with the float64 TypeScript forward
+// (src/model/reference-forward.ts). Small random targets fall into short cycles, so each of these turns up
+// in about a third of short outputs (a uniform id: one in ten): stop ids and biases drawn among them reach
 // the corners (a stop inside an accepted run, a bias moving the argmax) that uniform ids rarely do.
 import { referenceTarget } from "../../src/model/reference-forward.ts";
 import type { ModelSpec } from "../../src/model/spec.ts";
 import { generateTargetWeights } from "../../src/model/weights.ts";
 
-const CONTINUATION = 12;
-/** Prompt suffixes continued (after the preamble): a few starts find the cycles most prompts fall into. */
-const STARTS = [[], [3], [4]];
-const KEEP = 8;
+const CONTINUATION = 6;
+/** Prompt suffixes continued (after the preamble): several starts find the tokens most outputs share. */
+const STARTS = [[], [3], [4], [7], [10], [11, 12], [20], [25], [30], [40]];
+/** Few and frequent: each of them turns up in about a third of short outputs. */
+const KEEP = 4;
 const memo = new Map<string, readonly number[]>();
 
 /** The most frequent tokens of the greedy continuations, most frequent first (BOS and EOS left out). Pure. */
@@ -20,7 +22,8 @@ export function likelyTokens(spec: ModelSpec): readonly number[] {
     const weights = generateTargetWeights(spec);
     const counts = new Map<number, number>();
     for (const start of STARTS) {
-      const sequence = [...spec.preamble, ...start];
+      // Start tokens past a small vocabulary wrap (prompts are drawn modulo the vocabulary too).
+      const sequence = [...spec.preamble, ...start.map((token) => token % spec.vocab)];
       for (let step = 0; step < CONTINUATION; step++) {
         const logits = referenceTarget(spec, weights, sequence).logits;
         const last = logits.subarray((sequence.length - 1) * spec.vocab);
