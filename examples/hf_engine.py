@@ -82,13 +82,21 @@ class Engine:
         self.loaded = {}
 
     def models(self, case, digests):
-        key = digests["target"]
+        files = digests.get("files", {}).get("hf")
+        key = (digests["target"], digests.get("draft"))
         if key not in self.loaded:
-            suite_dir, manifest = find_suite(self.export_dir, key)
-            dtype = torch.float64 if manifest["dtype"] == "float64" else torch.float32
-            target = Target(os.path.join(suite_dir, "target"), dtype)
-            draft = Target(os.path.join(suite_dir, "draft"), dtype)
-            eagle = Eagle(os.path.join(suite_dir, "eagle"), target, dtype) if "eagle" in manifest["models"] else None
+            if files:  # specconf's model cache named the checkpoints (protocol version 2)
+                dtype = torch.float64 if case["model"]["spec"]["dtype"] == "float64" else torch.float32
+                target = Target(files["target"], dtype)
+                kind = (case.get("draft") or {}).get("kind")
+                draft = Target(files["draft"], dtype) if kind == "mirror" and "draft" in files else None
+                eagle = Eagle(files["draft"], target, dtype) if kind == "eagle" and "draft" in files else None
+            else:  # a `specconf export --format hf` directory (dump mode)
+                suite_dir, manifest = find_suite(self.export_dir, digests["target"])
+                dtype = torch.float64 if manifest["dtype"] == "float64" else torch.float32
+                target = Target(os.path.join(suite_dir, "target"), dtype)
+                draft = Target(os.path.join(suite_dir, "draft"), dtype)
+                eagle = Eagle(os.path.join(suite_dir, "eagle"), target, dtype) if "eagle" in manifest["models"] else None
             self.loaded[key] = (target, draft, eagle)
         return self.loaded[key]
 
@@ -152,11 +160,29 @@ class Engine:
         return output
 
 
+CAPABILITIES = {
+    "modes": ["target-only", "speculative"],
+    "drafts": ["mirror", "eagle"],
+    "modelFormats": ["hf"],
+    "maxNumSteps": 8,
+    "maxTopk": 1,
+    "maxBatch": 8,
+    "arrivals": True,  # requests run one by one, cache-free: arrival steps change nothing it computes
+    "dtypes": ["float32", "float64"],
+    "observes": ["acceptLens", "firstRoundDrafts"],
+}
+
+
 def serve(engine):
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
+        if "hello" in request:
+            hello = {"name": "hf-cache-free", "version": "0.1.0", "capabilities": CAPABILITIES}
+            sys.stdout.write(json.dumps({"hello": hello}) + "\n")
+            sys.stdout.flush()
+            continue
         try:
             outputs = [engine.request(request["case"], request["models"], r) for r in request["case"]["workload"]["requests"]]
             response = {"requestId": request["requestId"], "outputs": outputs}
@@ -185,7 +211,7 @@ def dump(engine, golden_path, outputs_path):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--export", required=True, help="directory written by specconf export --format hf")
+    parser.add_argument("--export", help="directory written by specconf export --format hf (dump mode, and requests naming no files)")
     parser.add_argument("--golden", help="dump mode: run this golden file's cases")
     parser.add_argument("--outputs", help="dump mode: write the outputs (JSON Lines) here")
     args = parser.parse_args()

@@ -21,6 +21,8 @@ import retractInvariance from "./laws/retract-invariance.ts";
 import phaseContracts from "./laws/phase-contracts.ts";
 import positions from "./laws/positions.ts";
 import referenceDecode from "./laws/reference-decode.ts";
+import rowTokens from "./laws/row-tokens.ts";
+import treeSelection from "./laws/tree-selection.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   referenceDecode,
@@ -32,8 +34,10 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   draftReference,
   mirrorAcceptance,
   positions,
+  rowTokens,
   phaseContracts,
   bonusStride,
+  treeSelection,
   perStepPools,
   kvConservation,
   chunkInvariance,

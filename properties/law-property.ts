@@ -16,7 +16,8 @@ import type { RunSource } from "../src/sources/source.ts";
 import type { RelaxedViews } from "../src/validate/relaxed-view.ts";
 import { CoverageCounter } from "../src/laws/coverage.ts";
 import type { LawResult } from "../src/laws/law.ts";
-import { DEFAULT_FAILURE_DIR, writeFailure } from "../src/failures/failure-file.ts";
+import { DEFAULT_FAILURE_DIR } from "../src/failures/failure-file.ts";
+import { writeLawFailures, type WrittenFailure } from "../src/failures/law-failures.ts";
 import { caseArbitrary } from "./arbitraries/case.ts";
 import { space, type CaseSpace } from "./arbitraries/space.ts";
 
@@ -68,6 +69,7 @@ export interface PropertyFailure {
   firstLaws: string[];
   laws: string[];
   firstCase: Case;
+  firstCheck: CaseCheck;
   shrinks: number;
   /** Seconds to the first failure, and spent shrinking. */
   detectSeconds: number;
@@ -75,6 +77,8 @@ export interface PropertyFailure {
   /** Written failure record and its replay command (absent when writing is off). */
   file?: string;
   replay?: string;
+  /** One record per failing law (src/failures/law-failures.ts); file/replay above are laws[0]'s. */
+  replays?: Map<string, WrittenFailure>;
   /** fast-check's own replay parameters. */
   fastCheck: string;
 }
@@ -116,6 +120,11 @@ export interface RunOptions {
   arbitrary?: fc.Arbitrary<Case>;
   /** A profile's relaxations (check --engine --profile). */
   views?: RelaxedViews;
+  /**
+   * Laws pinned as known findings of the engine under test (check --pins): checked and counted like any other,
+   * their failures do not fail the property (the suite then requires each pinned law to fail somewhere).
+   */
+  pinned?: ReadonlySet<string>;
   /** The external engine behind `source`: named in failure files, which also get the reference's trace. */
   engine?: { command: string; name: string };
   /** Called after each generated run (not after shrink attempts). */
@@ -148,8 +157,15 @@ export function lawsNamed(names: ReadonlySet<string>): Law[] {
   return LAWS.filter((law) => names.has(law.name));
 }
 
-export function failedLaws(check: CaseCheck, selected?: ReadonlySet<string>): LawResult[] {
-  return failures(check).filter((result) => !selected || selected.has(result.law) || result.law === RUNS_TO_COMPLETION);
+export function failedLaws(
+  check: CaseCheck,
+  selected?: ReadonlySet<string>,
+  pinned?: ReadonlySet<string>,
+): LawResult[] {
+  return failures(check).filter(
+    (result) =>
+      (!selected || selected.has(result.law) || result.law === RUNS_TO_COMPLETION) && !pinned?.has(result.law),
+  );
 }
 
 export async function runLawProperty(property: LawProperty, options: RunOptions): Promise<PropertyRun> {
@@ -174,7 +190,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
       // ends shrinking quickly and keeps the last failing case).
       if (performance.now() - shrinkStart > shrinkBudget) return true;
       const check = await checkOne(testCase, shrinkLaws);
-      const failing = failedLaws(check, shrinkLaws).length > 0;
+      const failing = failedLaws(check, shrinkLaws, options.pinned).length > 0;
       shrinkAttempts += 1;
       options.onShrink?.(shrinkAttempts, failing);
       if (failing) lastFailing = check;
@@ -190,7 +206,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
       stats.set(result.law, entry);
     }
     options.onRun?.(check, runs);
-    const failed = failedLaws(check, options.laws);
+    const failed = failedLaws(check, options.laws, options.pinned);
     if (failed.length === 0) return true;
     firstFailure = { check, seconds: (performance.now() - start) / 1000 };
     lastFailing = check;
@@ -227,40 +243,43 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   const [shrunk] = details.counterexample as [Case];
   // Recheck the shrunk case against every selected law, for the record and the kill matrix.
   const check = await checkOne(shrunk, options.laws);
-  const laws = failedLaws(check, options.laws).map((law) => law.law);
+  const laws = failedLaws(check, options.laws, options.pinned).map((law) => law.law);
   const path = details.counterexamplePath ?? "";
   const failure: PropertyFailure = {
     seed: details.seed,
     path,
     testCase: shrunk,
     check,
-    firstLaws: failedLaws(firstFailure.check, options.laws).map((law) => law.law),
+    firstLaws: failedLaws(firstFailure.check, options.laws, options.pinned).map((law) => law.law),
     laws: laws.length > 0 ? laws : [...(shrinkLaws ?? [])],
     firstCase: firstFailure.check.testCase,
+    firstCheck: firstFailure.check,
     shrinks: details.numShrinks,
     detectSeconds: firstFailure.seconds,
     shrinkSeconds: (performance.now() - shrinkStart) / 1000,
     fastCheck: `{ seed: ${details.seed}, path: ${JSON.stringify(path)}, endOnFailure: true }`,
   };
-  const failing = failedLaws(check, options.laws)[0] ?? failedLaws(lastFailing, shrinkLaws)[0];
-  if (options.failureDir !== false && failing) {
-    const referenceTrace = options.engine ? await referenceTraceOf(shrunk) : undefined;
-    const written = writeFailure(
+  if (options.failureDir !== false) {
+    const replays = await writeLawFailures(
       {
         property: property.law,
-        laws: failure.laws,
-        violation: failing.violation ?? { message: failing.reason ?? "fails" },
         seed: details.seed,
-        path,
-        testCase: shrunk,
-        trace: check.run?.trace,
+        shrunkPath: path,
+        firstPath: options.path ?? String(runs - 1),
+        shrunk: check,
+        first: firstFailure.check,
+        checked: options.laws,
+        pinned: options.pinned,
+        twins: options.twins,
         engine: options.engine,
-        referenceTrace,
+        referenceTraceOf: options.engine ? referenceTraceOf : undefined,
       },
       options.failureDir ?? DEFAULT_FAILURE_DIR,
     );
-    failure.file = written.file;
-    failure.replay = written.replay;
+    failure.replays = replays;
+    const own = replays.get(failure.laws[0]) ?? replays.values().next().value;
+    failure.file = own?.file;
+    failure.replay = own?.replay;
   }
   result.failure = failure;
   return result;

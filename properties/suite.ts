@@ -36,6 +36,8 @@ export interface SuiteOptions {
   source?: RunSource;
   views?: RelaxedViews;
   engine?: { command: string; name: string };
+  /** Laws pinned as the engine's known findings (law-property.ts). */
+  pinned?: ReadonlySet<string>;
   /** An external engine's capabilities: each property's space narrowed (a string: the property cannot run). */
   narrow?: (space: CaseSpace) => CaseSpace | string;
   /** Progress: a generated run done, a shrink attempt, a line to print. */
@@ -48,8 +50,9 @@ export interface SuiteResult {
   stats: Map<string, LawStats>;
   coverage: CoverageCounter;
   runs: PropertyRun[];
-  /** First replay command and failure text per failing law. */
+  /** Per failing law: the replay command of its own record, the violation that replay reproduces, the text. */
   replays: Map<string, string>;
+  violations: Map<string, string>;
   messages: Map<string, string>;
   /** Seconds spent in the cases' own runs and target-only baselines. */
   runSeconds: number;
@@ -67,6 +70,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
     coverage: new CoverageCounter(),
     runs: [],
     replays: new Map(),
+    violations: new Map(),
     messages: new Map(),
     runSeconds: 0,
     notExercised: [],
@@ -98,6 +102,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       source: options.source,
       views: options.views,
       engine: options.engine,
+      pinned: options.pinned,
       arbitrary,
       onRun: (check) => {
         result.runSeconds += check.seconds.runs ?? 0;
@@ -124,10 +129,17 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
     if (run.failure) {
       const text = describeFailure(run);
       options.log?.(text);
-      for (const law of run.failure.laws) {
-        if (run.failure.replay && !result.replays.has(law)) result.replays.set(law, run.failure.replay);
-        if (!result.messages.has(law)) result.messages.set(law, text);
-      }
+      for (const law of run.failure.laws) if (!result.messages.has(law)) result.messages.set(law, text);
+      // Each failing law's own record (src/failures/law-failures.ts): what its replay reproduces exactly.
+      for (const [law, written] of run.failure.replays ?? [])
+        if (!result.replays.has(law)) {
+          result.replays.set(law, written.replay);
+          result.violations.set(law, written.message);
+        }
+      // Without records (--no-write): each law's violation on the first failing case.
+      for (const law of run.failure.firstCheck.results)
+        if (law.status === "fails" && !result.violations.has(law.law))
+          result.violations.set(law.law, law.violation?.message ?? law.reason ?? "fails");
     }
   }
   return result;

@@ -2,9 +2,10 @@
 // an external engine (each with its target-only baseline and the twin runs the multi-run laws need, all
 // through the engine: src/sources/external.ts). Exit 0: every law holds; 1: a law fails, a case failed to
 // run, or nothing was checked; 2: bad input (golden files) or an engine that cannot start or handshake.
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Case } from "../case/case.ts";
+import { join } from "node:path";
+import { checkOutputPaths, writeOutputFiles } from "../cli/output-paths.ts";
+import { goldenFilesIn, packageGoldenDir } from "../golden/golden-dir.ts";
 import type { FaultName } from "../engine/faults.ts";
 import { loadGoldenFile } from "../golden/load.ts";
 import { InputError } from "../schema/input-error.ts";
@@ -15,7 +16,6 @@ import { RelaxationLog } from "../validate/profiles.ts";
 import { RelaxedViews } from "../validate/relaxed-view.ts";
 import type { RunResult } from "../engine/run-case.ts";
 import { outputLinesOf } from "../golden/run-reference.ts";
-import { writeTextAtomic } from "../schema/atomic-write.ts";
 import type { OutputLine, RequestOutput } from "../validate/outputs-schema.ts";
 
 export interface EngineCheckOptions {
@@ -38,13 +38,9 @@ export interface EngineCheckSummary {
 }
 
 function casesOf(options: EngineCheckOptions): { suite: string; name: string; testCase: Case }[] {
-  const dir = options.goldenDir ?? "golden";
   const files = options.goldenFiles?.length
     ? options.goldenFiles
-    : readdirSync(dir)
-        .filter((name) => name.endsWith(".json"))
-        .sort()
-        .map((name) => join(dir, name));
+    : goldenFilesIn(options.goldenDir ?? packageGoldenDir(), "--golden");
   return files.flatMap((file) => {
     const golden = loadGoldenFile(file);
     return golden.cases.map((goldenCase) => ({
@@ -90,6 +86,8 @@ export async function checkEngine(
   let source: ExternalSource;
   try {
     cases = casesOf(options);
+    if (options.outputsDir !== undefined)
+      checkOutputPaths([{ flag: "--outputs", path: options.outputsDir, kind: "folder" }]);
     source = await ExternalSource.start(command, { timeoutMs: options.timeoutMs ?? 60_000 });
   } catch (error) {
     if (error instanceof InputError || error instanceof EngineStartError) return { code: 2, error: error.message };
@@ -118,12 +116,17 @@ export async function checkEngine(
     await source.close();
   }
   summary.relaxations = log.entries();
-  if (options.outputsDir)
-    for (const [suite, suiteLines] of lines)
-      writeTextAtomic(
-        join(options.outputsDir, `${suite}.jsonl`),
-        suiteLines.map((line) => JSON.stringify(line)).join("\n") + "\n",
-      );
+  if (options.outputsDir !== undefined) {
+    const dir = options.outputsDir;
+    // Every suite's file or none (the folder was checked before the engine started).
+    writeOutputFiles(
+      "--outputs",
+      [...lines].map(([suite, suiteLines]) => ({
+        path: join(dir, `${suite}.jsonl`),
+        text: suiteLines.map((line) => JSON.stringify(line)).join("\n") + "\n",
+      })),
+    );
+  }
   // Nothing checked is not a pass: every case skipped, or every law not checkable.
   if (checked === 0) summary.ok = false;
   if (options.json) write(`${JSON.stringify(summary)}\n`);

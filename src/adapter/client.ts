@@ -5,6 +5,7 @@
 // killed, so nothing hangs and nothing is left behind.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Case } from "../case/case.ts";
+import { BadInputError } from "../errors/bad-input.ts";
 import { resolveModelSpec, loadModels } from "../engine/run-case.ts";
 import { validateAgainst } from "../schema/validator.ts";
 import { displayPath } from "../schema/validator.ts";
@@ -26,12 +27,13 @@ import {
 
 export type ExternalFailure = "crash" | "timeout" | "protocol" | "engine-error" | "unsupported";
 
-export class ExternalEngineError extends Error {
+/** The engine behind --engine crashed, timed out or broke the protocol: bad input of --engine (exit 2). */
+export class ExternalEngineError extends BadInputError {
   constructor(
     readonly kind: ExternalFailure,
     message: string,
   ) {
-    super(message);
+    super(message, { flag: "--engine" });
     this.name = "ExternalEngineError";
   }
 }

@@ -3,11 +3,11 @@
 // stdin/stdout; it is both the protocol's worked example and what the adapter test drives end to end.
 import type { Readable, Writable } from "node:stream";
 import { createInterface } from "node:readline";
-import { ConfigError } from "../engine/config.ts";
+import { preflightCase } from "../case/preflight.ts";
 import type { FaultName } from "../engine/faults.ts";
 import { runCase } from "../engine/run-case.ts";
+import { BadInputError } from "../errors/bad-input.ts";
 import { requestOutputsOf } from "../golden/run-reference.ts";
-import { SpecError } from "../model/spec.ts";
 import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { validateAgainst } from "../schema/validator.ts";
 import {
@@ -50,6 +50,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "verify",
     "lifecycle",
     "released",
+    "batches",
   ],
 };
 
@@ -78,12 +79,12 @@ export async function respond(value: unknown, options: ServeOptions = {}): Promi
   const faults = [...new Set([...request.case.engine.faults, ...(options.faults ?? [])])];
   const testCase = { ...request.case, engine: { ...request.case.engine, faults } };
   try {
+    preflightCase(testCase); // the resource limits too: a client cannot make the server build anything huge
     const result = await runCase(testCase, { trace: request.wantTrace });
     const outputs = requestOutputsOf(result, testCase.engine.topk === 1);
     return request.wantTrace ? { requestId, outputs, trace: result.trace } : { requestId, outputs };
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof SpecError)
-      return { requestId, error: error.message, unsupported: true };
+    if (error instanceof BadInputError) return { requestId, error: error.message, unsupported: true };
     return { requestId, error: error instanceof Error ? error.message : String(error) };
   }
 }

@@ -6,28 +6,39 @@ import { SamplingParamsSchema } from "../sampling/params.ts";
 
 export const CASE_FORMAT_VERSION = 1;
 
+/**
+ * Every count, id, step and size is a 32-bit integer, every seed a safe integer: JSON allows 1e300, which
+ * is an "integer" to JSON Schema but nothing an engine can index with. Semantic limits (sizes against the
+ * model, the pool, the machine) are src/case/limits.ts.
+ */
+export const INT32_MAX = 2 ** 31 - 1;
+const SEED = Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });
+
 export const ModelSpecSchema = Type.Object(
   {
     name: Type.String(),
-    vocab: Type.Integer({ minimum: 2 }),
-    hidden: Type.Integer({ minimum: 1 }),
-    layers: Type.Integer({ minimum: 1 }),
-    heads: Type.Integer({ minimum: 1 }),
-    kvHeads: Type.Integer({ minimum: 1 }),
-    headDim: Type.Integer({ minimum: 2 }),
-    intermediate: Type.Integer({ minimum: 1 }),
-    ropeTheta: Type.Number({ exclusiveMinimum: 0 }),
-    maxPositions: Type.Integer({ minimum: 1 }),
+    vocab: Type.Integer({ minimum: 2, maximum: INT32_MAX }),
+    hidden: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+    layers: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+    heads: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+    kvHeads: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+    headDim: Type.Integer({ minimum: 2, maximum: INT32_MAX }),
+    intermediate: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+    ropeTheta: Type.Number({ exclusiveMinimum: 0, maximum: 1e12 }),
+    maxPositions: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     dtype: Type.Union([Type.Literal("float32"), Type.Literal("float64")]),
-    seed: Type.Integer(),
-    bosId: Type.Integer({ minimum: 0 }),
-    eosId: Type.Integer({ minimum: 0 }),
-    preamble: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 }),
-    rmsEps: Type.Number({ exclusiveMinimum: 0 }),
-    logitStd: Type.Number({ exclusiveMinimum: 0 }),
+    seed: SEED,
+    bosId: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
+    eosId: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
+    preamble: Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { minItems: 1 }),
+    rmsEps: Type.Number({ exclusiveMinimum: 0, maximum: 1 }),
+    logitStd: Type.Number({ exclusiveMinimum: 0, maximum: 1e4 }),
     residualScale: Type.Optional(
       Type.Object(
-        { fromLayer: Type.Integer({ minimum: 0 }), factor: Type.Number({ minimum: 0 }) },
+        {
+          fromLayer: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
+          factor: Type.Number({ minimum: 0, maximum: 1e4 }),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -38,21 +49,21 @@ export const ModelSpecSchema = Type.Object(
 export const DraftSpecSchema = Type.Object(
   {
     kind: Type.Union(DRAFT_KINDS.map((kind) => Type.Literal(kind))),
-    noiseAlpha: Type.Number({ minimum: 0 }),
-    tapDelta: Type.Number({ minimum: 0 }),
-    truncatedLayers: Type.Integer({ minimum: 1 }),
-    seed: Type.Integer(),
+    noiseAlpha: Type.Number({ minimum: 0, maximum: 1e4 }),
+    tapDelta: Type.Number({ minimum: 0, maximum: 1e4 }),
+    truncatedLayers: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+    seed: SEED,
   },
   { additionalProperties: false },
 );
 
 export const CaseRequestSchema = Type.Object(
   {
-    id: Type.Integer({ minimum: 0 }),
-    prompt: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 }),
-    maxNewTokens: Type.Integer({ minimum: 1 }),
+    id: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
+    prompt: Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { minItems: 1 }),
+    maxNewTokens: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     /** The step before which the request is added. */
-    arrivalStep: Type.Integer({ minimum: 0 }),
+    arrivalStep: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
     /** Stop ids, min new tokens, penalties, logit bias, logprobs (src/sampling/params.ts); greedy either way. */
     sampling: Type.Optional(SamplingParamsSchema),
   },
@@ -61,10 +72,10 @@ export const CaseRequestSchema = Type.Object(
 
 export const AbortSchema = Type.Object(
   {
-    request: Type.Integer({ minimum: 0 }),
-    step: Type.Integer({ minimum: 0 }),
+    request: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
+    step: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
     /** Abort before this forward of the step (0 = before the step's first forward; past the last = after the step). */
-    beforeForward: Type.Integer({ minimum: 0 }),
+    beforeForward: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
   },
   { additionalProperties: false },
 );

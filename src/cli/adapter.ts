@@ -3,7 +3,8 @@
 // for wrapping another engine.
 import { serve } from "../adapter/server.ts";
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { runCommandBody } from "../errors/exit.ts";
+import { defineFlags, parseFlags, renderHelp } from "./args.ts";
 
 const FLAGS = defineFlags({
   fault: {
@@ -14,29 +15,25 @@ const FLAGS = defineFlags({
   },
 });
 
-export async function adapterCommand(argv: string[]): Promise<number> {
-  try {
-    const { values, help } = parseFlags(FLAGS, argv);
-    if (help) {
-      process.stdout.write(
-        renderHelp(FLAGS, {
-          usage: "specconf adapter [--fault NAME]...",
-          summary:
-            "Serve the reference engine over the external-engine protocol: one JSON request per stdin line, one JSON response per stdout line (docs/adapter.md).",
-        }),
-      );
-      return 0;
-    }
-    await serve(process.stdin, process.stdout, {
-      faults: values.fault as FaultName[],
-      log: (message) => process.stderr.write(`specconf adapter: ${message}\n`),
-    });
+export function adapterCommand(argv: string[]): Promise<number> {
+  return runCommandBody("adapter", () => adapter(argv));
+}
+
+async function adapter(argv: string[]): Promise<number> {
+  const { values, help } = parseFlags(FLAGS, argv);
+  if (help) {
+    process.stdout.write(
+      renderHelp(FLAGS, {
+        usage: "specconf adapter [--fault NAME]...",
+        summary:
+          "Serve the reference engine over the external-engine protocol: one JSON request per stdin line, one JSON response per stdout line (docs/adapter.md).",
+      }),
+    );
     return 0;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`specconf adapter: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
   }
+  await serve(process.stdin, process.stdout, {
+    faults: values.fault as FaultName[],
+    log: (message) => process.stderr.write(`specconf adapter: ${message}\n`),
+  });
+  return 0;
 }

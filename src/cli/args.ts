@@ -17,17 +17,19 @@
  * its own `help`) and reported as `help`; renderHelp(spec) gives the text to print.
  *
  * Every user error (unknown flag, missing value, bad integer, bad choice, stray positional) throws
- * a UsageError with a one-line message naming the flag.
+ * a UsageError with a one-line message naming the flag. A value starting with '-' followed by a digit is
+ * a (negative) value, so `--chunk -3` is reported as out of range, not as a missing value. `given` says
+ * which flags were on the command line (defaults fill the rest), for flags that cannot be combined.
+ * renderHelp fits HELP_WIDTH (100) columns.
  */
 import { parseArgs } from "node:util";
+import { BadInputError } from "../errors/bad-input.ts";
 
-export class UsageError extends Error {
-  /** The flag concerned, spelled as on the command line ("--steps"); undefined for positionals. */
-  readonly flag: string | undefined;
+/** A bad flag or argument; the message names the flag (`flag` is undefined for positionals). */
+export class UsageError extends BadInputError {
   constructor(message: string, flag?: string) {
-    super(message);
+    super(message, { flag });
     this.name = "UsageError";
-    this.flag = flag;
   }
 }
 
@@ -94,6 +96,8 @@ export interface ParsedFlags<S extends FlagsSpec> {
   positionals: string[];
   /** --help / -h was given (always false when the spec defines its own "help" flag). */
   help: boolean;
+  /** The flags given on the command line (as spelled in the spec, without dashes). */
+  given: ReadonlySet<string>;
 }
 
 export interface ParseOptions {
@@ -115,9 +119,11 @@ function describeInteger(f: IntegerFlag): string {
 }
 
 function parseInteger(name: string, f: IntegerFlag, raw: string): number {
-  const n = /^[+-]?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  if (!Number.isSafeInteger(n) || (f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max)) {
+  if (!/^[+-]?\d+$/.test(raw.trim()))
     throw new UsageError(`--${name} must be ${describeInteger(f)}, got '${raw}'`, `--${name}`);
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || (f.min !== undefined && n < f.min) || (f.max !== undefined && n > f.max)) {
+    throw new UsageError(`--${name} ${raw.trim()} is out of range: must be ${describeInteger(f)}`, `--${name}`);
   }
   return n;
 }
@@ -201,10 +207,10 @@ function translateParseError(err: unknown, spec: FlagsSpec): UsageError {
 }
 
 /**
- * parseArgs reads `--seed -42` as a missing value followed by an unknown flag; for integer flags,
- * rewrite it to `--seed=-42` (`-s -42` to `-s-42`) before parsing.
+ * parseArgs reads `--seed -42` as a missing value followed by an unknown flag; for flags that take a
+ * value, rewrite it to `--seed=-42` (`-s -42` to `-s-42`) before parsing, so the value is judged as one.
  */
-function joinNegativeIntegers(spec: FlagsSpec, argv: readonly string[]): string[] {
+function joinNegativeValues(spec: FlagsSpec, argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -213,13 +219,13 @@ function joinNegativeIntegers(spec: FlagsSpec, argv: readonly string[]): string[
       break;
     }
     const next = argv[i + 1];
-    if (next !== undefined && /^-\d+$/.test(next)) {
+    if (next !== undefined && /^-\.?\d/.test(next)) {
       const long = arg.startsWith("--") ? arg.slice(2) : undefined;
       const short = /^-[^-]$/.test(arg) ? arg.slice(1) : undefined;
-      const isInteger =
-        (long !== undefined && Object.hasOwn(spec, long) && spec[long].type === "integer") ||
-        (short !== undefined && Object.values(spec).some((f) => f.short === short && f.type === "integer"));
-      if (isInteger) {
+      const takesValue =
+        (long !== undefined && Object.hasOwn(spec, long) && spec[long].type !== "boolean") ||
+        (short !== undefined && Object.values(spec).some((f) => f.short === short && f.type !== "boolean"));
+      if (takesValue) {
         out.push(long !== undefined ? `${arg}=${next}` : `${arg}${next}`);
         i++;
         continue;
@@ -253,7 +259,7 @@ export function parseFlags<const S extends FlagsSpec>(
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: joinNegativeIntegers(spec, argv),
+      args: joinNegativeValues(spec, argv),
       options: parseOptions,
       strict: true,
       allowPositionals: options.allowPositionals ?? false,
@@ -285,7 +291,14 @@ export function parseFlags<const S extends FlagsSpec>(
     values: values as FlagValues<S>,
     positionals: parsed.positionals,
     help: !ownHelp && raw.help === true,
+    given: new Set(Object.keys(spec).filter((name) => raw[name] !== undefined)),
   };
+}
+
+/** Refuses flags that would be silently ignored: `flags` (those given) cannot be combined with `because`. */
+export function rejectCombined(given: ReadonlySet<string>, flags: readonly string[], because: string): void {
+  const ignored = flags.find((name) => given.has(name));
+  if (ignored !== undefined) throw new UsageError(`--${ignored} cannot be combined with ${because}`, `--${ignored}`);
 }
 
 export interface HelpOptions {
@@ -295,10 +308,35 @@ export interface HelpOptions {
   summary?: string;
 }
 
+/** Help text never needs a terminal wider than this. */
+export const HELP_WIDTH = 100;
+/** The flag column's width; a longer flag puts its description on the next line. */
+const FLAG_COLUMN = 30;
+
+/** Word-wraps `text` to `width` columns (a word longer than the width gets a line of its own). */
+export function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const paragraph of text.split("\n")) {
+    let line = "";
+    for (const word of paragraph.split(/\s+/).filter(Boolean)) {
+      if (line !== "" && line.length + 1 + word.length > width) {
+        lines.push(line);
+        line = word;
+      } else line = line === "" ? word : `${line} ${word}`;
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+function choiceList(f: ChoiceFlag): string {
+  return `<${f.choices.join("|")}>`;
+}
+
 function flagColumn(name: string, f: FlagSpec): string {
   const short = f.short !== undefined ? `-${f.short}, ` : "    ";
   let value = "";
-  if (f.type === "choice") value = ` <${f.choices.join("|")}>`;
+  if (f.type === "choice") value = ` ${choiceList(f).length <= 20 ? choiceList(f) : (f.valueName ?? "<name>")}`;
   else if (f.type === "integer") value = ` ${f.valueName ?? "<n>"}`;
   else if (f.type === "string") value = ` ${f.valueName ?? "<value>"}`;
   return `${short}--${name}${value}`;
@@ -306,6 +344,7 @@ function flagColumn(name: string, f: FlagSpec): string {
 
 function flagNotes(f: FlagSpec): string {
   const notes: string[] = [];
+  if (f.type === "choice" && choiceList(f).length > 20) notes.push(`one of: ${f.choices.join(", ")}`);
   if (f.type === "integer" && (f.min !== undefined || f.max !== undefined)) {
     notes.push(describeInteger(f));
   }
@@ -317,7 +356,7 @@ function flagNotes(f: FlagSpec): string {
   return notes.length > 0 ? ` (${notes.join("; ")})` : "";
 }
 
-/** Renders --help text for a flag spec. */
+/** Renders --help text for a flag spec, HELP_WIDTH columns at most. */
 export function renderHelp(spec: FlagsSpec, options: HelpOptions = {}): string {
   const rows: [string, string][] = Object.entries(spec).map(([name, f]) => [
     flagColumn(name, f),
@@ -327,11 +366,17 @@ export function renderHelp(spec: FlagsSpec, options: HelpOptions = {}): string {
     const hTaken = Object.values(spec).some((f) => f.short === "h");
     rows.push([`${hTaken ? "    " : "-h, "}--help`, "show this help"]);
   }
-  const width = Math.max(...rows.map(([left]) => left.length));
+  const width = Math.min(FLAG_COLUMN, Math.max(...rows.map(([left]) => left.length)));
+  const indent = " ".repeat(2 + width + 2);
   const lines: string[] = [];
-  if (options.usage !== undefined) lines.push(`usage: ${options.usage}`, "");
-  if (options.summary !== undefined) lines.push(options.summary, "");
+  if (options.usage !== undefined) lines.push(...wrapText(`usage: ${options.usage}`, HELP_WIDTH), "");
+  if (options.summary !== undefined) lines.push(...wrapText(options.summary, HELP_WIDTH), "");
   lines.push("flags:");
-  for (const [left, right] of rows) lines.push(`  ${left.padEnd(width)}  ${right}`);
+  for (const [left, right] of rows) {
+    const text = wrapText(right, HELP_WIDTH - indent.length);
+    if (left.length <= width) lines.push(`  ${left.padEnd(width)}  ${text[0]}`);
+    else lines.push(`  ${left}`, `${indent}${text[0]}`);
+    for (const more of text.slice(1)) lines.push(`${indent}${more}`);
+  }
   return lines.join("\n") + "\n";
 }

@@ -2,22 +2,23 @@
 // checked by every selected law), with progress, a summary table per law, coverage labels, and for each
 // failure the shrunk case written under .specconf/failures with its one-line replay command.
 import { randomInt } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
-import { DEFAULT_RUNTIME, EXECUTION_PROVIDERS, RuntimeError, type ExecutionProvider } from "../runtime/ort.ts";
+import { runCommandBody } from "../errors/exit.ts";
+import { DEFAULT_RUNTIME, EXECUTION_PROVIDERS, type ExecutionProvider } from "../runtime/ort.ts";
 import { buildTarget } from "../model/build.ts";
 import { DEFAULT_PRESET, getPreset } from "../model/presets.ts";
 import { sessionFor } from "../engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
-import { ExternalSource, EngineStartError } from "../sources/external.ts";
+import { ExternalSource } from "../sources/external.ts";
 import { declaredFeatures, unreachableLabels } from "../sources/capabilities.ts";
 import { narrowSpace } from "../../properties/arbitraries/capabilities.ts";
 import { runSuite, type SuiteResult } from "../../properties/suite.ts";
 import { PROFILES, profileNames, RelaxationLog } from "../validate/profiles.ts";
 import { RelaxedViews } from "../validate/relaxed-view.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
+import { loadPins } from "../failures/pins.ts";
 import {
   addResult,
   describeFailure,
@@ -28,7 +29,8 @@ import {
 } from "../../properties/law-property.ts";
 import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
 import { checkEngine } from "../adapter/check-engine.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
+import { checkOutputPaths, writeOutputFile, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
 
 const FLAGS = defineFlags({
@@ -90,6 +92,12 @@ const FLAGS = defineFlags({
     valueName: "FILE",
     description: "with --engine --golden: the golden files whose cases to run (default: golden/*.json)",
   },
+  pins: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "with --engine: laws pinned as the engine's known findings (docs/findings/*.pins.json): reported, not failing the run, and each must still fail",
+  },
   outputs: {
     type: "string",
     valueName: "DIR",
@@ -111,6 +119,8 @@ export interface LawSummary {
   ties: number;
   notCheckable: number;
   seconds: number;
+  /** The violation of the law's first failure and the command that replays exactly it. */
+  violation?: string;
   replay?: string;
 }
 
@@ -124,6 +134,8 @@ export interface CheckSummary {
   /** With --engine: laws' properties and declared features no generated case exercised. */
   notExercised?: string[];
   skipped?: number;
+  /** With --engine --pins: each pinned law, its finding, and whether it still failed. */
+  pinned?: { law: string; finding: string; reproduced: boolean }[];
   /** With --engine --profile: the relaxations that changed what a law saw, and how often. */
   relaxations?: ReturnType<RelaxationLog["entries"]>;
 }
@@ -205,10 +217,14 @@ function renderTable(
   return lines.join("\n") + "\n";
 }
 
-export async function checkCommand(argv: string[]): Promise<number> {
+export function checkCommand(argv: string[]): Promise<number> {
+  return runCommandBody("check", () => check(argv));
+}
+
+async function check(argv: string[]): Promise<number> {
   let source: ExternalSource | undefined;
   try {
-    const { values, help } = parseFlags(FLAGS, argv);
+    const { values, help, given } = parseFlags(FLAGS, argv);
     if (help) {
       process.stdout.write(
         renderHelp(FLAGS, {
@@ -218,11 +234,25 @@ export async function checkCommand(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    if (values.engine === undefined) {
-      for (const flag of ["golden", "golden-file"] as const)
-        if (values[flag] === true || (Array.isArray(values[flag]) && values[flag].length > 0))
-          throw new UsageError(`--${flag} needs --engine`, `--${flag}`);
-    } else if (values.golden) {
+    if (values.engine === undefined)
+      rejectCombined(
+        given,
+        ["golden", "golden-file", "outputs", "engine-timeout", "profile", "pins"],
+        "checking the reference engine (they need --engine)",
+      );
+    else if (values.engine.trim() === "")
+      throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
+    // Flags the chosen mode would silently ignore are refused.
+    if (values.engine !== undefined) rejectCombined(given, ["ep"], "--engine (the engine runs on its own device)");
+    if (values.engine !== undefined && !values.golden)
+      rejectCombined(given, ["golden-file", "outputs"], "generated cases (it needs --golden)");
+    if (values.engine !== undefined && values.golden)
+      rejectCombined(
+        given,
+        ["law", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write", "pins"],
+        "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
+      );
+    if (values.engine !== undefined && values.golden) {
       const external = await checkEngine(values.engine, {
         goldenFiles: values["golden-file"],
         faults: values.fault as FaultName[],
@@ -231,7 +261,8 @@ export async function checkCommand(argv: string[]): Promise<number> {
         json: values.json,
         outputsDir: values.outputs,
       });
-      if (external.error) process.stderr.write(`specconf check: ${external.error}\n`);
+      if (external.error)
+        process.stderr.write(`specconf check: --engine ${JSON.stringify(values.engine)}: ${external.error}\n`);
       return external.code;
     }
     const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
@@ -239,6 +270,10 @@ export async function checkCommand(argv: string[]): Promise<number> {
     const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
     for (const name of selected)
       if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
+    const outputs: OutputPath[] = [];
+    if (values.junit !== undefined) outputs.push({ flag: "--junit", path: values.junit, kind: "file" });
+    if (!values["no-write"]) outputs.push({ flag: "--failures", path: values.failures, kind: "folder" });
+    checkOutputPaths(outputs);
     await preflightProvider(values.ep);
     const seed = seedFromEnvironment(values.seed);
     const faults = values.fault as FaultName[];
@@ -250,6 +285,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
       });
     }
     const capabilities = source?.capabilities;
+    const pins = values.pins !== undefined ? loadPins(values.pins).laws : undefined;
     const relaxations = new RelaxationLog(PROFILES[values.profile]);
     process.stderr.write(
       `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), ${source ? `engine ${source.name}` : `EP ${values.ep}`}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
@@ -276,6 +312,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
         failureDir: values["no-write"] ? false : values.failures,
         source,
         engine: source && { command: source.command, name: source.name },
+        pinned: pins && new Set(pins.keys()),
         views:
           source && values.profile !== "strict" ? new RelaxedViews(PROFILES[values.profile], relaxations) : undefined,
         narrow: capabilities && ((space) => narrowSpace(space, capabilities)),
@@ -306,10 +343,13 @@ export async function checkCommand(argv: string[]): Promise<number> {
         ties: lawStats.ties,
         notCheckable: lawStats.notCheckable,
         seconds: lawStats.seconds,
-        ...(suite.replays.has(name) ? { replay: suite.replays.get(name) } : {}),
+        ...(lawStats.failed > 0 && suite.violations.has(name) ? { violation: suite.violations.get(name) } : {}),
+        ...(lawStats.failed > 0 && suite.replays.has(name) ? { replay: suite.replays.get(name) } : {}),
       }));
     const checkedAnything = laws.some((law) => law.passed + law.failed > 0);
-    const lawsOk = laws.every((law) => law.failed === 0);
+    // A pinned law's failures are the engine's known findings; a pinned law that no longer fails is news.
+    const unreproduced = [...(pins?.keys() ?? [])].filter((law) => (stats.get(law)?.failed ?? 0) === 0);
+    const lawsOk = laws.every((law) => law.failed === 0 || pins?.has(law.name)) && unreproduced.length === 0;
     const summary: CheckSummary = {
       ok: lawsOk && below.length === 0 && checkedAnything,
       seed,
@@ -328,11 +368,20 @@ export async function checkCommand(argv: string[]): Promise<number> {
               ...declaredFeatures(capabilities).filter((feature) => !suite.features.has(feature)),
             ],
             skipped: suite.skipped,
+            ...(pins
+              ? {
+                  pinned: [...pins].map(([law, finding]) => ({
+                    law,
+                    finding,
+                    reproduced: !unreproduced.includes(law),
+                  })),
+                }
+              : {}),
             relaxations: relaxations.entries().filter((entry) => entry.applied > 0),
           }
         : {}),
     };
-    if (values.junit) writeFileSync(values.junit, junitXml(summary, suite.messages));
+    if (values.junit) writeOutputFile("--junit", values.junit, junitXml(summary, suite.messages));
     if (values.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
       process.stdout.write(renderTable(summary, coverage, checkCoverage, suite.runSeconds));
@@ -340,17 +389,20 @@ export async function checkCommand(argv: string[]): Promise<number> {
       if (summary.notExercised?.length) process.stdout.write(`never exercised: ${summary.notExercised.join("; ")}\n`);
       if (summary.skipped)
         process.stdout.write(`${summary.skipped} generated cases the engine refused as unsupported\n`);
-      for (const law of laws) if (law.replay) process.stdout.write(`${law.name} failed: ${law.replay}\n`);
+      for (const pin of summary.pinned ?? [])
+        process.stdout.write(
+          `pinned: ${pin.law} (${pin.finding}): ${pin.reproduced ? "fails as the finding says" : "NO LONGER FAILS: the engine changed; update the finding and the pin"}\n`,
+        );
+      // Every law the table counts as failed (pinned findings aside): its violation, then the command that
+      // replays exactly it.
+      for (const law of laws.filter((entry) => entry.failed > 0 && !pins?.has(entry.name)))
+        process.stdout.write(
+          `${law.name} FAILED: ${law.violation ?? "fails"}\n  ${law.replay ?? "(no failure file: --no-write)"}\n`,
+        );
       if (!checkedAnything) process.stdout.write("nothing was checked: every run was skipped or not checkable\n");
       process.stdout.write(`seed ${seed}: ${summary.ok ? "every law holds" : "FAILED"}\n`);
     }
     return summary.ok ? 0 : 1;
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof RuntimeError || error instanceof EngineStartError) {
-      process.stderr.write(`specconf check: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
   } finally {
     await source?.close();
   }

@@ -1,11 +1,11 @@
 // `specconf export --format onnx|hf|gguf --out DIR`: the golden suites' models for other engines.
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
-import { EXPORT_FORMATS, planExport, writeExport, type ExportFormat } from "../export/export.ts";
+import { EXPORT_FORMATS, planExport, type ExportFormat } from "../export/export.ts";
+import { runCommandBody } from "../errors/exit.ts";
+import { goldenFilesIn, packageGoldenDir } from "../golden/golden-dir.ts";
 import { loadGoldenFile } from "../golden/load.ts";
-import { InputError } from "../schema/input-error.ts";
+import { join } from "node:path";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
-import { DEFAULT_GOLDEN_DIR } from "./golden.ts";
+import { checkOutputPaths, writeOutputFiles } from "./output-paths.ts";
 
 const FLAGS = defineFlags({
   format: {
@@ -19,43 +19,38 @@ const FLAGS = defineFlags({
     type: "string",
     multiple: true,
     valueName: "FILE",
-    description: "export this golden file's models (default: every golden/*.json)",
+    description: "export this golden file's models (default: every golden/*.json of the package)",
   },
 });
 
-export async function exportCommand(argv: string[]): Promise<number> {
-  try {
-    const { values, help } = parseFlags(FLAGS, argv);
-    if (help) {
-      process.stdout.write(
-        renderHelp(FLAGS, {
-          usage: "specconf export --format onnx|hf|gguf --out DIR [--golden FILE]...",
-          summary:
-            "Write the golden suites' models for other engines: ONNX graphs, Hugging Face checkpoints (target Llama, standalone draft, EAGLE head) or GGUF files for llama.cpp (target, standalone draft). See docs/export.md.",
-        }),
-      );
-      return 0;
-    }
-    if (!values.format) throw new UsageError("missing --format onnx|hf|gguf", "--format");
-    if (!values.out) throw new UsageError("missing --out DIR", "--out");
-    const goldenPaths =
-      values.golden.length > 0
-        ? values.golden
-        : readdirSync(DEFAULT_GOLDEN_DIR)
-            .filter((name) => name.endsWith(".json"))
-            .sort()
-            .map((name) => join(DEFAULT_GOLDEN_DIR, name));
-    // Plan every suite before writing anything: bad input leaves the output directory untouched.
-    const plans = goldenPaths.map((path) => planExport(loadGoldenFile(path), values.format as ExportFormat));
-    let count = 0;
-    for (const plan of plans) count += writeExport(values.out, plan).length;
-    process.stdout.write(`${values.out}: ${count} files for ${plans.length} suites (${values.format})\n`);
+export function exportCommand(argv: string[]): Promise<number> {
+  return runCommandBody("export", () => exportModels(argv));
+}
+
+async function exportModels(argv: string[]): Promise<number> {
+  const { values, help } = parseFlags(FLAGS, argv);
+  if (help) {
+    process.stdout.write(
+      renderHelp(FLAGS, {
+        usage: "specconf export --format onnx|hf|gguf --out DIR [--golden FILE]...",
+        summary:
+          "Write the golden suites' models for other engines: ONNX graphs, Hugging Face checkpoints (target Llama, standalone draft, EAGLE head) or GGUF files for llama.cpp (target, standalone draft). See docs/export.md.",
+      }),
+    );
     return 0;
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof InputError) {
-      process.stderr.write(`specconf export: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
   }
+  if (!values.format) throw new UsageError("missing --format onnx|hf|gguf", "--format");
+  if (!values.out) throw new UsageError("missing --out DIR", "--out");
+  const goldenPaths = values.golden.length > 0 ? values.golden : goldenFilesIn(packageGoldenDir(), "--golden");
+  const goldens = goldenPaths.map((path) => loadGoldenFile(path));
+  checkOutputPaths(
+    [{ flag: "--out", path: values.out, kind: "folder" }],
+    goldenPaths.map((path) => ({ flag: "--golden", path })),
+  );
+  // Plan every suite, then write them all at once: nothing is written unless everything can be.
+  const plans = goldens.map((golden) => planExport(golden, values.format as ExportFormat));
+  const files = plans.flatMap((plan) => [...plan].map(([path, text]) => ({ path: join(values.out!, path), text })));
+  writeOutputFiles("--out", files);
+  process.stdout.write(`${values.out}: ${files.length} files for ${plans.length} suites (${values.format})\n`);
+  return 0;
 }

@@ -1,25 +1,21 @@
 // `specconf golden update | verify | dump`: regenerate the checked-in golden suites (explicit only),
 // check the reference engine against them, or dump the reference engine's outputs and traces for a
 // golden file in the formats validate reads (optionally with faults switched on).
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError } from "../engine/config.ts";
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { runCommandBody } from "../errors/exit.ts";
 import { goldenText } from "../golden/format.ts";
-import { GoldenGenerationError, generateGolden } from "../golden/generate.ts";
+import { generateGolden } from "../golden/generate.ts";
+import { goldenFilesIn, packageGoldenDir } from "../golden/golden-dir.ts";
 import { consistencyIssues, digestIssues, loadGoldenFile, validateGoldenDocument } from "../golden/load.ts";
 import { runGoldenCase } from "../golden/run-reference.ts";
 import { GOLDEN_SUITES, suiteNames } from "../golden/suites.ts";
 import { verifyGolden } from "../golden/verify.ts";
-import { SpecError } from "../model/spec.ts";
-import { RuntimeError } from "../runtime/ort.ts";
-import { InputError } from "../schema/input-error.ts";
 import { renderReport } from "../validate/report.ts";
-import { stableJson, writeTextAtomic } from "../schema/atomic-write.ts";
+import { stableJson } from "../schema/atomic-write.ts";
 import { jsonLines } from "../validate/write.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
-
-export const DEFAULT_GOLDEN_DIR = "golden";
+import { checkOutputPaths, writeOutputFiles } from "./output-paths.ts";
 
 const UPDATE_FLAGS = defineFlags({
   suite: {
@@ -28,15 +24,14 @@ const UPDATE_FLAGS = defineFlags({
     multiple: true,
     description: "regenerate only these suites (default: all)",
   },
-  dir: { type: "string", default: DEFAULT_GOLDEN_DIR, valueName: "DIR", description: "where golden files live" },
+  dir: { type: "string", valueName: "DIR", description: "where golden files live (default: the package's golden/)" },
 });
 
 const VERIFY_FLAGS = defineFlags({
   dir: {
     type: "string",
-    default: DEFAULT_GOLDEN_DIR,
     valueName: "DIR",
-    description: "verify every *.json here when no FILE is given",
+    description: "verify every *.json here when no FILE is given (default: the package's golden/)",
   },
   json: { type: "boolean", description: "print one JSON object per golden file" },
 });
@@ -50,10 +45,12 @@ const DUMP_FLAGS = defineFlags({
 
 const USAGE = `usage: specconf golden <update|verify|dump> [flags]
 
-  update [--suite NAME]... [--dir DIR]      regenerate golden files (checks every law first; atomic; stable key order)
-  verify [--dir DIR] [FILE...]              run the reference engine against golden files (exit 1 on any failure)
+  update [--suite NAME]... [--dir DIR]
+      regenerate golden files (every law must hold first; the whole set written atomically)
+  verify [--dir DIR] [FILE...]
+      run the reference engine against golden files (exit 1 on any failure)
   dump --golden FILE --outputs FILE.jsonl [--trace-dir DIR] [--fault NAME]...
-                                            the reference engine's outputs and traces for a golden file, as validate reads them
+      the reference engine's outputs and traces for a golden file, as validate reads them
 `;
 
 async function update(argv: string[]): Promise<number> {
@@ -63,14 +60,17 @@ async function update(argv: string[]): Promise<number> {
       renderHelp(UPDATE_FLAGS, {
         usage: "specconf golden update [flags]",
         summary:
-          "Regenerate golden suites from the reference engine. Refuses when a law fails or a tie makes an expectation ambiguous.",
+          "Regenerate golden suites from the reference engine. Refuses when a law fails or a tie makes an expectation ambiguous; writes the whole set atomically (all suites or none).",
       }),
     );
     return 0;
   }
+  const dir = values.dir ?? packageGoldenDir();
+  checkOutputPaths([{ flag: "--dir", path: dir, kind: "folder" }]);
   const wanted =
     values.suite.length > 0 ? GOLDEN_SUITES.filter((suite) => values.suite.includes(suite.suite)) : GOLDEN_SUITES;
-  // Generate and check everything first, then write: a failing suite leaves every file untouched.
+  // Generate and check everything first, then write the whole set at once: a failing suite, a write
+  // error or an interrupt leaves every file as it was.
   const generated = [];
   for (const suite of wanted) {
     const golden = await generateGolden(suite);
@@ -78,28 +78,16 @@ async function update(argv: string[]): Promise<number> {
     const issues = [...validateGoldenDocument(JSON.parse(text)), ...consistencyIssues(golden), ...digestIssues(golden)];
     if (issues.length > 0)
       throw new Error(`generated golden ${suite.suite} is invalid: ${issues[0].path} ${issues[0].message}`);
-    generated.push({ suite: suite.suite, text, golden });
+    generated.push({ path: join(dir, `${suite.suite}.json`), text, golden });
   }
-  for (const { suite, text, golden } of generated) {
-    const path = join(values.dir, `${suite}.json`);
-    writeTextAtomic(path, text);
+  writeOutputFiles("--dir", generated);
+  for (const { path, golden } of generated) {
     const { stats } = golden;
     process.stdout.write(
       `${path}: ${golden.cases.length} cases, ${stats.tokens} tokens, margins min ${stats.minMargin.toPrecision(3)} median ${stats.medianMargin.toPrecision(3)}, mean accept length ${stats.meanAcceptLen.toFixed(2)}\n`,
     );
   }
   return 0;
-}
-
-function goldenFiles(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((name) => name.endsWith(".json"))
-      .sort()
-      .map((name) => join(dir, name));
-  } catch {
-    throw new UsageError(`cannot read the golden directory '${dir}'`, "--dir");
-  }
 }
 
 async function verify(argv: string[]): Promise<number> {
@@ -113,8 +101,12 @@ async function verify(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  const files = positionals.length > 0 ? positionals : goldenFiles(values.dir);
-  if (files.length === 0) throw new UsageError(`no golden files in '${values.dir}'`, "--dir");
+  if (positionals.length > 0 && values.dir !== undefined)
+    throw new UsageError(
+      "--dir cannot be combined with FILE arguments (it picks the files when none are given)",
+      "--dir",
+    );
+  const files = positionals.length > 0 ? positionals : goldenFilesIn(values.dir ?? packageGoldenDir(), "--dir");
   const goldens = files.map((file) => ({ file, golden: loadGoldenFile(file) }));
   let failed = false;
   for (const { file, golden } of goldens) {
@@ -152,7 +144,15 @@ async function dump(argv: string[]): Promise<number> {
   }
   if (!values.golden) throw new UsageError("missing --golden FILE", "--golden");
   if (!values.outputs) throw new UsageError("missing --outputs FILE.jsonl", "--outputs");
+  const traceDir = values["trace-dir"];
   const golden = loadGoldenFile(values.golden);
+  checkOutputPaths(
+    [
+      { flag: "--outputs", path: values.outputs, kind: "file" },
+      ...(traceDir !== undefined ? [{ flag: "--trace-dir", path: traceDir, kind: "folder" as const }] : []),
+    ],
+    [{ flag: "--golden", path: values.golden }],
+  );
   const lines = [];
   const traces = [];
   for (const goldenCase of golden.cases) {
@@ -160,42 +160,33 @@ async function dump(argv: string[]): Promise<number> {
     lines.push(...run.lines);
     traces.push({ name: goldenCase.name, trace: run.trace });
   }
-  writeTextAtomic(values.outputs, jsonLines(lines));
-  const traceDir = values["trace-dir"];
   if (traceDir)
-    for (const { name, trace } of traces) writeTextAtomic(join(traceDir, `${name}.trace.json`), stableJson(trace));
+    writeOutputFiles(
+      "--trace-dir",
+      traces.map(({ name, trace }) => ({ path: join(traceDir, `${name}.trace.json`), text: stableJson(trace) })),
+    );
+  writeOutputFiles("--outputs", [{ path: values.outputs, text: jsonLines(lines) }]);
   process.stdout.write(
     `${values.outputs}: ${lines.length} requests${traceDir ? `; traces in ${traceDir}/<case>.trace.json` : ""}\n`,
   );
   return 0;
 }
 
+const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = { update, verify, dump };
+
 export async function goldenCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  try {
-    if (sub === "update") return await update(rest);
-    if (sub === "verify") return await verify(rest);
-    if (sub === "dump") return await dump(rest);
-    if (sub === "--help" || sub === "-h" || sub === "help") {
-      process.stdout.write(USAGE);
-      return 0;
-    }
-    process.stderr.write(
-      sub === undefined ? USAGE : `specconf golden: unknown subcommand '${sub}' (try: update, verify, dump)\n`,
-    );
-    return 2;
-  } catch (error) {
-    if (
-      error instanceof UsageError ||
-      error instanceof InputError ||
-      error instanceof ConfigError ||
-      error instanceof SpecError ||
-      error instanceof RuntimeError ||
-      error instanceof GoldenGenerationError
-    ) {
-      process.stderr.write(`specconf golden ${sub}: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
+  if (sub !== undefined && Object.hasOwn(SUBCOMMANDS, sub))
+    return runCommandBody(`golden ${sub}`, () => SUBCOMMANDS[sub](rest));
+  if (sub === "--help" || sub === "-h" || sub === "help") {
+    process.stdout.write(USAGE);
+    return 0;
   }
+  return runCommandBody("golden", async () => {
+    throw new UsageError(
+      sub === undefined
+        ? "missing subcommand (update, verify or dump; specconf golden --help)"
+        : `unknown subcommand '${sub}' (try: update, verify, dump)`,
+    );
+  });
 }

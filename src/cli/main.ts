@@ -2,8 +2,11 @@
  * specconf CLI entry point. bin/specconf.js registers tsx and calls main().
  *
  * Subcommands live in COMMANDS below: add an entry { summary, run } to register one.
- * run(argv) receives the arguments after the subcommand name and returns an exit code.
+ * run(argv) receives the arguments after the subcommand name and returns an exit code; each command maps
+ * what it throws through src/errors/exit.ts (bad input: exit 2 and one line; a bug: exit 1 and its stack).
  */
+import { HELP_WIDTH, wrapText } from "./args.ts";
+import { oneLine } from "../errors/exit.ts";
 
 // Commands load on demand: an engine started per case (`specconf adapter`) should not pay for the
 // property suites, fast-check and every other command at start-up.
@@ -90,24 +93,22 @@ export const COMMANDS: Record<string, Command> = {
 };
 
 export function usage(): string {
-  const names = Object.keys(COMMANDS);
-  const width = Math.max(4, ...names.map((n) => n.length));
-  const lines = [
-    "usage: specconf <command> [flags]",
-    "",
-    "commands:",
-    ...names.map((n) => `  ${n.padEnd(width)}  ${COMMANDS[n].summary}`),
-    `  ${"help".padEnd(width)}  show this help`,
-    "",
-    "Run 'specconf <command> --help' for a command's flags.",
-  ];
+  const names = [...Object.keys(COMMANDS), "help"];
+  const width = Math.max(...names.map((n) => n.length));
+  const indent = " ".repeat(2 + width + 2);
+  const lines = ["usage: specconf <command> [flags]", "", "commands:"];
+  for (const name of names) {
+    const text = wrapText(name === "help" ? "show this help" : COMMANDS[name].summary, HELP_WIDTH - indent.length);
+    lines.push(`  ${name.padEnd(width)}  ${text[0]}`, ...text.slice(1).map((line) => `${indent}${line}`));
+  }
+  lines.push("", "Run 'specconf <command> --help' for a command's flags.");
   return lines.join("\n") + "\n";
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined) {
-    process.stderr.write(usage());
+    process.stderr.write(`specconf: missing command (try: ${Object.keys(COMMANDS).join(", ")}; specconf help)\n`);
     return 2;
   }
   if (name === "help" || name === "--help" || name === "-h") {
@@ -117,7 +118,7 @@ export async function main(argv: string[]): Promise<number> {
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) {
     const known = ["run", ...Object.keys(COMMANDS).filter((n) => n !== "run")].join(", ");
-    process.stderr.write(`specconf: unknown command '${name}' (try: ${known})\n`);
+    process.stderr.write(`specconf: unknown command '${oneLine(name)}' (try: ${known})\n`);
     return 2;
   }
   return command.run(rest);

@@ -6,12 +6,15 @@ import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
 import { KILLS_FILE, loadKills, writeKills, type Kill } from "../failures/kills.ts";
+import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
+import { runCommandBody } from "../errors/exit.ts";
 import { existsSync } from "node:fs";
 import { runLawProperty, type PropertyRun } from "../../properties/law-property.ts";
 import { LAW_PROPERTIES, MIXED } from "../../properties/index.ts";
 import type { LawProperty } from "../../properties/law-property.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { defineFlags, parseFlags, renderHelp } from "./args.ts";
 import { seedFromEnvironment } from "./check.ts";
+import { checkOutputPaths, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
 
 const FLAGS = defineFlags({
@@ -31,6 +34,12 @@ const FLAGS = defineFlags({
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else 1, so kills are reproducible)" },
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking after this long" },
   "update-kills": { type: "boolean", description: `write the kills to ${KILLS_FILE} (CI replays them)` },
+  failures: {
+    type: "string",
+    default: DEFAULT_FAILURE_DIR,
+    valueName: "DIR",
+    description: "where each kill's shrunk failure is written (one record per fault and law)",
+  },
   json: { type: "boolean", description: "print one JSON object" },
 });
 
@@ -77,7 +86,14 @@ export function sizeOf(run: PropertyRun): { requests: number; promptTokens: numb
  */
 export async function huntFault(
   fault: FaultName,
-  options: { maxRuns: number; seed: number; shrinkSeconds: number; batch?: number; onRun?: () => void },
+  options: {
+    maxRuns: number;
+    seed: number;
+    shrinkSeconds: number;
+    batch?: number;
+    onRun?: () => void;
+    failureDir?: string | false;
+  },
 ): Promise<{ report: FaultReport; run?: PropertyRun; property: LawProperty }> {
   const start = performance.now();
   const schedule = [MIXED, ...LAW_PROPERTIES];
@@ -94,6 +110,7 @@ export async function huntFault(
         faults: [fault],
         shrinkSeconds: options.shrinkSeconds,
         onRun: options.onRun,
+        failureDir: options.failureDir,
       });
       if (run.error) throw new Error(`fault ${fault}, property '${property.law}': ${run.error}`);
       runs += run.runs;
@@ -154,84 +171,84 @@ function matrix(reports: readonly FaultReport[]): string {
   return lines.join("\n") + "\n";
 }
 
-export async function mutantsCommand(argv: string[]): Promise<number> {
-  try {
-    const { values, help } = parseFlags(FLAGS, argv);
-    if (help) {
-      process.stdout.write(
-        renderHelp(FLAGS, {
-          usage: "specconf mutants [flags]",
-          summary: "Switch each named fault on and search until a law fails; exit 0 when every fault is killed.",
-        }),
-      );
-      return 0;
-    }
-    const faults = (values.fault.length > 0 ? values.fault : [...FAULT_NAMES]) as FaultName[];
-    const seed = values.seed ?? (process.env.SPECCONF_SEED ? seedFromEnvironment(undefined) : 1);
-    process.stderr.write(
-      `specconf mutants: seed ${seed}, up to ${values["max-runs"]} runs per fault, ${faults.length} fault(s)\n`,
+export function mutantsCommand(argv: string[]): Promise<number> {
+  return runCommandBody("mutants", () => mutants(argv));
+}
+
+async function mutants(argv: string[]): Promise<number> {
+  const { values, help } = parseFlags(FLAGS, argv);
+  if (help) {
+    process.stdout.write(
+      renderHelp(FLAGS, {
+        usage: "specconf mutants [flags]",
+        summary: "Switch each named fault on and search until a law fails; exit 0 when every fault is killed.",
+      }),
     );
-    const reports: FaultReport[] = [];
-    const kills: Kill[] = [];
-    for (const fault of faults) {
-      const progress = createProgress({ label: fault, total: values["max-runs"], enabled: !values.json, unit: "runs" });
-      let runs = 0;
-      let result: Awaited<ReturnType<typeof huntFault>>;
-      try {
-        result = await huntFault(fault, {
-          maxRuns: values["max-runs"],
-          seed,
-          shrinkSeconds: values["shrink-seconds"],
-          batch: values.batch,
-          onRun: () => progress.update(++runs),
-        });
-      } finally {
-        progress.finish();
-      }
-      const { report, run, property } = result;
-      reports.push(report);
-      if (!values.json)
-        process.stderr.write(
-          `${fault}: ${report.killed ? `killed by ${report.law} (property '${report.property}') after ${report.runs} runs (${report.seconds.toFixed(1)}s), shrunk to ${report.requests} request(s), ${report.promptTokens} prompt tokens, ${report.rounds} rounds` : report.crashed ? "the engine crashed (a crash proves no law)" : `survived ${report.runs} runs`}\n`,
-        );
-      if (report.killed && run?.failure) {
-        kills.push({
-          fault,
-          property: property.law,
-          law: report.law!,
-          laws: report.laws,
-          seed: run.failure.seed,
-          path: run.failure.path,
-          requests: report.requests!,
-          promptTokens: report.promptTokens!,
-          rounds: report.rounds!,
-          case: run.failure.testCase,
-        });
-      }
-    }
-    if (values["update-kills"]) {
-      const previous = existsSync(KILLS_FILE)
-        ? loadKills().kills.filter((kill) => !faults.includes(kill.fault as FaultName))
-        : [];
-      const merged = [...previous, ...kills].sort(
-        (a, b) => FAULT_NAMES.indexOf(a.fault as FaultName) - FAULT_NAMES.indexOf(b.fault as FaultName),
-      );
-      writeKills({
-        formatVersion: 1,
-        generatedBy: `specconf mutants --seed ${seed} --max-runs ${values["max-runs"]}`,
-        kills: merged,
-      });
-      process.stderr.write(`wrote ${merged.length} kill(s) to ${KILLS_FILE}\n`);
-    }
-    const ok = reports.every((report) => report.killed);
-    if (values.json) process.stdout.write(`${JSON.stringify({ ok, seed, faults: reports })}\n`);
-    else process.stdout.write(matrix(reports));
-    return ok ? 0 : 1;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`specconf mutants: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
+    return 0;
   }
+  const faults = (values.fault.length > 0 ? values.fault : [...FAULT_NAMES]) as FaultName[];
+  const seed = values.seed ?? (process.env.SPECCONF_SEED ? seedFromEnvironment(undefined) : 1);
+  const outputs: OutputPath[] = [{ flag: "--failures", path: values.failures, kind: "folder" }];
+  if (values["update-kills"]) outputs.push({ flag: "--update-kills", path: KILLS_FILE, kind: "file" });
+  checkOutputPaths(outputs);
+  process.stderr.write(
+    `specconf mutants: seed ${seed}, up to ${values["max-runs"]} runs per fault, ${faults.length} fault(s)\n`,
+  );
+  const reports: FaultReport[] = [];
+  const kills: Kill[] = [];
+  for (const fault of faults) {
+    const progress = createProgress({ label: fault, total: values["max-runs"], enabled: !values.json, unit: "runs" });
+    let runs = 0;
+    let result: Awaited<ReturnType<typeof huntFault>>;
+    try {
+      result = await huntFault(fault, {
+        maxRuns: values["max-runs"],
+        seed,
+        shrinkSeconds: values["shrink-seconds"],
+        batch: values.batch,
+        onRun: () => progress.update(++runs),
+        failureDir: values.failures,
+      });
+    } finally {
+      progress.finish();
+    }
+    const { report, run, property } = result;
+    reports.push(report);
+    if (!values.json)
+      process.stderr.write(
+        `${fault}: ${report.killed ? `killed by ${report.law} (property '${report.property}') after ${report.runs} runs (${report.seconds.toFixed(1)}s), shrunk to ${report.requests} request(s), ${report.promptTokens} prompt tokens, ${report.rounds} rounds` : report.crashed ? "the engine crashed (a crash proves no law)" : `survived ${report.runs} runs`}\n`,
+      );
+    if (report.killed && run?.failure) {
+      kills.push({
+        fault,
+        property: property.law,
+        law: report.law!,
+        laws: report.laws,
+        seed: run.failure.seed,
+        path: run.failure.path,
+        requests: report.requests!,
+        promptTokens: report.promptTokens!,
+        rounds: report.rounds!,
+        case: run.failure.testCase,
+      });
+    }
+  }
+  if (values["update-kills"]) {
+    const previous = existsSync(KILLS_FILE)
+      ? loadKills().kills.filter((kill) => !faults.includes(kill.fault as FaultName))
+      : [];
+    const merged = [...previous, ...kills].sort(
+      (a, b) => FAULT_NAMES.indexOf(a.fault as FaultName) - FAULT_NAMES.indexOf(b.fault as FaultName),
+    );
+    writeKills({
+      formatVersion: 1,
+      generatedBy: `specconf mutants --seed ${seed} --max-runs ${values["max-runs"]}`,
+      kills: merged,
+    });
+    process.stderr.write(`wrote ${merged.length} kill(s) to ${KILLS_FILE}\n`);
+  }
+  const ok = reports.every((report) => report.killed);
+  if (values.json) process.stdout.write(`${JSON.stringify({ ok, seed, faults: reports })}\n`);
+  else process.stdout.write(matrix(reports));
+  return ok ? 0 : 1;
 }

@@ -50,6 +50,14 @@ export interface Progress {
 
 const CLEAR_LINE = "\r\x1b[2K";
 
+/** Bars on screen now: an interrupt clears them (src/cli/signals.ts), so no half-drawn line is left behind. */
+const shownBars = new Set<Progress>();
+
+/** Clears every bar currently drawn (what an interrupted command does before its last line). */
+export function clearProgressBars(): void {
+  for (const bar of [...shownBars]) bar.finish();
+}
+
 export function formatDuration(ms: number): string {
   const s = ms / 1000;
   if (s < 60) return `${s.toFixed(1)}s`;
@@ -131,9 +139,7 @@ export function createProgress(options: ProgressOptions): Progress {
     verboseLine();
   }
 
-  draw(true);
-
-  return {
+  const progress: Progress = {
     tick(n = 1) {
       done += n;
       changed();
@@ -158,9 +164,13 @@ export function createProgress(options: ProgressOptions): Progress {
       finished = true;
       if (shown) stream.write(CLEAR_LINE);
       shown = false;
+      shownBars.delete(progress);
     },
     get done() {
       return done;
     },
   };
+  if (drawBar) shownBars.add(progress);
+  draw(true);
+  return progress;
 }

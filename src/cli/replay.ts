@@ -1,19 +1,18 @@
 // `specconf replay FILE`: reruns a shrunk failure (or any case file) from the file alone, checks every
 // law, prints the run as a step table with the first offending event marked, and says whether the
 // recorded failure reproduced. Exit 1 when a law fails (reproduced), 0 when every law holds, 2 bad input.
-import { existsSync, readFileSync } from "node:fs";
-import { ConfigError } from "../engine/config.ts";
+import { runCommandBody } from "../errors/exit.ts";
 import { checkLaws } from "../laws/runner.ts";
+import { LAWS } from "../laws/registry.ts";
 import { referenceSource } from "../sources/reference.ts";
-import { loadReplayInput, traceFileOf } from "../failures/failure-file.ts";
+import { loadReplayInput, readRecordedTrace } from "../failures/replay-input.ts";
 import { describeCase, firstOffence, stepTable } from "../failures/step-table.ts";
-import { SpecError } from "../model/spec.ts";
-import { RuntimeError } from "../runtime/ort.ts";
 import { stableJson } from "../schema/atomic-write.ts";
-import { InputError } from "../schema/input-error.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
-import { EngineStartError, ExternalSource } from "../sources/external.ts";
+import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
+import { ExternalSource } from "../sources/external.ts";
 import { outputsTable, sideBySide } from "../failures/side-by-side.ts";
+import { LIMIT_FLAG_SPECS, limitsFrom } from "./limit-flags.ts";
+import { nothingChecked } from "./nothing-checked.ts";
 
 const FLAGS = defineFlags({
   json: {
@@ -28,13 +27,17 @@ const FLAGS = defineFlags({
     description: "rerun on this external engine (never taken from the file) next to the reference engine",
   },
   "engine-timeout": { type: "integer", min: 1, default: 60, description: "with --engine: seconds per request" },
+  ...LIMIT_FLAG_SPECS,
 });
 
-export async function replayCommand(argv: string[]): Promise<number> {
-  let file: string | undefined;
+export function replayCommand(argv: string[]): Promise<number> {
+  return runCommandBody("replay", () => replay(argv));
+}
+
+async function replay(argv: string[]): Promise<number> {
   let engine: ExternalSource | undefined;
   try {
-    const { values, positionals, help } = parseFlags(FLAGS, argv, { allowPositionals: true });
+    const { values, positionals, help, given } = parseFlags(FLAGS, argv, { allowPositionals: true });
     if (help) {
       process.stdout.write(
         renderHelp(FLAGS, {
@@ -49,15 +52,27 @@ export async function replayCommand(argv: string[]): Promise<number> {
       throw new UsageError(
         positionals.length === 0
           ? "missing FILE (a failure record or a case file)"
-          : `expected one FILE, got ${positionals.length}`,
+          : `expected one FILE (a failure record or a case file), got ${positionals.length}`,
       );
-    file = positionals[0];
-    const input = loadReplayInput(file);
+    if (values.from !== undefined && values.to !== undefined && values.from > values.to)
+      throw new UsageError(`--from ${values.from} is after --to ${values.to}`, "--from");
+    if (values.engine === undefined) rejectCombined(given, ["engine-timeout"], "replaying on the reference engine");
+    if (values.engine !== undefined && values.engine.trim() === "")
+      throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
+    const file = positionals[0];
+    // Everything the file names is read and checked before anything runs.
+    const input = loadReplayInput(file, limitsFrom(values));
+    const recorded = readRecordedTrace(input);
     const testCase = input.kind === "failure" ? input.record.case : input.testCase;
     const recordedLaws = input.kind === "failure" ? input.record.laws : [];
     if (values.engine !== undefined)
       engine = await ExternalSource.start(values.engine, { timeoutMs: values["engine-timeout"] * 1000 });
-    const check = await checkLaws(engine ?? referenceSource(), testCase);
+    // A record is checked as it was found: the same laws, the same use of twins.
+    const checked = input.kind === "failure" ? input.record.checked : undefined;
+    const check = await checkLaws(engine ?? referenceSource(), testCase, {
+      laws: checked ? LAWS.filter((law) => checked.includes(law.name)) : undefined,
+      twins: input.kind === "failure" ? input.record.twins : undefined,
+    });
     // Next to an engine's run: the reference engine's (where it can run the case) as the oracle.
     const reference = engine
       ? await referenceSource()
@@ -65,21 +80,29 @@ export async function replayCommand(argv: string[]): Promise<number> {
           .catch(() => undefined)
       : undefined;
     const failing = check.results.filter((result) => result.status === "fails");
+    const own = input.kind === "failure" ? failing.find((result) => result.law === recordedLaws[0]) : undefined;
     const reproduced =
       input.kind === "failure"
         ? recordedLaws.some((law) => failing.some((result) => result.law === law))
         : failing.length > 0;
-    const traceFile = traceFileOf(input);
+    const exact =
+      input.kind === "failure" && own !== undefined && own.violation?.message === input.record.violation.message;
     let identical: boolean | undefined;
-    if (traceFile && existsSync(traceFile) && check.run) {
-      const recorded = JSON.parse(readFileSync(traceFile, "utf8"));
+    // The recorded trace is the engine's own: compared only when rerunning where it was recorded.
+    if (recorded && check.run && (engine !== undefined) === (input.kind === "failure" && !!input.record.engine))
       identical = stableJson(recorded.events) === stableJson(JSON.parse(JSON.stringify(check.run.trace.events)));
-    }
+    const code =
+      failing.length > 0
+        ? 1
+        : nothingChecked(
+            "replay",
+            check.results.map((result) => result.status),
+          );
     if (values.json) {
       process.stdout.write(
-        `${JSON.stringify({ file, reproduced, recordedLaws, identicalTrace: identical ?? null, crash: check.crash ?? null, laws: check.results })}\n`,
+        `${JSON.stringify({ file, reproduced, exact, recordedLaws, identicalTrace: identical ?? null, crash: check.crash ?? null, skipped: check.skipped ?? null, laws: check.results })}\n`,
       );
-      return failing.length > 0 ? 1 : 0;
+      return code;
     }
     const out: string[] = [];
     if (input.kind === "failure") {
@@ -121,29 +144,17 @@ export async function replayCommand(argv: string[]): Promise<number> {
       );
     if (input.kind === "failure")
       out.push(
-        reproduced
-          ? `reproduced: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails`
-          : `not reproduced: ${recordedLaws.join(", ")} holds now`,
+        exact
+          ? `reproduced exactly: ${recordedLaws[0]}: ${input.record.violation.message}`
+          : own
+            ? `reproduced, differently: ${recordedLaws[0]}: ${own.violation?.message ?? "fails"} (recorded: ${input.record.violation.message})`
+            : reproduced
+              ? `reproduced in part: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails, ${recordedLaws[0]} holds now`
+              : `not reproduced: ${recordedLaws.join(", ")} holds now`,
       );
     else out.push(failing.length > 0 ? `${failing.map((result) => result.law).join(", ")} fails` : "every law holds");
     process.stdout.write(out.join("\n") + "\n");
-    return failing.length > 0 ? 1 : 0;
-  } catch (error) {
-    if (
-      error instanceof UsageError ||
-      error instanceof InputError ||
-      error instanceof SpecError ||
-      error instanceof RuntimeError ||
-      error instanceof EngineStartError
-    ) {
-      process.stderr.write(`specconf replay: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof ConfigError) {
-      process.stderr.write(`specconf replay: ${file ? `${file}: ` : ""}${error.message}\n`);
-      return 2;
-    }
-    throw error;
+    return code;
   } finally {
     await engine?.close();
   }

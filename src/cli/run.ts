@@ -2,20 +2,26 @@
 // prints outputs, accept lengths, ties and verdicts (or one JSON object with --json).
 import type { Case } from "../case/case.ts";
 import { defaultCase } from "../case/default-case.ts";
+import { maxPoolSlots, requiredPoolSlots } from "../case/limits.ts";
 import { loadCaseFile } from "../case/load.ts";
+import { preflightCase } from "../case/preflight.ts";
 import { ConfigError } from "../engine/config.ts";
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { runCase, type RunResult } from "../engine/run-case.ts";
+import { BadInputError } from "../errors/bad-input.ts";
+import { runCommandBody } from "../errors/exit.ts";
 import { checkLaws } from "../laws/runner.ts";
 import { referenceSource } from "../sources/reference.ts";
 import { RunFailure, targetOnlyCase } from "../sources/source.ts";
 import type { LawResult } from "../laws/law.ts";
 import { presetNames } from "../model/presets.ts";
-import { MODEL_DRAFT_KINDS, SpecError } from "../model/spec.ts";
-import { EXECUTION_PROVIDERS, RuntimeError } from "../runtime/ort.ts";
-import { writeJsonAtomic } from "../schema/atomic-write.ts";
-import { InputError } from "../schema/input-error.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { MODEL_DRAFT_KINDS } from "../model/spec.ts";
+import { EXECUTION_PROVIDERS } from "../runtime/ort.ts";
+import { stableJson } from "../schema/atomic-write.ts";
+import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
+import { LIMIT_FLAG_SPECS, limitsFrom } from "./limit-flags.ts";
+import { nothingChecked } from "./nothing-checked.ts";
+import { checkOutputPaths, writeOutputFile } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
 import { summarize, type RunSummary } from "./run-summary.ts";
 
@@ -45,34 +51,104 @@ const FLAGS = defineFlags({
   budget: { type: "integer", min: 1, default: 256, description: "prefill token budget per step" },
   requests: { type: "integer", min: 1, default: 4, description: "generated requests" },
   "max-new-tokens": { type: "integer", min: 1, default: 16, description: "tokens to generate per request" },
-  ep: { type: "choice", choices: EXECUTION_PROVIDERS, default: "cpu", description: "ONNX Runtime execution provider" },
-  threads: { type: "integer", min: 1, default: 1, description: "ONNX Runtime intra-op threads" },
+  ep: {
+    type: "choice",
+    choices: EXECUTION_PROVIDERS,
+    default: "cpu",
+    description: "ONNX Runtime execution provider (with --case: overrides the case's)",
+  },
+  threads: {
+    type: "integer",
+    min: 1,
+    default: 1,
+    description: "ONNX Runtime intra-op threads, at most this machine's cores (with --case: overrides the case's)",
+  },
   seed: { type: "integer", description: "prompt generator seed (default: SPECCONF_SEED, else 1)" },
   fault: { type: "choice", choices: FAULT_NAMES, multiple: true, description: "switch a named fault on" },
   trace: { type: "string", valueName: "FILE", description: "write the speculative run's trace here" },
   json: { type: "boolean", description: "print one JSON object" },
+  ...LIMIT_FLAG_SPECS,
 });
+
+type Values = ReturnType<typeof parseFlags<typeof FLAGS>>["values"];
+
+/** Flags that build the default case: a case file sets all of this itself, so they cannot go with --case. */
+const CASE_BUILDING_FLAGS = [
+  "preset",
+  "draft",
+  "steps",
+  "topk",
+  "draft-tokens",
+  "multi-layer",
+  "replay",
+  "retract-every",
+  "chunk",
+  "page",
+  "budget",
+  "requests",
+  "max-new-tokens",
+  "seed",
+  "fault",
+] as const;
+
+/** The flag behind each part of a case built from flags, so an impossible combination names the flag. */
+const FLAG_OF_PATH: readonly [RegExp, (typeof CASE_BUILDING_FLAGS)[number] | "threads"][] = [
+  [/^\/engine\/numSteps/, "steps"],
+  [/^\/engine\/topk/, "topk"],
+  [/^\/engine\/numDraftTokens/, "draft-tokens"],
+  [/^\/engine\/chunkSize/, "chunk"],
+  [/^\/engine\/pageSize/, "page"],
+  [/^\/engine\/tokenBudget/, "budget"],
+  [/^\/engine\/runtime\/threads/, "threads"],
+  [/^\/engine\/multiLayer/, "multi-layer"],
+  [/^\/draft/, "draft"],
+  [/^\/model/, "preset"],
+  [/^\/workload\/requests\/\d+/, "max-new-tokens"],
+  [/^\/workload\/requests$/, "requests"],
+  [/^\/engine\/poolSlots/, "requests"],
+  [/^\/workload/, "retract-every"],
+];
 
 function parseChunk(raw: string): number | null {
   if (raw === "none") return null;
-  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(value) || value < 1)
+  if (!/^[+-]?\d+$/.test(raw.trim()))
     throw new UsageError(`--chunk must be an integer >= 1 or 'none', got '${raw}'`, "--chunk");
+  const value = Number(raw.trim());
+  if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 31 - 1)
+    throw new UsageError(`--chunk ${raw.trim()} is out of range: must be an integer >= 1 or 'none'`, "--chunk");
   return value;
 }
 
 function seedFromEnvironment(): number {
   const raw = process.env.SPECCONF_SEED;
-  if (raw === undefined) return 1;
-  if (!/^-?\d+$/.test(raw)) throw new UsageError(`SPECCONF_SEED must be an integer, got '${raw}'`);
+  if (raw === undefined || raw.trim() === "") return 1;
+  if (!/^[+-]?\d+$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw)))
+    throw new UsageError(`SPECCONF_SEED must be an integer, got '${raw}'`);
   return Number(raw);
 }
 
-function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]): Case {
-  if (values.case) {
-    const loaded = loadCaseFile(values.case);
-    return { ...loaded, engine: { ...loaded.engine, runtime: { ...loaded.engine.runtime, ep: values.ep } } };
-  }
+function caseFromFile(values: Values, given: ReadonlySet<string>): Case {
+  const file = values.case!;
+  rejectCombined(given, CASE_BUILDING_FLAGS, "--case (the case file sets it: edit the file instead)");
+  const loaded = loadCaseFile(file);
+  const runtime = {
+    ...loaded.engine.runtime,
+    ...(given.has("ep") ? { ep: values.ep } : {}),
+    ...(given.has("threads") ? { threads: values.threads } : {}),
+  };
+  const testCase = { ...loaded, engine: { ...loaded.engine, runtime } };
+  preflightCase(testCase, { limits: limitsFrom(values), file });
+  return testCase;
+}
+
+function caseFromFlags(values: Values): Case {
+  const limits = limitsFrom(values);
+  // Before any prompt is generated: a million requests is refused at once.
+  if (values.requests > limits.maxRequests)
+    throw new UsageError(
+      `--requests ${values.requests} is above the limit of ${limits.maxRequests} (raise it with --max-requests)`,
+      "--requests",
+    );
   const numSteps = values.steps;
   const topk = values.topk;
   const numDraftTokens =
@@ -100,6 +176,20 @@ function buildCase(values: ReturnType<typeof parseFlags<typeof FLAGS>>["values"]
   });
   const every = values["retract-every"];
   if (every !== undefined) testCase.workload.retracts = retractSchedule(testCase, every);
+  // The pool holds every request at its longest at once (at least the default 4096 slots, at most what one
+  // K/V buffer may hold: a workload past that is refused at /engine/poolSlots, i.e. --requests).
+  testCase.engine.poolSlots = Math.min(
+    Math.max(testCase.engine.poolSlots, requiredPoolSlots(testCase)),
+    maxPoolSlots(testCase),
+  );
+  try {
+    preflightCase(testCase, { limits });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const name = FLAG_OF_PATH.find(([pattern]) => pattern.test(error.field))?.[1];
+    if (name === undefined) throw error;
+    throw new UsageError(`--${name} ${String(values[name])}: ${error.detail}`, `--${name}`);
+  }
   return testCase;
 }
 
@@ -133,58 +223,54 @@ async function runWithProgress(testCase: Case, label: string, json: boolean): Pr
     });
   } catch (error) {
     // Bad input (the case, the model spec, the EP) is not the engine crashing.
-    if (error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError) throw error;
+    if (error instanceof BadInputError) throw error;
     throw new RunFailure("crash", error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   } finally {
     progress.finish();
   }
 }
 
-export async function runCommand(argv: string[]): Promise<number> {
-  let caseFile: string | undefined;
-  try {
-    const { values, help } = parseFlags(FLAGS, argv);
-    caseFile = values.case;
-    if (help) {
-      process.stdout.write(
-        renderHelp(FLAGS, {
-          usage: "specconf run [flags]",
-          summary: "Run a case in target-only and speculative mode and check the laws.",
-        }),
-      );
-      return 0;
-    }
-    const testCase = buildCase(values);
-    // The reference engine with a progress line per run; every law that applies, twins included.
-    const source = {
-      ...referenceSource(),
-      run: (runCase: Case) => runWithProgress(runCase, runCase.engine.mode, values.json),
-      targetOnly: (runCase: Case) => runWithProgress(targetOnlyCase(runCase), "target-only", values.json),
-    };
-    const check = await checkLaws(source, testCase);
-    if (!check.run) throw new Error(check.crash ?? "the run failed");
-    const speculative = check.run;
-    const targetOnly = check.baseline ?? speculative;
-    const laws = check.results;
-    if (values.trace) writeJsonAtomic(values.trace, speculative.trace);
-    const summary = summarize(testCase, speculative, targetOnly, laws);
-    process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary, laws, values.trace));
-    return laws.some((law) => law.status === "fails") ? 1 : 0;
-  } catch (error) {
-    if (
-      error instanceof UsageError ||
-      error instanceof InputError ||
-      error instanceof ConfigError ||
-      error instanceof SpecError ||
-      error instanceof RuntimeError
-    ) {
-      // A case file's consistency errors name the file, as its schema errors do.
-      const where = error instanceof ConfigError && caseFile ? `${caseFile}: ` : "";
-      process.stderr.write(`specconf run: ${where}${error.message}\n`);
-      return 2;
-    }
-    throw error;
+export function runCommand(argv: string[]): Promise<number> {
+  return runCommandBody("run", () => run(argv));
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values, help, given } = parseFlags(FLAGS, argv);
+  if (help) {
+    process.stdout.write(
+      renderHelp(FLAGS, {
+        usage: "specconf run [flags]",
+        summary: "Run a case in target-only and speculative mode and check the laws.",
+      }),
+    );
+    return 0;
   }
+  // Every input and output is checked before any model is built.
+  const testCase = values.case !== undefined ? caseFromFile(values, given) : caseFromFlags(values);
+  if (values.trace !== undefined)
+    checkOutputPaths(
+      [{ flag: "--trace", path: values.trace, kind: "file" }],
+      values.case !== undefined ? [{ flag: "--case", path: values.case }] : [],
+    );
+  // The reference engine with a progress line per run; every law that applies, twins included.
+  const source = {
+    ...referenceSource(),
+    run: (runCase: Case) => runWithProgress(runCase, runCase.engine.mode, values.json),
+    targetOnly: (runCase: Case) => runWithProgress(targetOnlyCase(runCase), "target-only", values.json),
+  };
+  const check = await checkLaws(source, testCase);
+  if (!check.run) throw new Error(check.crash ?? "the run failed");
+  const speculative = check.run;
+  const targetOnly = check.baseline ?? speculative;
+  const laws = check.results;
+  if (values.trace) writeOutputFile("--trace", values.trace, stableJson(speculative.trace));
+  const summary = summarize(testCase, speculative, targetOnly, laws);
+  process.stdout.write(values.json ? `${JSON.stringify(summary)}\n` : renderSummary(summary, laws, values.trace));
+  if (laws.some((law) => law.status === "fails")) return 1;
+  return nothingChecked(
+    "run",
+    laws.map((law) => law.status),
+  );
 }
 
 function renderSummary(summary: RunSummary, laws: readonly LawResult[], tracePath: string | undefined): string {

@@ -1,13 +1,11 @@
 // `specconf validate`: another engine's outputs (and traces) against a golden file.
-import { ConfigError } from "../engine/config.ts";
-import { SpecError } from "../model/spec.ts";
-import { RuntimeError } from "../runtime/ort.ts";
-import { InputError } from "../schema/input-error.ts";
+import { runCommandBody } from "../errors/exit.ts";
 import { profileNames, PROFILES } from "../validate/profiles.ts";
 import { renderReport } from "../validate/report.ts";
 import { validate, type TraceInput } from "../validate/validate.ts";
-import { writeTextAtomic } from "../schema/atomic-write.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { nothingChecked } from "./nothing-checked.ts";
+import { checkOutputPaths, writeOutputFile } from "./output-paths.ts";
 
 const FLAGS = defineFlags({
   golden: { type: "string", valueName: "FILE", description: "the golden file (golden/*.json)" },
@@ -60,42 +58,51 @@ function parseEpsilon(raw: string | undefined): number | undefined {
   return value;
 }
 
-export async function validateCommand(argv: string[]): Promise<number> {
-  try {
-    const { values, help } = parseFlags(FLAGS, argv);
-    if (help) {
-      process.stdout.write(
-        renderHelp(FLAGS, {
-          usage: "specconf validate --golden FILE --outputs FILE.jsonl [--trace [CASE=]FILE]... [--profile NAME]",
-          summary: SUMMARY,
-        }),
-      );
-      return 0;
-    }
-    if (!values.golden) throw new UsageError("missing --golden FILE", "--golden");
-    if (!values.outputs) throw new UsageError("missing --outputs FILE.jsonl", "--outputs");
-    const report = await validate({
-      goldenPath: values.golden,
-      outputsPath: values.outputs,
-      traces: values.trace.map(parseTraceArgument),
-      profile: PROFILES[values.profile],
-      epsilon: parseEpsilon(values.epsilon),
-      cases: values.case,
-    });
-    if (values.report) writeTextAtomic(values.report, `${JSON.stringify(report, null, 2)}\n`);
-    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderReport(report));
-    return report.exitCode;
-  } catch (error) {
-    if (
-      error instanceof UsageError ||
-      error instanceof InputError ||
-      error instanceof ConfigError ||
-      error instanceof SpecError ||
-      error instanceof RuntimeError
-    ) {
-      process.stderr.write(`specconf validate: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
+export function validateCommand(argv: string[]): Promise<number> {
+  return runCommandBody("validate", () => validateEngine(argv));
+}
+
+async function validateEngine(argv: string[]): Promise<number> {
+  const { values, help } = parseFlags(FLAGS, argv);
+  if (help) {
+    process.stdout.write(
+      renderHelp(FLAGS, {
+        usage: "specconf validate --golden FILE --outputs FILE.jsonl [--trace [CASE=]FILE]... [--profile NAME]",
+        summary: SUMMARY,
+      }),
+    );
+    return 0;
   }
+  if (!values.golden) throw new UsageError("missing --golden FILE", "--golden");
+  if (!values.outputs) throw new UsageError("missing --outputs FILE.jsonl", "--outputs");
+  const traces = values.trace.map(parseTraceArgument);
+  const epsilon = parseEpsilon(values.epsilon);
+  if (values.report !== undefined)
+    checkOutputPaths(
+      [{ flag: "--report", path: values.report, kind: "file" }],
+      [
+        { flag: "--golden", path: values.golden },
+        { flag: "--outputs", path: values.outputs },
+        ...traces.map((trace) => ({ flag: "--trace", path: trace.path })),
+      ],
+    );
+  const report = await validate({
+    goldenPath: values.golden,
+    outputsPath: values.outputs,
+    traces,
+    profile: PROFILES[values.profile],
+    epsilon,
+    cases: values.case,
+  });
+  if (values.report) writeOutputFile("--report", values.report, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderReport(report));
+  if (report.exitCode !== 0) return report.exitCode;
+  const statuses = [
+    ...report.requests.flatMap((request) => request.checks),
+    ...report.traces.flatMap((trace) => trace.laws),
+  ];
+  return nothingChecked(
+    "validate",
+    statuses.map((result) => result.status),
+  );
 }

@@ -1,11 +1,15 @@
 // Engine configuration: schema (TypeBox, so the case file validates it) and semantic validation.
 import { Type, type Static } from "@sinclair/typebox";
+import { BadInputError } from "../errors/bad-input.ts";
 import { FAULT_NAMES } from "./faults.ts";
+
+/** Counts and sizes are 32-bit integers (src/case/case.ts says why). */
+const INT32_MAX = 2 ** 31 - 1;
 
 export const RuntimeSchema = Type.Object(
   {
     ep: Type.Union([Type.Literal("cpu"), Type.Literal("cuda"), Type.Literal("webgpu")]),
-    threads: Type.Integer({ minimum: 1 }),
+    threads: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     graphOptimizationLevel: Type.Union([
       Type.Literal("disabled"),
       Type.Literal("basic"),
@@ -20,18 +24,18 @@ export const EngineConfigSchema = Type.Object(
   {
     mode: Type.Union([Type.Literal("target-only"), Type.Literal("speculative")]),
     /** S: draft steps per round. */
-    numSteps: Type.Integer({ minimum: 1 }),
+    numSteps: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     /** K: candidates per node; 1 is chain drafting. */
-    topk: Type.Integer({ minimum: 1 }),
+    topk: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     /** N: verify rows per request (K = 1: S + 1). */
-    numDraftTokens: Type.Integer({ minimum: 1 }),
+    numDraftTokens: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     /** C: prefill chunk size; null processes each prompt in one chunk. */
-    chunkSize: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
-    pageSize: Type.Integer({ minimum: 1 }),
+    chunkSize: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()]),
+    pageSize: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     /** Prefill rows per step (verify and draft rows always run). */
-    tokenBudget: Type.Integer({ minimum: 1 }),
+    tokenBudget: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     /** Slots per pool (a multiple of pageSize). */
-    poolSlots: Type.Integer({ minimum: 1 }),
+    poolSlots: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     faults: Type.Array(Type.Union(FAULT_NAMES.map((name) => Type.Literal(name)))),
     /** Draft decode through captured static buffers replayed per batch shape (as CUDA graphs). */
     graphReplay: Type.Optional(Type.Boolean()),
@@ -62,13 +66,13 @@ export function defaultEngineConfig(overrides: Partial<EngineConfig> = {}): Engi
   };
 }
 
-/** A config that parses but cannot run; `field` is the JSON path below the engine config. */
-export class ConfigError extends Error {
+/** A case that parses but cannot run (exit 2); `field` is its JSON path in the case ("/engine/topk"). */
+export class ConfigError extends BadInputError {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(`${field}: ${message}`);
+    super(message, { jsonPath: field });
     this.name = "ConfigError";
   }
 }

@@ -19,6 +19,8 @@ export const FAULT_NAMES = [
   "positions-not-restored-after-capture",
   /** Resume after a retract skips the draft pools: the draft KV and pending draft are stale. */
   "stale-draft-kv-after-retract",
+  /** Tree drafting: the next frontier is the K children with the best own log-probability, not the best cumulative one along the path. */
+  "frontier-by-own-logprob",
   /** sglang issue 31599 (PRs 31569, 33758): an accepted run reaching the cap ends as "length" before stop tokens are checked, keeping tokens past the stop. */
   "length-before-stop",
   /** sglang PR 33643: the penalizer counts one token per step (the round's last) instead of every accepted token. */

@@ -30,6 +30,8 @@ export interface RowPlan {
   treeParent?: number;
   /** A target row sampling the next token of a request with sampling options (processing, logprobs). */
   sampler?: RowSampler;
+  /** Tree drafting: the draft candidate number this row carries (0 for the verify root). */
+  candidate?: number;
 }
 
 export interface ForwardPlan {
@@ -153,6 +155,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       slot: writeSlots[r],
       temporary: row.temporary,
       ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
+      ...(row.candidate !== undefined ? { candidate: row.candidate } : {}),
       hidden: plan.hidden?.provenance[r],
       predict: predict[r],
       margin: margins[r],

@@ -1,6 +1,7 @@
 // The one engine interface: run(case) -> { outputs, trace }. Replay, golden suites and the external
 // adapter all go through it.
 import type { Case } from "../case/case.ts";
+import { caseModelSpec, checkCaseBounds, checkPoolSize, stepBound } from "../case/limits.ts";
 import { buildDraft, buildTarget, type DraftModel, type TargetModel } from "../model/build.ts";
 import { getPreset } from "../model/presets.ts";
 import type { ModelSpec } from "../model/spec.ts";
@@ -50,7 +51,9 @@ export interface LoadedModels {
   draft?: DraftModel;
 }
 
+/** The case's model spec; an unknown preset is a ConfigError at /model/preset. */
 export function resolveModelSpec(modelRef: Case["model"]): ModelSpec {
+  caseModelSpec(modelRef);
   return "preset" in modelRef ? getPreset(modelRef.preset) : modelRef.spec;
 }
 
@@ -85,6 +88,7 @@ export function sessionFor(
 
 /** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
 export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
+  checkCaseBounds(testCase, spec);
   validateEngineConfig(testCase.engine);
   if (testCase.engine.mode === "speculative" && !testCase.draft)
     throw new ConfigError("/draft", "speculative mode needs a draft model");
@@ -149,6 +153,7 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
     if (!ids.has(retract.request))
       throw new ConfigError(`/workload/retracts/${i}/request`, `no request with id ${retract.request}`);
   });
+  checkPoolSize(testCase);
 }
 
 export interface RunOptions {
@@ -156,7 +161,10 @@ export interface RunOptions {
   trace?: boolean;
   /** Per-step pool integrity checks (default: on when tracing). Off, only the end-of-run leak count remains. */
   checkPools?: boolean;
-  /** Safety net against a scheduling bug: a run that needs more steps is reported, not looped forever. */
+  /**
+   * Safety net against a scheduling bug: a run that needs more steps is reported, not looped forever.
+   * Default: the case's step bound (src/case/limits.ts), which no correct run reaches.
+   */
   maxSteps?: number;
   onStep?: (step: number, engine: Engine) => void;
 }
@@ -202,7 +210,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     0,
     ...[...testCase.workload.aborts, ...(testCase.workload.retracts ?? [])].map((event) => event.step),
   );
-  const maxSteps = options.maxSteps ?? 100_000;
+  const maxSteps = options.maxSteps ?? stepBound(testCase);
   while (engine.hasWork() || engine.step <= lastAbortStep) {
     if (engine.step >= maxSteps) throw new Error(`run did not finish within ${maxSteps} steps`);
     await engine.runStep();

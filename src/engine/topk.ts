@@ -1,10 +1,13 @@
 // Top-K tokens of a forward's row with their log-softmax, read from the graph's TopK outputs (ties to
 // the lower token id) and its log-softmax normalizer: no scan of the vocabulary in JavaScript.
 import type { ForwardResult } from "../runtime/ort.ts";
+import type { TraceRow } from "../trace/schema.ts";
 
 export interface TopK {
   tokens: number[];
   logprobs: number[];
+  /** The k-th best minus the (k+1)-th best logit, when the graph returned more than k (recorded as childMargin). */
+  cutMargin?: number;
 }
 
 export interface RowTop {
@@ -32,5 +35,27 @@ export function topKLogSoftmax(result: ForwardResult, row: number, k: number): T
     tokens.push(Number(result.topIndices[base + i]));
     logprobs.push(result.topValues[base + i] - result.logNormalizer[row]);
   }
+  if (k < result.topK)
+    return { tokens, logprobs, cutMargin: result.topValues[base + k - 1] - result.topValues[base + k] };
   return { tokens, logprobs };
+}
+
+/**
+ * The trace fields of a row expanded into draft candidates: its children numbered from `firstNumber`
+ * in creation order, each with its cumulative score (the parent's score plus its log-softmax), and the
+ * margin at the topk cut. Read from the same expansion the drafter uses, never recomputed.
+ */
+export function childrenFields(
+  expansion: TopK,
+  firstNumber: number,
+  parentScore: number,
+): Pick<TraceRow, "children" | "childMargin"> {
+  return {
+    children: expansion.tokens.map((token, i) => ({
+      number: firstNumber + i,
+      token,
+      score: parentScore + expansion.logprobs[i],
+    })),
+    ...(expansion.cutMargin !== undefined ? { childMargin: expansion.cutMargin } : {}),
+  };
 }

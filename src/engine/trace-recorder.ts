@@ -1,6 +1,6 @@
 // Collects one trace event per forward. Events are numbered even when tracing is off, so hidden-state
 // provenance stays meaningful; building the rows (a scan of every mask row) is skipped then.
-import type { LifecycleEvent, TraceEvent, VerifyResult } from "../trace/schema.ts";
+import type { LifecycleEvent, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
 
 export class TraceRecorder {
   readonly events: TraceEvent[] = [];
@@ -19,6 +19,17 @@ export class TraceRecorder {
   /** Mutates: records an abort or retract, placed before the next forward event. */
   note(event: Omit<LifecycleEvent, "beforeEvent">): void {
     if (this.enabled) this.lifecycle.push({ ...event, beforeEvent: this.nextIndex });
+  }
+
+  /**
+   * Mutates: adds fields to a recorded row that are known only once the forward's outputs are read
+   * (tree drafting's children and their scores).
+   */
+  annotateRow(index: number, row: number, fields: Partial<TraceRow>): void {
+    if (!this.enabled) return;
+    // Events are pushed in index order while enabled, so the index is the array position.
+    const target = this.events[index]?.index === index ? this.events[index] : undefined;
+    if (target?.rows[row]) Object.assign(target.rows[row], fields);
   }
 
   /** Mutates: records slots a pool released, on the last forward event before the release. */

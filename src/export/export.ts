@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { loadModels } from "../engine/run-case.ts";
 import type { Golden } from "../golden/schema.ts";
-import { writeTextAtomic } from "../schema/atomic-write.ts";
+import { writeFilesAtomic } from "../schema/atomic-write.ts";
 import { ggufFiles } from "./gguf.ts";
 import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "./hf.ts";
 import { defaultDraftSpec } from "../model/spec.ts";
@@ -101,12 +101,9 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
   return files;
 }
 
+/** Writes one suite's files, all or none (src/schema/atomic-write.ts). */
 export function writeExport(outDir: string, files: CheckpointFiles): string[] {
-  const written: string[] = [];
-  for (const [path, content] of files) {
-    const target = join(outDir, path);
-    writeTextAtomic(target, content);
-    written.push(target);
-  }
-  return written;
+  const entries = [...files].map(([path, text]) => ({ path: join(outDir, path), text }));
+  writeFilesAtomic(entries);
+  return entries.map((entry) => entry.path);
 }

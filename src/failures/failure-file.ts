@@ -1,13 +1,18 @@
-// Shrunk failures on disk: `.specconf/failures/<law>-<seed>.json` (the record: law, violation, seed,
-// path and the whole case, so `specconf replay FILE` needs nothing else), next to it the case alone
-// (`.case.json`, for `specconf run --case`) and the case's trace (`.trace.json`). Everything is
-// schema-validated before it is written, and written atomically.
+// Shrunk failures on disk, one record per failing law: `.specconf/failures/LAW.PROPERTY.FAULTS[.ENGINE].seedS.json`
+// (the record: law, violation, seed, path, the laws checked and how, and the whole case, so `specconf
+// replay FILE` needs nothing else), next to it the case alone (`.case.json`, for `specconf run --case`),
+// the case's trace (`.trace.json`) and, for an external engine, the reference engine's trace
+// (`.reference-trace.json`). The name holds everything that tells two failures apart (law, property,
+// faults, engine, seed), and a record is never overwritten: a rerun that finds the same failure again
+// writes `...-2.json`. Everything is schema-validated before it is written, and the files are written
+// together, all or none. Reading them back (what `replay` accepts) is replay-input.ts.
 import { Type, type Static } from "@sinclair/typebox";
-import { dirname, join, relative } from "node:path";
+import { join, relative } from "node:path";
 import { CaseSchema, type Case } from "../case/case.ts";
 import { validateCase } from "../case/load.ts";
-import { writeJsonAtomic } from "../schema/atomic-write.ts";
-import { InputError, parseJsonText, readInputFile } from "../schema/input-error.ts";
+import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
+import { LAW_NAMES } from "../laws/registry.ts";
+import { stableJson, writeFilesAtomic } from "../schema/atomic-write.ts";
 import { formatVersionIssue, validateAgainst, type ValidationIssue } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
@@ -34,7 +39,7 @@ export const FailureRecordSchema = Type.Object(
     kind: Type.Literal("specconf-failure"),
     /** The property (named after the law it focuses on) whose run failed. */
     property: Type.String(),
-    /** Laws that fail on the shrunk case, first one first. */
+    /** The law this record is about, then the other laws failing on the same case. */
     laws: Type.Array(Type.String(), { minItems: 1 }),
     violation: ViolationSchema,
     /** fast-check seed and counterexample path: `fc.check(property, { seed, path, endOnFailure: true })`. */
@@ -42,7 +47,10 @@ export const FailureRecordSchema = Type.Object(
     path: Type.String(),
     faults: Type.Array(Type.String()),
     case: CaseSchema,
-    /** Sibling files, relative to this one (no trace when the run itself failed). */
+    /** The laws that were checked (absent: every law) and how twins were used: replay checks the same way. */
+    checked: Type.Optional(Type.Array(Type.String())),
+    twins: Type.Optional(Type.Union([Type.Literal("combined"), Type.Literal("separate")])),
+    /** Sibling files in the record's own folder (plain file names; no trace when the run itself failed). */
     caseFile: Type.String(),
     traceFile: Type.Optional(Type.String()),
     /** The external engine the failure was found on (`specconf check --engine`); replay reruns it there. */
@@ -60,6 +68,7 @@ export type FailureRecord = Static<typeof FailureRecordSchema>;
 
 export interface FailureInput {
   property: string;
+  /** The failing laws, the one this record is about first. */
   laws: string[];
   violation: FailureRecord["violation"];
   seed: number;
@@ -67,10 +76,18 @@ export interface FailureInput {
   testCase: Case;
   /** Absent when the run itself failed (crash, timeout, protocol error). */
   trace?: Trace;
+  checked?: readonly string[];
+  twins?: "combined" | "separate";
   engine?: { command: string; name: string };
   /** The reference engine's trace of the case (external engines). */
   referenceTrace?: Trace;
 }
+
+/** What a record's `laws` may name: the registry's laws, an engine crash, the model-based suite. */
+export const RECORD_LAWS: readonly string[] = [...LAW_NAMES, RUNS_TO_COMPLETION, "model-based"];
+
+/** A sibling file name: no folder part, nothing hidden, so a crafted record cannot point outside its folder. */
+const SIBLING = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
 
 export function slug(text: string): string {
   return text
@@ -86,7 +103,17 @@ function issueText(what: string, issues: readonly ValidationIssue[]): string {
     .join("; ")}`;
 }
 
-/** Writes the record, the case and the trace; returns the record's path and the one-line replay command. */
+/** The name stem of a record: law, property, faults, engine (external) and seed, each reduced to [a-z0-9-]. */
+export function failureStem(input: Pick<FailureInput, "property" | "laws" | "seed" | "testCase" | "engine">): string {
+  const faults = input.testCase.engine.faults.map(slug).sort().join("+") || "no-fault";
+  const engine = input.engine ? [slug(input.engine.name) || "engine"] : [];
+  return [slug(input.laws[0]), slug(input.property), faults, ...engine, `seed${input.seed}`].join(".");
+}
+
+/**
+ * Writes the record, the case and the trace (never over an existing record: the next free `-N` name);
+ * returns the record's path and the one-line replay command.
+ */
 export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { file: string; replay: string } {
   const caseIssues = validateCase(input.testCase);
   if (caseIssues.length > 0) throw new Error(issueText("the shrunk case", caseIssues));
@@ -97,33 +124,53 @@ export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { 
     const traceIssues = trace ? validateTrace(trace) : [];
     if (traceIssues.length > 0) throw new Error(issueText(what, traceIssues));
   }
-  const stem = `${slug(input.laws[0])}-${input.seed >>> 0}`;
-  const file = join(dir, `${stem}.json`);
-  const shown = relative(process.cwd(), file) || file;
-  const replay = `npx specconf replay ${shown.includes(" ") ? JSON.stringify(shown) : shown}${input.engine ? ` --engine ${JSON.stringify(input.engine.command)}` : ""}`;
-  const record: FailureRecord = {
-    formatVersion: FAILURE_FORMAT_VERSION,
-    kind: "specconf-failure",
-    property: input.property,
-    laws: input.laws,
-    violation: stripUndefined(input.violation),
-    seed: input.seed,
-    path: input.path,
-    faults: [...input.testCase.engine.faults],
-    case: input.testCase,
-    caseFile: `${stem}.case.json`,
-    ...(input.trace ? { traceFile: `${stem}.trace.json` } : {}),
-    ...(input.engine ? { engine: input.engine } : {}),
-    ...(input.referenceTrace ? { referenceTraceFile: `${stem}.reference-trace.json` } : {}),
-    replay,
-  };
-  const issues = validateFailureRecord(record);
-  if (issues.length > 0) throw new Error(issueText("the failure record", issues));
-  writeJsonAtomic(join(dir, record.caseFile), input.testCase);
-  if (record.traceFile) writeJsonAtomic(join(dir, record.traceFile), input.trace);
-  if (record.referenceTraceFile) writeJsonAtomic(join(dir, record.referenceTraceFile), input.referenceTrace);
-  writeJsonAtomic(file, record);
-  return { file, replay };
+  const base = failureStem(input);
+  for (let attempt = 1; ; attempt++) {
+    const stem = attempt === 1 ? base : `${base}-${attempt}`;
+    const file = join(dir, `${stem}.json`);
+    const shown = relative(process.cwd(), file) || file;
+    const replay = `npx specconf replay ${/[\s'"$`\\]/.test(shown) ? JSON.stringify(shown) : shown}${input.engine ? ` --engine ${JSON.stringify(input.engine.command)}` : ""}`;
+    const record: FailureRecord = {
+      formatVersion: FAILURE_FORMAT_VERSION,
+      kind: "specconf-failure",
+      property: input.property,
+      laws: input.laws,
+      violation: stripUndefined(input.violation),
+      seed: input.seed,
+      path: input.path,
+      faults: [...input.testCase.engine.faults],
+      case: input.testCase,
+      ...(input.checked ? { checked: [...input.checked] } : {}),
+      ...(input.twins ? { twins: input.twins } : {}),
+      caseFile: `${stem}.case.json`,
+      ...(input.trace ? { traceFile: `${stem}.trace.json` } : {}),
+      ...(input.engine ? { engine: input.engine } : {}),
+      ...(input.referenceTrace ? { referenceTraceFile: `${stem}.reference-trace.json` } : {}),
+      replay,
+    };
+    const issues = validateFailureRecord(record);
+    if (issues.length > 0) throw new Error(issueText("the failure record", issues));
+    try {
+      // One set, the record last: a reader that sees the record sees its siblings too.
+      writeFilesAtomic(
+        [
+          { path: join(dir, record.caseFile), text: stableJson(input.testCase) },
+          ...(input.trace && record.traceFile
+            ? [{ path: join(dir, record.traceFile), text: stableJson(input.trace) }]
+            : []),
+          ...(input.referenceTrace && record.referenceTraceFile
+            ? [{ path: join(dir, record.referenceTraceFile), text: stableJson(input.referenceTrace) }]
+            : []),
+          { path: file, text: stableJson(record) },
+        ],
+        { exclusive: true },
+      );
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    return { file, replay };
+  }
 }
 
 function stripUndefined<T extends object>(value: T): T {
@@ -134,28 +181,23 @@ export function validateFailureRecord(data: unknown): ValidationIssue[] {
   const version = formatVersionIssue(data, "failure record", FAILURE_FORMAT_VERSION);
   if (version) return [version];
   const result = validateAgainst<FailureRecord>(FailureRecordSchema, data, "failure record");
-  return result.ok ? [] : result.errors;
-}
-
-export type ReplayInput =
-  { kind: "failure"; record: FailureRecord; file: string } | { kind: "case"; testCase: Case; file: string };
-
-/** Reads what `specconf replay` accepts: a failure record, or a bare case file. InputError on anything else. */
-export function loadReplayInput(file: string): ReplayInput {
-  const data = parseJsonText(readInputFile(file), file);
-  if (typeof data === "object" && data !== null && (data as { kind?: unknown }).kind === "specconf-failure") {
-    const issues = validateFailureRecord(data);
-    if (issues.length > 0) throw InputError.fromIssues(file, issues);
-    return { kind: "failure", record: data as FailureRecord, file };
+  if (!result.ok) return result.errors;
+  const record = result.value;
+  const issues: ValidationIssue[] = [];
+  record.laws.forEach((law, i) => {
+    if (!RECORD_LAWS.includes(law))
+      issues.push({ path: `/laws/${i}`, message: `unknown law '${law}' (known: ${RECORD_LAWS.join(", ")})` });
+  });
+  (record.checked ?? []).forEach((law, i) => {
+    if (!LAW_NAMES.includes(law)) issues.push({ path: `/checked/${i}`, message: `unknown law '${law}'` });
+  });
+  for (const key of ["caseFile", "traceFile", "referenceTraceFile"] as const) {
+    const name = record[key];
+    if (name !== undefined && !SIBLING.test(name))
+      issues.push({
+        path: `/${key}`,
+        message: `must be a plain file name in the record's own folder (letters, digits, '.', '_', '+', '-'), got ${JSON.stringify(name)}`,
+      });
   }
-  const issues = validateCase(data);
-  if (issues.length > 0) throw InputError.fromIssues(file, issues);
-  return { kind: "case", testCase: data as Case, file };
-}
-
-/** The trace file next to a failure record. */
-export function traceFileOf(input: ReplayInput): string | undefined {
-  return input.kind === "failure" && input.record.traceFile
-    ? join(dirname(input.file), input.record.traceFile)
-    : undefined;
+  return issues;
 }

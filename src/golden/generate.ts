@@ -3,6 +3,7 @@
 // the speculative rounds (accept lengths and chain drafts with the cache-free draft's margins).
 // Refuses to produce a golden file from a run where a law fails or a tie makes the expectation ambiguous.
 import { CASE_FORMAT_VERSION, type Case } from "../case/case.ts";
+import { BadInputError } from "../errors/bad-input.ts";
 import { generatePrompts } from "../case/default-case.ts";
 import { defaultEngineConfig } from "../engine/config.ts";
 import { loadModels, type RunResult } from "../engine/run-case.ts";
@@ -28,7 +29,8 @@ import type { GoldenCaseDefinition, GoldenSuiteDefinition } from "./suites.ts";
 
 export const GENERATOR = "specconf 0.1.0";
 
-export class GoldenGenerationError extends Error {
+/** A suite the reference engine cannot turn into a golden file (a law fails, a tie): exit 2, nothing written. */
+export class GoldenGenerationError extends BadInputError {
   constructor(message: string) {
     super(message);
     this.name = "GoldenGenerationError";

@@ -3,6 +3,7 @@
 // spec must still build the exact ONNX bytes the golden file names. Every problem is an InputError.
 import { statSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
+import { checkResourceLimits } from "../case/limits.ts";
 import { ConfigError } from "../engine/config.ts";
 import { checkCaseConsistency } from "../engine/run-case.ts";
 import { buildDraft, buildTarget } from "../model/build.ts";
@@ -47,7 +48,7 @@ export function consistencyIssues(golden: Golden): ValidationIssue[] {
     validateModelSpec(golden.models.target.spec);
   } catch (err) {
     if (!(err instanceof SpecError)) throw err;
-    return [{ path: `/models/target/spec/${err.field}`, message: err.message.slice(err.field.length + 2) }];
+    return [{ path: `/models/target/spec/${err.field}`, message: err.reason }];
   }
   const names = new Set<string>();
   golden.cases.forEach((goldenCase, c) => {
@@ -64,10 +65,12 @@ export function consistencyIssues(golden: Golden): ValidationIssue[] {
     if (goldenCase.case.engine.faults.length > 0)
       issues.push({ path: `${at}/case/engine/faults`, message: "golden cases run without faults" });
     try {
+      // What the engine can run at all, and the resource limits: nothing is built from a golden file beyond them.
       checkCaseConsistency(goldenCase.case, golden.models.target.spec);
+      checkResourceLimits(goldenCase.case, golden.models.target.spec);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      issues.push({ path: `${at}/case${err.field}`, message: err.message.slice(err.field.length + 2) });
+      issues.push({ path: `${at}/case${err.field}`, message: err.detail });
     }
     const workload = goldenCase.case.workload.requests;
     const expected = goldenCase.expected.requests;

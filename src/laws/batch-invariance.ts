@@ -33,8 +33,13 @@ export function hasSharedBatch(trace: Trace): boolean {
 
 const UNBATCHED = "no forward packed two requests";
 
+/** The events show which requests shared a forward (else outputs are compared whenever the case batches). */
+function showsBatches(trace: Trace): boolean {
+  return showsForwards(trace) && trace.engine.batchGrouping !== "unobserved";
+}
+
 export function checkBatchInvariance(batched: Trace, reordered: Trace, tolerance?: Tolerance): LawResult {
-  if (showsForwards(batched) && !hasSharedBatch(batched) && !hasSharedBatch(reordered))
+  if (showsBatches(batched) && !hasSharedBatch(batched) && !hasSharedBatch(reordered))
     return notCheckable(BATCH_INVARIANCE, UNBATCHED);
   return checkInvariance(batched, reordered, {
     law: BATCH_INVARIANCE,
@@ -49,6 +54,6 @@ export const law: Law = {
   summary: "a request's tokens, drafts, accept lengths and positions do not depend on its batch or arrival order",
   appliesTo: (testCase) => testCase.workload.requests.length > 1,
   needs: { twin: { kind: "reordered", describe: "the reordered batch", of: reorderedTwin, composable: true } },
-  unavailable: ({ run }) => (showsForwards(run.trace) && !hasSharedBatch(run.trace) ? UNBATCHED : undefined),
+  unavailable: ({ run }) => (showsBatches(run.trace) && !hasSharedBatch(run.trace) ? UNBATCHED : undefined),
   check: ({ run, twin }) => checkBatchInvariance(run.trace, twin!.trace),
 };

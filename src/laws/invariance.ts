@@ -9,6 +9,10 @@
 // the two runs recorded a near-tie prediction difference at the same or an earlier segment; otherwise it
 // fails, at the first offending event of the run under test. A request aborted in either run is
 // compared on the common prefix only (an abort lands at a step, and steps differ between the runs).
+// Tree drafting selects candidates by cumulative score, which the rows' own margins cannot show: rows
+// carry the selected candidate's token path and rank gap (request-view.ts), so a row that carries
+// another candidate is a near-tie only when that candidate's rank gap is below the draft epsilon in both
+// runs, and a draft row's children differ legitimately only when its margin at the topk cut is.
 import { epsilonFor, LawTally, notCheckable, type LawResult } from "./law.ts";
 import { MIRROR_LOGIT_SCALE } from "../model/spec.ts";
 import type { Trace } from "../trace/schema.ts";
@@ -78,6 +82,18 @@ function compareRows(
 ): Difference | undefined {
   const where = { segment: Math.min(a.segment, b.segment), event: a.event, index: a.row };
   const label = `${a.pool} pool, ${describe(a)} (event ${a.event} row ${a.row}; ${names[1]}: event ${b.event} row ${b.row})`;
+  // A different candidate selected (its token, position or parent then differ too): tie only at a near-tie.
+  if (a.path !== undefined && b.path !== undefined && a.path !== b.path) {
+    const gap = Math.max(a.rankGap ?? Infinity, b.rankGap ?? Infinity);
+    if (gap < tolerance.draftEpsilon) {
+      nearTies.push(where.segment);
+      return undefined;
+    }
+    return {
+      ...where,
+      message: `${label}: carries draft candidate [${a.path}] in ${names[0]}, [${b.path}] in ${names[1]} (rank gaps ${a.rankGap} and ${b.rankGap}, not below epsilon ${tolerance.draftEpsilon})`,
+    };
+  }
   const fields: [string, unknown, unknown][] = [
     ["phase", a.phase, b.phase],
     ["draft step", a.draftStep, b.draftStep],
@@ -108,6 +124,17 @@ function compareRows(
       message: `${label}: predicts ${a.predict} in ${names[0]}, ${b.predict} in ${names[1]} (margin ${margin})`,
       got: a.predict,
       expected: b.predict,
+    };
+  }
+  if (a.children !== undefined && b.children !== undefined && a.children !== b.children) {
+    const margin = Math.min(a.childMargin ?? Infinity, b.childMargin ?? Infinity);
+    if (margin < tolerance.draftEpsilon) {
+      nearTies.push(where.segment);
+      return undefined;
+    }
+    return {
+      ...where,
+      message: `${label}: expands into tokens [${a.children}] in ${names[0]}, [${b.children}] in ${names[1]} (margin at the topk cut ${margin})`,
     };
   }
   if (a.topLogit !== undefined && b.topLogit !== undefined) {
@@ -230,7 +257,7 @@ function compareRequest(
 
 /**
  * Compares `subject` with `baseline` request by request (requests present in both). Holds when every
- * compared item agrees; each request whose first difference is excused by a near-tie counts one tie.
+ * compared item agrees; each request with a near-tie flip (and whatever differs after it) counts one tie.
  */
 export function checkInvariance(subject: Trace, baseline: Trace, options: InvarianceOptions): LawResult {
   if (!subject.requests || !baseline.requests) return notCheckable(options.law, "a trace has no requests with outputs");
@@ -250,7 +277,11 @@ export function checkInvariance(subject: Trace, baseline: Trace, options: Invari
   for (const id of ids) {
     const { compared, nearTies, differences } = compareRequest(viewsA.get(id)!, viewsB.get(id)!, full);
     tally.checked += compared;
-    if (differences.length === 0) continue;
+    // A near-tie flip is itself a difference between the runs: counted as a tie even when nothing follows it.
+    if (differences.length === 0) {
+      if (nearTies.length > 0) tally.ties += 1;
+      continue;
+    }
     const first = differences.reduce((best, difference) => (difference.segment < best.segment ? difference : best));
     if (nearTies.some((segment) => segment <= first.segment)) {
       tally.ties += 1;
@@ -258,7 +289,7 @@ export function checkInvariance(subject: Trace, baseline: Trace, options: Invari
     }
     tally.fail({
       request: id,
-      message: `${options.law}: ${first.message}`,
+      message: first.message,
       event: first.event,
       index: first.index,
       expected: first.expected,

@@ -10,8 +10,10 @@ import { law as acceptanceCorrectness } from "./acceptance-correctness.ts";
 import { law as draftReference } from "./draft-reference.ts";
 import { law as mirrorAcceptance } from "./mirror-acceptance.ts";
 import { law as positions } from "./positions.ts";
+import { law as rowTokens } from "./row-tokens.ts";
 import { law as phaseContracts } from "./phase-contracts.ts";
 import { law as bonusStride } from "./bonus-stride.ts";
+import { law as treeSelection } from "./tree-selection.ts";
 import { law as perStepPools } from "./per-step-pools.ts";
 import { law as kvConservation } from "./kv-conservation.ts";
 import { law as chunkInvariance } from "./chunk-invariance.ts";
@@ -30,8 +32,10 @@ export const LAWS: readonly Law[] = [
   draftReference,
   mirrorAcceptance,
   positions,
+  rowTokens,
   phaseContracts,
   bonusStride,
+  treeSelection,
   perStepPools,
   kvConservation,
   chunkInvariance,

@@ -1,8 +1,10 @@
 // Law "graph-replay equivalence": a run with draft decode on captured, replayed graphs equals the eager
 // run event for event: same phases, rows (request, token, position, slot) and predictions. Padding the
 // context to a captured shape moves logits in the last bits, so predictions are tie-aware and logits
-// compared within tolerance.
-import type { Trace } from "../trace/schema.ts";
+// compared within tolerance. Tree drafting's selection by cumulative score can flip the same way: a row
+// that carries another candidate (draft-tree.ts) is a tie when its rank gap is below epsilon in both runs.
+import type { Trace, TraceRow } from "../trace/schema.ts";
+import { readDraftRounds, selectedRows } from "./draft-tree.ts";
 import { LawTally, type LawResult } from "./law.ts";
 import type { Law } from "./definition.ts";
 import type { Case } from "../case/case.ts";
@@ -18,6 +20,8 @@ export interface ReplayTolerance {
 
 export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: ReplayTolerance): LawResult {
   const tally = new LawTally(REPLAY_EQUIVALENCE);
+  const eagerSelected = selectedRows(readDraftRounds(eager));
+  const replaySelected = selectedRows(readDraftRounds(replay));
   const count = Math.min(eager.events.length, replay.events.length);
   for (let e = 0; e < count; e++) {
     const expected = eager.events[e];
@@ -35,6 +39,19 @@ export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: R
       const a = expected.rows[r];
       const b = got.rows[r];
       const rowWhere = { ...where, index: r, request: b.request };
+      const selectedA = eagerSelected.get(`${expected.index}:${r}`);
+      const selectedB = replaySelected.get(`${got.index}:${r}`);
+      if (selectedA && selectedB && selectedA.path !== selectedB.path) {
+        if (Math.max(selectedA.rankGap, selectedB.rankGap) < tolerance.epsilon) {
+          tally.ties += 1;
+          return tally.result();
+        }
+        tally.fail({
+          ...rowWhere,
+          message: `event ${got.index} row ${r}: replay carries draft candidate [${selectedB.path}], eager [${selectedA.path}] (rank gaps ${selectedB.rankGap} and ${selectedA.rankGap})`,
+        });
+        return tally.result();
+      }
       for (const field of ["request", "token", "position", "slot", "temporary"] as const) {
         if (a[field] !== b[field]) {
           tally.fail({
@@ -58,6 +75,19 @@ export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: R
         });
         return tally.result();
       }
+      const childrenA = tokenSet(a.children);
+      const childrenB = tokenSet(b.children);
+      if (childrenA !== undefined && childrenB !== undefined && childrenA !== childrenB) {
+        if (Math.min(a.childMargin ?? Infinity, b.childMargin ?? Infinity) < tolerance.epsilon) {
+          tally.ties += 1;
+          return tally.result();
+        }
+        tally.fail({
+          ...rowWhere,
+          message: `event ${got.index} row ${r}: replay expands into tokens [${childrenB}], eager [${childrenA}]`,
+        });
+        return tally.result();
+      }
       if (
         a.topLogit !== undefined &&
         b.topLogit !== undefined &&
@@ -74,6 +104,14 @@ export function checkReplayEquivalence(eager: Trace, replay: Trace, tolerance: R
   if (eager.events.length !== replay.events.length)
     tally.fail({ message: `replay ran ${replay.events.length} forwards, eager ${eager.events.length}` });
   return tally.result();
+}
+
+/** A row's children as a sorted token list (their order among themselves follows logits, not the selection). */
+function tokenSet(children: TraceRow["children"]): string | undefined {
+  return children
+    ?.map((child) => child.token)
+    .sort((a, b) => a - b)
+    .join(",");
 }
 
 const eagerTwin = (testCase: Readonly<Case>): Case => ({

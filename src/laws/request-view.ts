@@ -6,8 +6,11 @@
 // prefill and its draft extend, k - 1 for round k's draft and verify rows), the clock used to decide
 // whether a difference can be the echo of an earlier near-tie. Rows a retracted request re-runs to
 // rebuild KV it already had, and the temporary rows of the round a retract cut short, are skipped:
-// resume must continue exactly where the request left off.
+// resume must continue exactly where the request left off. Tree-drafting rows also carry what the
+// selection read (draft-tree.ts): the candidate's token path, its rank gap, and a draft row's children,
+// so a selection that flipped at a near-tie is told from a real difference.
 import type { Trace, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
+import { readDraftRounds, selectedRows } from "./draft-tree.ts";
 
 export interface ViewRow {
   phase: TraceEvent["phase"];
@@ -21,6 +24,13 @@ export interface ViewRow {
   predict?: number;
   margin?: number;
   topLogit?: number;
+  /** Tree drafting (draft-decode and verify rows): the carried candidate's token path from the root. */
+  path?: string;
+  /** Its score gap to its neighbours in the selection's ranking (draft units): below epsilon, a near-tie. */
+  rankGap?: number;
+  /** Tree drafting: the tokens this draft row expanded into (sorted), and the margin at the topk cut. */
+  children?: string;
+  childMargin?: number;
   /** Where the row is in its trace. */
   event: number;
   row: number;
@@ -112,6 +122,7 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
     if (entry.kind === "retract")
       retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
   }
+  const selected = selectedRows(readDraftRounds(trace));
   const segments = new Map<number, number>();
   /** Persisted positions already written per request and pool, and whether the request is rebuilding after a retract. */
   const written = new Map<string, number>();
@@ -150,6 +161,16 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
         predict: row.predict,
         margin: row.margin,
         topLogit: row.topLogit,
+        ...selected.get(`${event.index}:${rowIndex}`),
+        ...(row.children
+          ? {
+              children: row.children
+                .map((child) => child.token)
+                .sort((a, b) => a - b)
+                .join(","),
+              childMargin: row.childMargin,
+            }
+          : {}),
         event: event.index,
         row: rowIndex,
         segment: segments.get(row.request) ?? 0,

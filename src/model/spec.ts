@@ -1,4 +1,6 @@
 // ModelSpec: everything that determines a generated model. Same spec -> same weights -> same ONNX bytes.
+import { BadInputError } from "../errors/bad-input.ts";
+
 export type Dtype = "float32" | "float64";
 
 export interface ModelSpec {
@@ -62,12 +64,13 @@ export function draftLogitScale(draft: DraftSpec): number {
   return draft.kind === "eagle" ? 1 : MIRROR_LOGIT_SCALE;
 }
 
-export class SpecError extends Error {
+/** An impossible model spec (exit 2); `field` is the spec's key ("vocab"), the message starts with it. */
+export class SpecError extends BadInputError {
   constructor(
     readonly field: string,
-    message: string,
+    readonly reason: string,
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${reason}`);
     this.name = "SpecError";
   }
 }

@@ -1,6 +1,7 @@
 // The only module that imports onnxruntime-node. Sessions are created with pinned threads and graph
 // optimization level so that runs repeat bit for bit; what was pinned is recorded in every trace.
 import ort from "onnxruntime-node";
+import { BadInputError } from "../errors/bad-input.ts";
 import type { Dtype } from "../model/spec.ts";
 
 // ORT's own logger would print a multi-line native error (for example for a missing provider) before
@@ -63,13 +64,14 @@ export interface ForwardResult {
 /** What the engine fetches from every forward (benchmarks replay raw runs with the same list). */
 export const ENGINE_OUTPUTS = ["top_values", "top_indices", "log_normalizer", "hidden", "k_new", "v_new"];
 
-export class RuntimeError extends Error {
+/** A session ONNX Runtime cannot create on this machine (a missing provider): bad input of --ep (exit 2). */
+export class RuntimeError extends BadInputError {
   constructor(
     message: string,
     readonly ep: ExecutionProvider,
     override readonly cause?: unknown,
   ) {
-    super(message);
+    super(message, { flag: "--ep" }, { cause });
     this.name = "RuntimeError";
   }
 }

@@ -6,15 +6,18 @@
 import { Type, type Static } from "@sinclair/typebox";
 import type { Case } from "../case/case.ts";
 
+/** Integers of a case fit 32 bits (as everywhere in the case schema). */
+const INT32_MAX = 2 ** 31 - 1;
+
 /** vLLM's default max_logprobs: the most top alternatives one emitted token may ask for. */
 export const MAX_LOGPROBS = 20;
 
 export const SamplingParamsSchema = Type.Object(
   {
     /** Tokens that end the request besides EOS (finish reason "stop", the token kept as the last output). */
-    stopTokenIds: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }), { maxItems: 64 })),
+    stopTokenIds: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { maxItems: 64 })),
     /** EOS and the stop ids are masked (logit -inf) while fewer output tokens than this are committed. */
-    minNewTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+    minNewTokens: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
     /** > 1 discourages tokens seen in prompt or output: positive logits divided by it, others multiplied. */
     repetitionPenalty: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     /** Subtracted once from the logit of every token present in the output so far. */

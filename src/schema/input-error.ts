@@ -1,16 +1,12 @@
 // InputError: a problem with a file the user gave us (missing, not JSON, wrong version, fails its
-// schema). The CLI maps it to exit code 2. The message is one line: `FILE: PATH: what is wrong`
+// schema), a BadInputError (exit 2). The message is one line: `FILE: PATH: what is wrong`
 // (or `FILE: what is wrong` when the problem is the file as a whole, not a place in it).
 import { readFileSync } from "node:fs";
-import { displayPath, type ValidationIssue } from "./validator.ts";
+import { BadInputError } from "../errors/bad-input.ts";
+import type { ValidationIssue } from "./validator.ts";
 
-export class InputError extends Error {
-  /** The file as the user named it (or a label for in-memory input). */
-  readonly file: string;
-  /** JSON pointer of the offending value ("" = the document); undefined for file-level problems. */
-  readonly path: string | undefined;
-  /** What is wrong, without the file and path prefix. */
-  readonly detail: string;
+export class InputError extends BadInputError {
+  declare file: string;
   /** All schema issues found, when the error comes from schema validation (the message names the first). */
   readonly issues: readonly ValidationIssue[];
 
@@ -20,15 +16,14 @@ export class InputError extends Error {
     detail: string,
     options: { issues?: readonly ValidationIssue[]; cause?: unknown } = {},
   ) {
-    const oneLine = detail.replace(/\s*\n\s*/g, " ");
-    super(path === undefined ? `${file}: ${oneLine}` : `${file}: ${displayPath(path)}: ${oneLine}`, {
-      cause: options.cause,
-    });
+    super(detail, { file, jsonPath: path }, { cause: options.cause });
     this.name = "InputError";
-    this.file = file;
-    this.path = path;
-    this.detail = oneLine;
     this.issues = options.issues ?? [];
+  }
+
+  /** JSON pointer of the offending value ("" = the document); undefined for file-level problems. */
+  get path(): string | undefined {
+    return this.jsonPath;
   }
 
   static fromIssues(file: string, issues: readonly ValidationIssue[]): InputError {

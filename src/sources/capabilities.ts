@@ -123,8 +123,10 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
   const reachable: Record<CoverageLabel, boolean> = {
     "chunk ends within S of prompt end": capabilities.chunkedPrefill && speculative,
     "request finishes mid-round": speculative && capabilities.observes.includes("verify"),
-    "batch of 2+ requests": capabilities.maxBatch > 1,
-    "batch of 2+ with K > 1 and N > S + 1": capabilities.maxBatch > 1 && capabilities.maxTopk > 1,
+    // Read from the events: only an engine whose trace shows which requests shared a forward reaches them.
+    "batch of 2+ requests": capabilities.maxBatch > 1 && capabilities.observes.includes("batches"),
+    "batch of 2+ with K > 1 and N > S + 1":
+      capabilities.maxBatch > 1 && capabilities.maxTopk > 1 && capabilities.observes.includes("batches"),
     "abort between forwards": capabilities.aborts,
     "retract between forwards": capabilities.retracts && capabilities.observes.includes("lifecycle"),
     "page boundary inside a verify": capabilities.pageSizes.some((size) => size > 1) && speculative,

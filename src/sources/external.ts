@@ -4,6 +4,7 @@
 // the case. A case outside the declared capabilities, or one the engine calls unsupported, is Unavailable;
 // a crash, timeout, protocol error or error answer on one case is a RunFailure (a failing case, shrunk like
 // any other), and the engine is restarted, handshake included, before the next case.
+import { BadInputError } from "../errors/bad-input.ts";
 import type { Capabilities } from "../adapter/protocol.ts";
 import { ExternalEngine, ExternalEngineError, type EngineResult, type StartOptions } from "../adapter/client.ts";
 import type { Case } from "../case/case.ts";
@@ -16,9 +17,10 @@ import { runFromTrace } from "./recorded.ts";
 import { RunFailure, targetOnlyCase, Unavailable, type RunSource } from "./source.ts";
 
 /** The engine could not start or failed its handshake: bad input (exit 2), not a failing case. */
-export class EngineStartError extends Error {
+/** The engine behind --engine cannot start or answer the handshake: bad input of --engine (exit 2). */
+export class EngineStartError extends BadInputError {
   constructor(message: string) {
-    super(message);
+    super(message, { flag: "--engine" });
     this.name = "EngineStartError";
   }
 }

@@ -1,9 +1,7 @@
-// The reference engine as a run source: every run in-process through runCase. An exception other than a
-// ConfigError (the case cannot run: a harness bug when generated) is the engine crashing on the case.
+// The reference engine as a run source: every run in-process through runCase. An exception other than bad
+// input (a case that cannot run: a harness bug when generated) is the engine crashing on the case.
 import type { Case } from "../case/case.ts";
-import { ConfigError } from "../engine/config.ts";
-import { SpecError } from "../model/spec.ts";
-import { RuntimeError } from "../runtime/ort.ts";
+import { BadInputError } from "../errors/bad-input.ts";
 import { loadModels, runCase, type RunOptions, type RunResult } from "../engine/run-case.ts";
 import { ReferenceOracle } from "../laws/oracle.ts";
 import { RunFailure, targetOnlyCase, type RunSource } from "./source.ts";
@@ -13,7 +11,7 @@ async function guarded(work: () => Promise<RunResult>): Promise<RunResult> {
     return await work();
   } catch (error) {
     // Bad input (the case, the model spec, the EP) is not the engine crashing.
-    if (error instanceof ConfigError || error instanceof SpecError || error instanceof RuntimeError) throw error;
+    if (error instanceof BadInputError) throw error;
     throw new RunFailure("crash", error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   }
 }

@@ -28,6 +28,17 @@ const Attended = Type.Object(
   { additionalProperties: false },
 );
 
+const DraftChild = Type.Object(
+  {
+    /** Candidate number: 1-based creation order within the request's round (parents are numbered first). */
+    number: Type.Integer({ minimum: 1 }),
+    token: Type.Integer({ minimum: 0 }),
+    /** Cumulative log-softmax along the path from the root, in the draft's logit units (<= 0). */
+    score: Type.Number(),
+  },
+  { additionalProperties: false },
+);
+
 export const TraceRowSchema = Type.Object(
   {
     request: Type.Integer({ minimum: 0 }),
@@ -50,6 +61,22 @@ export const TraceRowSchema = Type.Object(
      */
     rawPredict: Type.Optional(Type.Integer({ minimum: 0 })),
     attended: Type.Optional(Attended),
+    /**
+     * Tree drafting (any topk; a chain is a tree of width 1): the draft candidate this row carries, by
+     * number (0 is the root). On draft-decode rows (the frontier node expanded) and verify rows.
+     */
+    candidate: Type.Optional(Type.Integer({ minimum: 0 })),
+    /**
+     * Tree drafting: the candidates this row's draft logits expand into, its topk best tokens (ties to the
+     * lower id) in creation order, with cumulative scores. On the draft-extend row that yields a round's
+     * root and on every draft-decode row: the laws judge frontier and tree selection from these.
+     */
+    children: Type.Optional(Type.Array(DraftChild)),
+    /**
+     * The topk-th best minus the (topk+1)-th best logit of this row (draft units): below the draft epsilon,
+     * which tokens become children is itself a near-tie.
+     */
+    childMargin: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -149,6 +176,11 @@ export const TraceSchema = Type.Object(
         dtype: Type.Optional(Type.String()),
         threads: Type.Optional(Type.Integer()),
         graphOptimizationLevel: Type.Optional(Type.String()),
+        /**
+         * "unobserved": the events are per request (the engine batches, but which requests shared a forward is
+         * not visible to it): laws that read batching from the events compare outputs instead.
+         */
+        batchGrouping: Type.Optional(Type.Union([Type.Literal("observed"), Type.Literal("unobserved")])),
       },
       { additionalProperties: true },
     ),
@@ -170,6 +202,7 @@ export const TraceSchema = Type.Object(
 export type Trace = Static<typeof TraceSchema>;
 export type TraceEvent = Static<typeof TraceEventSchema>;
 export type TraceRow = Static<typeof TraceRowSchema>;
+export type DraftChildEntry = Static<typeof DraftChild>;
 export type VerifyResult = Static<typeof VerifyResultSchema>;
 export type TraceRequest = Static<typeof TraceRequestSchema>;
 export type LifecycleEvent = Static<typeof LifecycleEventSchema>;

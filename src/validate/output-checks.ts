@@ -186,6 +186,11 @@ export function checkFirstRoundDrafts(
   if (!output.firstRoundDrafts) return notCheckable(FIRST_ROUND_DRAFTS, "the output has no firstRoundDrafts");
   const first = golden.rounds[0];
   if (!first) return notCheckable(FIRST_ROUND_DRAFTS, "the golden case has no chain rounds");
+  if (output.roundsIncludeFirstToken)
+    return notCheckable(
+      FIRST_ROUND_DRAFTS,
+      "the engine's first round drafts before the first output token, the golden's after it: not the same drafts",
+    );
   if (stopIndex === 0)
     return notCheckable(FIRST_ROUND_DRAFTS, "the first output token already differs: the first round has another root");
   const comparison = compareTokens(first.drafts, first.draftMargins, output.firstRoundDrafts, epsilon.draft);

@@ -8,9 +8,9 @@ import {
   dropPaddedExtendRows,
   isMultiLayer,
   stripDraftDecodeAttention,
-  traceTopk,
   type Transformed,
 } from "./relax.ts";
+import { traceTopk } from "../laws/draft-tree.ts";
 
 /** What a relaxation does to one law's view of a trace. */
 export interface RelaxationEffect {
@@ -71,15 +71,15 @@ export const RELAXATIONS = {
   extendPadding: {
     id: "draft-extend-padded-rows",
     stage: 0,
-    effects: ["positions", "phase contracts", "draft reference"].map((law) => ({
+    effects: ["positions", "rows carry request tokens", "phase contracts", "draft reference"].map((law) => ({
       law,
       transform: dropPaddedExtendRows,
     })),
     convention:
       "SGLang spec v2's draft extend after verify runs a fixed num_draft_tokens rows per request, padding beyond accept_len",
     effect:
-      "draft-extend rows of a request beyond its last accept_len are dropped before positions, phase contracts and draft reference",
-    laws: ["positions", "phase contracts", "draft reference"],
+      "draft-extend rows of a request beyond its last accept_len are dropped before positions, row tokens, phase contracts and draft reference",
+    laws: ["positions", "rows carry request tokens", "phase contracts", "draft reference"],
   },
   seqLensExcludeBonus: {
     id: "seq-lens-exclude-bonus",

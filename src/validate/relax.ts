@@ -136,20 +136,6 @@ export function poolOf(event: TraceEvent): string {
   return event.pool ?? event.model ?? (event.phase.startsWith("draft") ? "draft" : "target");
 }
 
-/** topk of the traced run: the config's when recorded, else the most draft-decode rows one request has in one event. */
-export function traceTopk(trace: Trace): number {
-  const configured = trace.config?.topk;
-  if (typeof configured === "number") return configured;
-  let topk = 1;
-  for (const event of trace.events) {
-    if (event.phase !== "draft-decode") continue;
-    const perRequest = new Map<number, number>();
-    for (const row of event.rows) perRequest.set(row.request, (perRequest.get(row.request) ?? 0) + 1);
-    for (const count of perRequest.values()) topk = Math.max(topk, count);
-  }
-  return topk;
-}
-
 export function isMultiLayer(trace: Trace): boolean {
   if (trace.events.some((event) => event.module !== undefined && event.module > 0)) return true;
   const draftPools = new Set(trace.events.filter((event) => event.phase.startsWith("draft")).map(poolOf));

@@ -13,6 +13,7 @@ import { formatVersionIssue, validateAgainst } from "../schema/validator.ts";
 import { parseTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
 import { readJsonLines } from "./jsonl.ts";
+import { outputLineIssues, traceIssues } from "./input-checks.ts";
 import { checkRequestOutput, missingOutput, type Epsilon } from "./output-checks.ts";
 import { OUTPUTS_FORMAT_VERSION, OutputLineSchema, type OutputLine } from "./outputs-schema.ts";
 import { RelaxationLog, type Profile } from "./profiles.ts";
@@ -97,6 +98,8 @@ function parseOutputLine(
       "/id",
       `case '${line.case}' has no request ${line.id} (ids: ${goldenCase.expected.requests.map((r) => r.id).join(", ")})`,
     );
+  const issues = outputLineIssues(line, goldenCase, golden.models.target.spec);
+  if (issues.length > 0) throw InputError.fromIssues(label, issues);
   return { line, goldenCase, request };
 }
 
@@ -143,6 +146,8 @@ function loadTraceFor(input: TraceInput, golden: Golden): { trace: Trace; golden
         `differs from the prompt of case '${goldenCase!.name}' request ${request.id}`,
       );
   });
+  const issues = traceIssues(trace, goldenCase, golden.models.target.spec);
+  if (issues.length > 0) throw InputError.fromIssues(input.path, issues);
   const models = trace.models;
   if (models && models.target !== golden.models.target.digest) {
     throw new InputError(

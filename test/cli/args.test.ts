@@ -80,14 +80,25 @@ describe("parseFlags", () => {
     expect(usageError(["-x"]).message).toBe("unknown flag -x");
   });
 
-  it("rejects bad integers", () => {
-    for (const bad of ["x", "1.5", "0", "", "1e3", "99999999999999999999"]) {
+  it("rejects bad integers, and reports integers outside the bounds as out of range", () => {
+    for (const bad of ["x", "1.5", "", "1e3", "--3"]) {
       const err = usageError([`--steps=${bad}`]);
       expect(err.message).toBe(`--steps must be an integer >= 1, got '${bad}'`);
       expect(err.flag).toBe("--steps");
     }
+    for (const [args, shown] of [
+      [["--steps=0"], "0"],
+      [["--steps", "-3"], "-3"],
+      [["--steps=99999999999999999999"], "99999999999999999999"],
+    ] as const) {
+      const err = usageError([...args]);
+      expect(err.message).toBe(`--steps ${shown} is out of range: must be an integer >= 1`);
+      expect(err.flag).toBe("--steps");
+    }
     expect(usageError(["--seed", "abc"]).message).toBe("--seed must be an integer, got 'abc'");
-    expect(usageError(["--sizes", "2", "--sizes", "0"]).message).toBe("--sizes must be an integer >= 1, got '0'");
+    expect(usageError(["--sizes", "2", "--sizes", "0"]).message).toBe(
+      "--sizes 0 is out of range: must be an integer >= 1",
+    );
   });
 
   it("rejects bad choices", () => {
@@ -110,14 +121,16 @@ describe("parseFlags", () => {
     expect(positional.flag).toBeUndefined();
   });
 
-  it("accepts negative integers as separate arguments", () => {
+  it("takes a negative number after a flag as its value (integer or not), never as a missing value", () => {
     const spec = defineFlags({
       offset: { type: "integer", short: "o", description: "offset" },
       name: { type: "string", description: "name" },
     });
     expect(parseFlags(spec, ["--offset", "-3"]).values.offset).toBe(-3);
     expect(parseFlags(spec, ["-o", "-4"]).values.offset).toBe(-4);
-    expect(() => parseFlags(spec, ["--name", "-3"])).toThrow(UsageError);
+    expect(parseFlags(spec, ["--name", "-3"]).values.name).toBe("-3");
+    expect(parseFlags(spec, ["--name", "-0.5"]).values.name).toBe("-0.5");
+    expect(() => parseFlags(spec, ["--name", "-x"])).toThrow(UsageError);
     expect(() => parseFlags(spec, ["--", "--offset", "-3"], { allowPositionals: true })).not.toThrow();
   });
 

@@ -84,8 +84,11 @@ describe("specconf check", () => {
       const positions = summary.laws.find((law: { name: string }) => law.name === "positions");
       expect(summary.ok).toBe(false);
       expect(positions.failed).toBeGreaterThan(0);
-      expect(positions.replay).toMatch(/^npx specconf replay .*positions-1\.json$/);
-      const file = join(dir, "positions-1.json");
+      // Named by law, property, faults and seed: two faults, laws, properties or seeds never share a file.
+      expect(positions.replay).toMatch(
+        /^npx specconf replay .*positions\.positions\.cross-request-mask-leak\.seed1\.json$/,
+      );
+      const file = join(dir, "positions.positions.cross-request-mask-leak.seed1.json");
       const record = JSON.parse(readFileSync(file, "utf8"));
       expect(validateFailureRecord(record)).toEqual([]);
       expect(validateCase(JSON.parse(readFileSync(join(dir, record.caseFile), "utf8")))).toEqual([]);
@@ -100,17 +103,17 @@ describe("specconf check", () => {
       expect(replay.code).toBe(1);
       expect(replay.stdout).toMatch(/^>> +\d+/m);
       expect(replay.stdout).toContain("^ positions:");
-      expect(replay.stdout).toContain("reproduced: positions fails");
+      expect(replay.stdout).toContain(`reproduced exactly: positions: ${positions.violation}`);
       expect(replay.stdout).toContain("identical to the recorded one");
       const json = JSON.parse((await capture(replayCommand, [file, "--json"])).stdout);
-      expect(json).toMatchObject({ reproduced: true, identicalTrace: true });
+      expect(json).toMatchObject({ reproduced: true, exact: true, identicalTrace: true });
     },
   );
 
   it("bad input exits 2 with one line", async () => {
     for (const [argv, pattern] of [
       [["--law", "nonsense"], /--law: unknown law 'nonsense'/],
-      [["--runs", "0"], /--runs must be an integer >= 1/],
+      [["--runs", "0"], /--runs 0 is out of range: must be an integer >= 1/],
       [["--fault", "nope"], /--fault must be one of/],
     ] as const) {
       const { code, stderr } = await capture(checkCommand, [...argv]);

@@ -60,9 +60,10 @@ describe("specconf run", () => {
   });
 
   const usageErrors: [string[], RegExp][] = [
-    [["--steps", "0"], /--steps must be an integer >= 1/],
-    [["--chunk", "0"], /--chunk must be an integer >= 1 or 'none'/],
-    [["--page", "0"], /--page must be an integer >= 1/],
+    [["--steps", "0"], /--steps 0 is out of range: must be an integer >= 1/],
+    [["--chunk", "0"], /--chunk 0 is out of range: must be an integer >= 1 or 'none'/],
+    [["--chunk", "-3"], /--chunk -3 is out of range: must be an integer >= 1 or 'none'/],
+    [["--page", "0"], /--page 0 is out of range: must be an integer >= 1/],
     [["--frobnicate"], /unknown flag --frobnicate/],
     [["--case", "/nonexistent/case.json"], /case\.json/],
   ];

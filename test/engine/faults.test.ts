@@ -21,7 +21,7 @@ const EXPOSURE: Record<
     sampling?: SamplingParams[];
   }
 > = {
-  "chunked-tail-token": { draft: "mirror", laws: ["draft reference"] },
+  "chunked-tail-token": { draft: "mirror", laws: ["draft reference", "rows carry request tokens"] },
   "draft-position-early-increment": { draft: "mirror", laws: ["positions", "draft reference"] },
   "phase-confusion": { draft: "eagle", laws: ["phase contracts", "draft reference"] },
   "leaked-rejected-slots": { draft: "noisy-mirror", laws: ["KV conservation"] },
@@ -36,6 +36,8 @@ const EXPOSURE: Record<
     laws: ["positions", "draft reference"],
     engine: { graphReplay: true },
   },
+  // Trees only, with a frontier chosen from the previous step's children (S >= 3).
+  "frontier-by-own-logprob": { draft: "mirror", laws: ["tree selection"], engine: { topk: 2, numDraftTokens: 4 } },
   // Needs a retract of a decoding request.
   "stale-draft-kv-after-retract": {
     draft: "mirror",

@@ -108,6 +108,55 @@ describe("chunk invariance", () => {
     });
   });
 
+  it("a tree frontier that flips at a near-tie of cumulative scores is a tie; one beyond epsilon fails", async () => {
+    // `specconf check --runs 200 --seed 2`, shrunk: in request 0's second round, candidates 4 (129 -> 189)
+    // and 5 (170 -> 71) score -15889.5625 and -15889.625 chunked, -15889.6875 and -15889.625 unchunked:
+    // 0.0625 apart under the mirror's 2^16 scale (draft epsilon 6.55), so step 2's frontier flips.
+    const seed2: Case = {
+      formatVersion: 1,
+      model: { preset: "small-mha" },
+      draft: defaultDraftSpec("mirror"),
+      engine: defaultEngineConfig({ numSteps: 3, topk: 2, numDraftTokens: 2, chunkSize: 1 }),
+      workload: {
+        requests: [
+          { id: 0, prompt: [1, 5, 9, 13, 17, 33, 82, 49], maxNewTokens: 4, arrivalStep: 0 },
+          { id: 1, prompt: [1, 5, 9, 13, 17, 3, 3], maxNewTokens: 2, arrivalStep: 2 },
+        ],
+        aborts: [],
+      },
+    };
+    const flipped = (await runCase(seed2)).trace;
+    const baseline = (await runCase(unchunkedTwin(seed2))).trace;
+    const frontier = (trace: Trace) =>
+      trace.events
+        .filter((event) => event.phase === "draft-decode" && event.draftStep === 2)
+        .map((event) => event.rows.filter((row) => row.request === 0).map((row) => row.token));
+    expect(frontier(flipped)[1]).toEqual([162, 189]);
+    expect(frontier(baseline)[1]).toEqual([162, 71]);
+    expect(checkChunkInvariance(flipped, baseline)).toMatchObject({ status: "holds", ties: 1 });
+
+    // The same flip with candidate 5 scored far below candidate 4 is a real difference.
+    const clear = clone(flipped);
+    for (const event of clear.events)
+      for (const row of event.rows)
+        for (const child of row.children ?? [])
+          if (row.request === 0 && child.token === 71 && child.score === -15889.625) child.score = -16000;
+    const result = checkChunkInvariance(clear, baseline);
+    expect(result.status).toBe("fails");
+    expect(result.violation?.message).toMatch(/carries draft candidate \[129,189\] in the chunked run, \[170,71\]/);
+
+    // A draft row whose second-best child changed: a tie only when its margin at the topk cut is a near-tie.
+    const expansion = (margin: number) => {
+      const trace = clone(baseline);
+      const row = trace.events.find((event) => event.phase === "draft-decode")!.rows[0];
+      row.children![1].token = (row.children![1].token + 1) % 64;
+      row.childMargin = margin;
+      return checkChunkInvariance(flipped, trace);
+    };
+    expect(expansion(1)).toMatchObject({ status: "holds", ties: 1 });
+    expect(expansion(100).violation?.message).toMatch(/expands into tokens/);
+  });
+
   it("an aborted request is compared on the common prefix; an unaborted one must match in length", async () => {
     const testCase: Case = {
       ...baseCase(),

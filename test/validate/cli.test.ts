@@ -39,7 +39,7 @@ describe("golden dump | validate", () => {
       trace.laws.filter((law) => law.status === "fails").map((law) => `${trace.case}: ${law.law}`),
     );
     // The chunk tail only exists with chunking: the unchunked case is untouched.
-    expect(failingTrace).toEqual(["chunked: draft reference"]);
+    expect(failingTrace).toEqual(["chunked: draft reference", "chunked: rows carry request tokens"]);
     const failingOutputs = new Set(
       report.requests.flatMap((request) =>
         request.checks.filter((check) => check.status === "fails").map((check) => `${request.case}: ${check.law}`),

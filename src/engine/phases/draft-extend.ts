@@ -5,7 +5,7 @@ import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import type { DraftExtendInput } from "../phase-inputs.ts";
-import { topKLogSoftmax } from "../topk.ts";
+import { childrenFields, topKLogSoftmax } from "../topk.ts";
 
 export async function runDraftExtend(context: EngineContext, input: DraftExtendInput): Promise<void> {
   const pool = context.draftPool();
@@ -43,6 +43,8 @@ export async function runDraftExtend(context: EngineContext, input: DraftExtendI
     segment.request.draftKvLength = segment.firstAnchor + segment.tokens.length;
     if (segment.yieldsDraft) {
       segment.request.draftRoot = topKLogSoftmax(output.result, row, context.config.topk);
+      // The root's expansion: candidates 1..K of the next round, scored from the root (score 0).
+      context.recorder.annotateRow(output.event, row, childrenFields(segment.request.draftRoot, 1, 0));
       segment.request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [
         row,
       ]);

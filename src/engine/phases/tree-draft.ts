@@ -4,12 +4,14 @@
 // L - 1 + depth, attending to the persisted draft KV and its ancestors' temporary rows) and expands it
 // into its K best children; the new frontier is the K best of those by cumulative log-softmax. The tree
 // is the root plus the N - 1 best candidates (ties to the lower number). With K = 1 this is the chain.
+// The trace records what selection reads: each row's candidate number and the children its logits
+// expanded into with their cumulative scores (the tree selection law and the invariance laws' ties).
 import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { DraftDecodeInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
-import { topKLogSoftmax } from "../topk.ts";
+import { childrenFields, topKLogSoftmax } from "../topk.ts";
 import type { DraftTree } from "./verify.ts";
 
 interface Candidate {
@@ -21,6 +23,8 @@ interface Candidate {
   depth: number;
   /** Cumulative log-softmax along the path. */
   score: number;
+  /** This token's own log-softmax at its parent (what the frontier-by-own-logprob fault ranks by). */
+  logprob: number;
   /** The hidden output of the row that produced this candidate: the input when it is expanded. */
   producedBy: HiddenRows;
   /** Temporary draft slot of this candidate's own row, once it has run. */
@@ -36,6 +40,11 @@ export interface TreeDraftResult {
 /** Best first: higher score, then lower number. */
 function byScore(a: Candidate, b: Candidate): number {
   return b.score - a.score || a.number - b.number;
+}
+
+/** The frontier-by-own-logprob fault's order: the child's own log-probability, ignoring its path. */
+function byOwnLogprob(a: Candidate, b: Candidate): number {
+  return b.logprob - a.logprob || a.number - b.number;
 }
 
 export async function runTreeDraft(
@@ -56,6 +65,7 @@ export async function runTreeDraft(
       parent: 0,
       depth: 1,
       score: root.logprobs[i],
+      logprob: root.logprobs[i],
       producedBy: request.draftHidden!,
     }));
     candidates.set(request.id, first);
@@ -69,6 +79,7 @@ export async function runTreeDraft(
         )
       : undefined;
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
+  const frontierOrder = context.faults.has("frontier-by-own-logprob") ? byOwnLogprob : byScore;
 
   for (let step = 1; step < context.numSteps; step++) {
     const active = context.checkpoint(decoding, epochs);
@@ -96,6 +107,7 @@ export async function runTreeDraft(
         attendPersisted: request.draftKvLength,
         attendTemporary: ancestorSlots(candidates.get(request.id)!, node),
         attendBatchRows: [r],
+        candidate: node.number,
       };
     });
     const output = await context.forward({
@@ -115,19 +127,22 @@ export async function runTreeDraft(
         if (owner !== request) return;
         const expansion = topKLogSoftmax(output.result, r, topk);
         const producedBy = HiddenRows.fromForward(width, output.result.hidden, output.event, [r]);
+        const firstNumber = list.length + children.length + 1;
+        context.recorder.annotateRow(output.event, r, childrenFields(expansion, firstNumber, node.score));
         expansion.tokens.forEach((token, i) => {
           children.push({
-            number: list.length + children.length + 1,
+            number: firstNumber + i,
             token,
             parent: node.number,
             depth: node.depth + 1,
             score: node.score + expansion.logprobs[i],
+            logprob: expansion.logprobs[i],
             producedBy,
           });
         });
       });
       list.push(...children);
-      frontiers.set(request.id, children.sort(byScore).slice(0, topk));
+      frontiers.set(request.id, children.sort(frontierOrder).slice(0, topk));
     }
   }
   const trees = new Map<number, DraftTree>();
@@ -156,5 +171,6 @@ export function selectTree(bonus: number, list: readonly Candidate[], numDraftTo
     tokens: [bonus, ...chosen.map((candidate) => candidate.token)],
     parents: [-1, ...chosen.map((candidate) => rowOf.get(candidate.parent)!)],
     depths: [0, ...chosen.map((candidate) => candidate.depth)],
+    candidates: [0, ...chosen.map((candidate) => candidate.number)],
   };
 }

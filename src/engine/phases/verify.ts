@@ -15,6 +15,8 @@ export interface DraftTree {
   /** parents[0] = -1; parents are numbered before their children. */
   parents: number[];
   depths: number[];
+  /** Tree drafting: each node's draft candidate number (0 for the root); absent for multi-layer chains. */
+  candidates?: number[];
 }
 
 export interface AcceptedRound {
@@ -80,6 +82,7 @@ export async function runVerify(
         attendTemporary: [],
         attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
         treeParent: tree.parents[node],
+        ...(tree.candidates ? { candidate: tree.candidates[node] } : {}),
       });
     });
   });

@@ -14,7 +14,7 @@ import type { RequestRun } from "./run-on-llama.ts";
  * Events are per request and round; which sequences node-llama-cpp packed into one decode is not seen (an
  * engine field beyond the schema's named ones, which it allows).
  */
-const UNOBSERVED_GROUPING = { batchGrouping: "unobserved" };
+const UNOBSERVED_GROUPING = { batchGrouping: "unobserved" as const };
 
 export interface TraceIdentity {
   engineVersion: string;
