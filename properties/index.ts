@@ -10,6 +10,9 @@ import chunkInvariance from "./laws/chunk-invariance.ts";
 import draftReference from "./laws/draft-reference.ts";
 import kvConservation from "./laws/kv-conservation.ts";
 import lossless from "./laws/lossless.ts";
+import logprobParity from "./laws/logprob-parity.ts";
+import processingParity from "./laws/processing-parity.ts";
+import terminationEquivalence from "./laws/termination-equivalence.ts";
 import mirrorAcceptance from "./laws/mirror-acceptance.ts";
 import pageSizeInvariance from "./laws/page-size-invariance.ts";
 import perStepPools from "./laws/per-step-pools.ts";
@@ -31,6 +34,9 @@ import abortFinality from "./laws/abort-finality.ts";
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   referenceDecode,
   lossless,
+  terminationEquivalence,
+  processingParity,
+  logprobParity,
   acceptanceCorrectness,
   draftReference,
   mirrorAcceptance,

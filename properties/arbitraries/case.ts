@@ -42,14 +42,14 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
  * With the prefix cache, a tight pool is the smallest the case admits (one request's reservation): requests
  * wait for room and the cache evicts under pressure.
  */
-export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode">): Case {
+export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
   const testCase = roomyCaseOf(draw, s);
   // Only a prefix cache makes use of the room left: without one a tight pool would only serialize requests.
   if (!draw.engine.tightPool || !draw.engine.prefixCache) return testCase;
   return { ...testCase, engine: { ...testCase.engine, poolSlots: minimumPoolSlots(testCase) } };
 }
 
-function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode">): Case {
+function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
   const spec = getPreset(draw.preset);
   return {
     formatVersion: CASE_FORMAT_VERSION,
@@ -57,7 +57,7 @@ function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode">): Cas
     draft: draw.draft,
     engine: { ...engineConfigOf(draw.engine, s.faults, draw.draft?.kind), mode: s.mode ?? "speculative" },
     workload: {
-      requests: requestsOf(spec, draw.requests),
+      requests: requestsOf(spec, draw.requests, s.sampling),
       aborts: abortsOf(draw.aborts, draw.requests.length),
       ...(draw.retracts.length > 0 ? { retracts: abortsOf(draw.retracts, draw.requests.length) } : {}),
     },

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import type { AbortEvent, CaseRequest } from "../../src/case/case.ts";
 import type { ModelSpec } from "../../src/model/spec.ts";
 import { promptToken } from "./model.ts";
+import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingSpace } from "./sampling.ts";
 import type { CaseSpace } from "./space.ts";
 
 export interface RequestDraw {
@@ -13,6 +14,7 @@ export interface RequestDraw {
   arrivalStep: number;
   /** Leading suffix tokens copied from the first request's (a shared prefix for the prefix cache; 0 shrinks). */
   shared: number;
+  sampling: SamplingDraw | null;
 }
 
 export interface AbortDraw {
@@ -28,6 +30,7 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     maxNewTokens: fc.integer(s.maxNewTokens),
     arrivalStep: fc.nat({ max: s.maxArrival }),
     shared: fc.nat({ max: s.maxShared }),
+    sampling: requestSamplingArbitrary(s.sampling),
   });
   return fc.array(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
@@ -49,23 +52,32 @@ export function retractsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
 }
 
 /**
- * A request's suffix: its first `shared` tokens are the first request's (as far as both reach), the rest its
- * own draw, so prompt lengths do not change with sharing and shrinking `shared` to 0 undoes it.
+ * A request's prompt suffix (raw draws mapped into the vocabulary): its first `shared` tokens are the first
+ * request's (as far as both reach), the rest its own draw offset by its index (shrunk requests of a batch
+ * still differ: request i's smallest token is 3 + i, since identical neighbours hide cross-request bugs such
+ * as a stride reading the neighbour's row). Prompt lengths do not change with sharing, and shrinking `shared`
+ * to 0 undoes it.
  */
-export function suffixOf(draws: readonly RequestDraw[], index: number): number[] {
+export function suffixOf(spec: ModelSpec, draws: readonly RequestDraw[], index: number): number[] {
   const own = draws[index].suffix;
-  if (index === 0) return own;
-  const copied = draws[0].suffix.slice(0, Math.min(draws[index].shared, own.length));
-  return [...copied, ...own.slice(copied.length)];
+  const copied = index === 0 ? [] : draws[0].suffix.slice(0, Math.min(draws[index].shared, own.length));
+  return [
+    ...copied.map((raw) => promptToken(spec, raw)),
+    ...own.slice(copied.length).map((raw) => promptToken(spec, raw + index)),
+  ];
 }
 
-export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[]): CaseRequest[] {
-  return draws.map((draw, id) => ({
-    id,
-    prompt: [...spec.preamble, ...suffixOf(draws, id).map((raw) => promptToken(spec, raw))],
-    maxNewTokens: draw.maxNewTokens,
-    arrivalStep: draw.arrivalStep,
-  }));
+export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[], sampling: SamplingSpace): CaseRequest[] {
+  return draws.map((draw, id) => {
+    const params = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);
+    return {
+      id,
+      prompt: [...spec.preamble, ...suffixOf(spec, draws, id)],
+      maxNewTokens: draw.maxNewTokens,
+      arrivalStep: draw.arrivalStep,
+      ...(params ? { sampling: params } : {}),
+    };
+  });
 }
 
 export function abortsOf(draws: readonly AbortDraw[], numRequests: number): AbortEvent[] {

@@ -8,6 +8,7 @@ import type { FaultName } from "../engine/faults.ts";
 import { runCase } from "../engine/run-case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 import { requestOutputsOf } from "../golden/run-reference.ts";
+import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { validateAgainst } from "../schema/validator.ts";
 import {
   AdapterRequestSchema,
@@ -37,6 +38,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   overlap: true,
   prefixCache: true,
   dtypes: ["float32", "float64"],
+  sampling: [...SAMPLING_OPTIONS],
   observes: [
     "acceptLens",
     "firstRoundDrafts",
@@ -46,6 +48,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "predict",
     "margin",
     "topLogit",
+    "rawPredict",
     "attended",
     "verify",
     "lifecycle",

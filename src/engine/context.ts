@@ -15,6 +15,7 @@ import { cachePrefix, type PrefixHitRecord } from "./phases/prefix-hit.ts";
 import type { Request } from "./request.ts";
 import type { TopK } from "./topk.ts";
 import type { VerifyResult } from "../trace/schema.ts";
+import type { LogprobEntry } from "../sampling/params.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
 /** Where drafts come from: a draft model (chain, tree, multi-layer) or prompt lookup (no model, no draft KV). */
@@ -23,8 +24,10 @@ export type Drafter = "model" | "ngram";
 /** Overlap: outputs the device computed, processed (emitted, finish checked) once the next step is planned. */
 export interface PendingResult {
   request: Request;
-  /** Tokens to emit, before EOS and max-new-tokens cuts. */
+  /** Tokens to emit, before EOS, stop-id and max-new-tokens cuts. */
   candidates: number[];
+  /** Each candidate's logprob entry (requests asking for logprobs). */
+  logprobs?: (LogprobEntry | undefined)[];
   /** The verify result (speculative rounds): emitted and finished are filled when processed. */
   result?: VerifyResult;
   /** The producing forward. */

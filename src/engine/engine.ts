@@ -214,7 +214,13 @@ export class Engine {
         draftHidden: request.draftHidden,
         hidden: [...request.targetHidden],
       };
-      const { emitted, finished } = request.emit(item.candidates, context.spec.eosId, true);
+      const { emitted, finished } = request.emit(
+        item.candidates,
+        context.spec.eosId,
+        context.faults,
+        item.logprobs,
+        true,
+      );
       if (item.result) {
         item.result.emitted = emitted;
         item.result.finished = finished;

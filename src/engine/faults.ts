@@ -53,6 +53,16 @@ export const FAULT_NAMES = [
   "zero-draft-stale-row",
   /** Tree drafting: the next frontier is the K children with the best own log-probability, not the best cumulative one along the path. */
   "frontier-by-own-logprob",
+  /** sglang issue 31599 (PRs 31569, 33758): an accepted run reaching the cap ends as "length" before stop tokens are checked, keeping tokens past the stop. */
+  "length-before-stop",
+  /** sglang PR 33643: the penalizer counts one token per step (the round's last) instead of every accepted token. */
+  "penalties-per-step",
+  /** vLLM issue 42744 (PR 42802): logits processing (penalties, bias, min tokens) applied to the bonus position only, verified drafts compared with the raw argmax. */
+  "processing-bonus-only",
+  /** vLLM issue 34497 (PR 31082), llama.cpp issue 27972: logprobs of accepted draft tokens reported as 0.0. */
+  "speculated-logprobs-zero",
+  /** sglang PR 33643: min new tokens counted in steps, not tokens, so EOS and the stop ids stay masked too long. */
+  "min-tokens-per-step",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

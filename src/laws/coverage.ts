@@ -3,6 +3,7 @@
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { schedulingCorners } from "./scheduling-coverage.ts";
+import { SAMPLING_COVERAGE_LABELS, samplingCoverageLabels } from "./sampling-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -33,6 +34,7 @@ export const COVERAGE_LABELS = [
   "padded bucket with a padding row",
   /** A verify forward where one request verifies no draft and another all S (prompt lookup). */
   "empty-draft round next to a full one",
+  ...SAMPLING_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -91,6 +93,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   if (corners.sharedPrefixEvicted) labels.push("eviction while a prefix is shared");
   if (corners.paddingRows) labels.push("padded bucket with a padding row");
   if (corners.emptyDraftNextToFull) labels.push("empty-draft round next to a full one");
+  labels.push(...samplingCoverageLabels(testCase, trace));
   return labels;
 }
 
@@ -122,9 +125,10 @@ export class CoverageCounter {
 
   /** fc.statistics-style lines: label, share, count. */
   lines(): string[] {
+    const width = Math.max(...COVERAGE_LABELS.map((label) => label.length)) + 1;
     return COVERAGE_LABELS.map(
       (label) =>
-        `${label.padEnd(46)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`,
+        `${label.padEnd(width)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`,
     );
   }
 }

@@ -19,6 +19,8 @@ export interface TeacherForcedTarget {
   predictions: RowPrediction[];
   /** [tokens.length, hidden]: the LM-head input at every position. */
   hidden: FloatArray;
+  /** [tokens.length, vocab]: every row's logits, when asked for (request processing and logprobs need them). */
+  logits?: FloatArray;
 }
 
 function causalMask(rows: number, dtype: ModelSpec["dtype"]): FloatArray {
@@ -35,6 +37,7 @@ async function runCacheFree(
   tokens: readonly number[],
   positions: readonly number[],
   hiddenIn?: FloatArray,
+  withLogits = false,
 ) {
   const emptyCache =
     spec.dtype === "float32"
@@ -49,27 +52,31 @@ async function runCacheFree(
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
     ctxSlots: new BigInt64Array(0),
     mask: causalMask(tokens.length, spec.dtype),
+    ...(withLogits ? { withLogits } : {}),
   });
   const predictions: RowPrediction[] = tokens.map((_, row) => {
     const top = rowTop(result, row);
     return { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
   });
-  return { predictions, hidden: result.hidden };
+  return { predictions, hidden: result.hidden, logits: result.logits };
 }
 
 export async function teacherForcedTarget(
   session: ModelSession,
   spec: ModelSpec,
   tokens: readonly number[],
+  withLogits = false,
 ): Promise<TeacherForcedTarget> {
-  const { predictions, hidden } = await runCacheFree(
+  const { predictions, hidden, logits } = await runCacheFree(
     session,
     spec,
     spec.layers,
     tokens,
     tokens.map((_, i) => i),
+    undefined,
+    withLogits,
   );
-  return { tokens, predictions, hidden };
+  return { tokens, predictions, hidden, ...(logits ? { logits } : {}) };
 }
 
 export interface DraftRowReference {

@@ -7,6 +7,7 @@ import type { Case } from "../case/case.ts";
 import { resolveModelSpec } from "../engine/run-case.ts";
 import { draftExportable } from "./model-cache.ts";
 import { COVERAGE_LABELS, type CoverageLabel } from "../laws/coverage.ts";
+import { activeSamplingOptions, samplingOptionsOf, type SamplingOption } from "../sampling/params.ts";
 
 /** Defaults for absent fields: the narrowest engine (one request, no chunking, page 1, float32, chains). */
 export function withDefaults(capabilities: Capabilities): Required<Capabilities> {
@@ -25,6 +26,7 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     overlap: false,
     prefixCache: false,
     dtypes: ["float32"],
+    sampling: [],
     observes: [],
     ...capabilities,
   };
@@ -55,6 +57,9 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (!capabilities.chunkedPrefill && chunks(testCase)) return "chunked prefill";
   if (engine.overlap && !capabilities.overlap) return "overlap scheduling";
   if (engine.prefixCache && !capabilities.prefixCache) return "prefix cache";
+  const options = new Set(workload.requests.flatMap((request) => samplingOptionsOf(request.sampling)));
+  const undeclared = [...options].find((option) => !capabilities.sampling.includes(option));
+  if (undeclared) return `sampling option ${undeclared}`;
   if (engine.mode !== "speculative") return undefined;
   const kind = testCase.draft?.kind;
   if (!kind || !capabilities.drafts.includes(kind)) return `draft ${kind ?? "none"}`;
@@ -88,6 +93,8 @@ export function featuresOf(testCase: Readonly<Case>): string[] {
   if ((testCase.workload.retracts ?? []).length > 0) features.push("retracts");
   if (engine.pageSize > 1) features.push(`page size ${engine.pageSize}`);
   if (chunks(testCase)) features.push("chunked prefill");
+  const options = new Set(testCase.workload.requests.flatMap((request) => activeSamplingOptions(request.sampling)));
+  for (const option of options) features.push(`sampling ${option}`);
   return features;
 }
 
@@ -113,6 +120,7 @@ export function declaredFeatures(declared: Capabilities): string[] {
   if (capabilities.retracts) features.push("retracts");
   features.push(...capabilities.pageSizes.filter((size) => size > 1).map((size) => `page size ${size}`));
   if (capabilities.chunkedPrefill) features.push("chunked prefill");
+  features.push(...capabilities.sampling.map((option) => `sampling ${option}`));
   return features;
 }
 
@@ -121,6 +129,9 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
   const capabilities = withDefaults(declared);
   const speculative = capabilities.modes.includes("speculative");
   const observed = capabilities.observes.includes("trace");
+  const honors = (option: SamplingOption) => capabilities.sampling.includes(option);
+  const verifies = speculative && capabilities.observes.includes("verify");
+  const rawPredict = capabilities.observes.includes("rawPredict");
   const reachable: Record<CoverageLabel, boolean> = {
     "chunk ends within S of prompt end": capabilities.chunkedPrefill && speculative,
     "request finishes mid-round": speculative && capabilities.observes.includes("verify"),
@@ -152,6 +163,11 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
       capabilities.drafts.includes("ngram") &&
       capabilities.maxBatch > 1 &&
       capabilities.observes.includes("batches"),
+    "stop id and cap inside one accepted run": verifies && honors("stopTokenIds"),
+    "min tokens end inside a round": verifies && honors("minNewTokens"),
+    "penalties change the greedy token":
+      rawPredict && (honors("repetitionPenalty") || honors("presencePenalty") || honors("frequencyPenalty")),
+    "bias forces a token the draft does not predict": verifies && rawPredict && honors("logitBias"),
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

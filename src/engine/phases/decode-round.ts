@@ -7,6 +7,8 @@ import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
+import { logprobOf } from "../row-sampler.ts";
+import type { LogprobEntry } from "../../sampling/params.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-layer.ts";
 import { proposeNgramTrees } from "./ngram-draft.ts";
@@ -43,6 +45,7 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
       attendTemporary: [],
       attendBatchRows: [r],
       placeholder: request.launch?.tokenPlaceholder,
+      sampler: request.rowSampler([], context.spec.eosId),
     };
   });
   const output = await context.forward({
@@ -55,12 +58,14 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   });
   active.forEach((request, r) => {
     request.targetKvLength += 1;
+    const token = output.predict[r];
+    const logprobs = [logprobOf(output.sampled[r], token, request.sampling)];
     if (context.overlap) {
-      context.publishToken(request, output.predict[r], output.event);
-      defer(context, { request, candidates: [output.predict[r]], event: output.event });
+      context.publishToken(request, token, output.event);
+      defer(context, { request, candidates: [token], logprobs, event: output.event });
       return;
     }
-    request.emit([output.predict[r]], context.spec.eosId);
+    request.emit([token], context.spec.eosId, context.faults, logprobs);
     if (request.status === "finished") context.releaseRequest(request);
   });
 }
@@ -100,14 +105,20 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     const { request, result } = round;
     // The accepted drafts, then the bonus read from accept_tokens.
     const emittedCandidates = [...result.acceptTokens!.slice(0, result.acceptLen - 1), result.bonus];
+    // Candidate i was sampled at the path's node i; the last is the bonus, the others verified drafts.
+    const logprobs = emittedCandidates.map((token, i) => {
+      const entry = logprobOf(round.pathSampled[i], token, request.sampling);
+      const speculated = i < emittedCandidates.length - 1;
+      return entry && speculated && context.faults.has("speculated-logprobs-zero") ? zeroLogprobs(entry) : entry;
+    });
     if (context.overlap) {
-      // The device goes on with the whole accepted path; EOS and max new tokens are the host's business.
+      // The device goes on with the whole accepted path; EOS, stop ids and max new tokens are the host's business.
       context.publishToken(request, result.bonus, roundEvent(round));
-      defer(context, { request, candidates: emittedCandidates, result, event: roundEvent(round) });
+      defer(context, { request, candidates: emittedCandidates, logprobs, result, event: roundEvent(round) });
       continuing.push(round);
       continue;
     }
-    const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId);
+    const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId, context.faults, logprobs);
     request.acceptLens.push(result.acceptLen);
     result.emitted = emitted;
     result.finished = finished;
@@ -165,4 +176,9 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
 /** The verify event of a round (its path's hidden rows carry it). */
 function roundEvent(round: { pathHidden: HiddenRows }): number {
   return round.pathHidden.provenance[0].event;
+}
+
+/** vLLM issue 34497, llama.cpp issue 27972: speculated tokens' logprobs reported as 0.0. */
+function zeroLogprobs(entry: LogprobEntry): LogprobEntry {
+  return { ...entry, logprob: 0, top: entry.top.map((alternative) => ({ ...alternative, logprob: 0 })) };
 }

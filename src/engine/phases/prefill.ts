@@ -6,6 +6,7 @@ import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
+import { logprobOf } from "../row-sampler.ts";
 import type { Request } from "../request.ts";
 import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
@@ -37,9 +38,12 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     const slots = pool.extendPersisted(request.id, end);
     const firstRow = rows.length;
     rowRanges.push({ chunk, firstRow });
+    // Only a final chunk's last row samples (the first output token; a resumed request keeps its bonus).
+    const sampler = chunk.final && !request.hasPendingBonus ? request.rowSampler([], context.spec.eosId) : undefined;
     for (let position = start; position < end; position++) {
       const i = position - start;
       rows.push({
+        ...(position === end - 1 && sampler ? { sampler } : {}),
         request: request.id,
         token: request.tokens[position],
         position,
@@ -72,6 +76,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     const sampledAtChunkEnd = output.predict[lastRow];
     const resumingWithBonus = request.hasPendingBonus;
     if (final && !resumingWithBonus) {
+      const logprob = logprobOf(output.sampled[lastRow], sampledAtChunkEnd, request.sampling);
       if (context.overlap) {
         // The device goes on with the sample; the host processes it once the next step is planned.
         context.publishToken(request, sampledAtChunkEnd, output.event);
@@ -79,11 +84,12 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
         context.pending.push({
           request,
           candidates: [sampledAtChunkEnd],
+          logprobs: [logprob],
           event: output.event,
           epoch: request.retracts,
         });
       } else {
-        request.emit([sampledAtChunkEnd], context.spec.eosId);
+        request.emit([sampledAtChunkEnd], context.spec.eosId, context.faults, [logprob]);
         if (request.status === "finished") {
           context.releaseRequest(request);
           continue;
