@@ -92,8 +92,7 @@ function terminationViolation(
 function ranAfterFinish(trace: Trace, id: number): number | undefined {
   let finishedAt: number | undefined;
   for (const event of trace.events) {
-    if (finishedAt !== undefined && event.rows.some((row) => row.request === id && !row.discarded))
-      return event.index;
+    if (finishedAt !== undefined && event.rows.some((row) => row.request === id && !row.discarded)) return event.index;
     if (event.verify?.some((result) => result.request === id && result.finished)) finishedAt = event.index;
   }
   return undefined;

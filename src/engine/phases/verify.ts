@@ -139,7 +139,7 @@ export async function runVerify(
       request,
       path,
       pathHidden,
-      pathSampled: path.map((node) => output.sampled[r * numNodes + node]),
+      pathSampled: path.map((node) => output.sampled[blockStarts[r] + node]),
       result: {
         request: request.id,
         acceptIndex: row,
