@@ -141,9 +141,11 @@ export class Engine {
     if (!request?.active) return;
     this.context.recorder.note({ kind: "retract", request: id, step: this.context.step });
     // The stale-placeholder fault: the placeholder of the discarded in-flight token stays in the token list.
+    // (Only past the first token: a request without output re-samples it, there is no pending token to keep.)
     const inFlight =
       this.context.faults.has("stale-placeholder-after-gap") &&
       request.futureEntry !== undefined &&
+      request.output.length > 0 &&
       request.tokens.length > request.prompt.length + request.output.length
         ? placeholderOf(request.futureEntry)
         : undefined;

@@ -29,7 +29,10 @@ export const FAULT_NAMES = [
    * and wraps without checking: a later producer's write replaces a token still pending for another request.
    */
   "future-ring-wrap",
-  /** SGLang PRs 19897/19796 (prefix cache): a prefix hit shares the target KV but leaves the draft KV uninitialized. */
+  /**
+   * SGLang PRs 19897/19796 (prefix cache): a prefix hit shares the cached pages, but their draft KV was never
+   * written (it holds what a fresh buffer holds).
+   */
   "prefix-hit-uninitialized-draft-kv",
   /**
    * SGLang PR 10846 (prefix cache, page > 1): the draft pools reuse the unaligned match length, sharing the

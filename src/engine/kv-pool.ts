@@ -560,6 +560,22 @@ export class KvPool {
   }
 
   /**
+   * Zeroes these slots' K/V in every layer without any ownership check: what a never-written buffer holds
+   * (the prefix-hit-uninitialized-draft-kv fault's cached draft KV). Mutates.
+   */
+  forgetContentsUnchecked(slots: readonly number[]): void {
+    this.checkNotReleased();
+    for (const slot of slots) {
+      this.contentIds[slot] = freshContentBlock();
+      for (let layer = 0; layer < this.layers; layer++) {
+        const at = (layer * this.numSlots + slot) * this.kvDim;
+        this.keyBuffer.fill(0, at, at + this.kvDim);
+        this.valueBuffer.fill(0, at, at + this.kvDim);
+      }
+    }
+  }
+
+  /**
    * Writes row `row` of newKeys/newValues ([layers, numRows, kvDim]) to `slot` in every layer without any
    * ownership check: what a stray device-side write does (padded graph replay's stale-padding-slot fault).
    * Mutates.

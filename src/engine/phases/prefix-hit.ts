@@ -2,9 +2,9 @@
 // pool (target and draft), their KV is not recomputed, and its prefill starts at the hit length. The hit is
 // declared in the trace (a lifecycle "prefix-hit" with the length each pool reuses; the slots in the
 // references), and the reused KV is kept aside so the prefix-cache draft KV law can compare it with a
-// cache-free recomputation over this request's own tokens. Two faults live here: the draft pools get fresh,
-// never-written pages ("prefix-hit-uninitialized-draft-kv", SGLang PRs 19897/19796), or share the partly
-// matched last page at the unaligned length ("prefix-draft-kv-unaligned", SGLang PR 10846).
+// cache-free recomputation over this request's own tokens. Two faults live here: the shared draft pages hold
+// never-written KV ("prefix-hit-uninitialized-draft-kv", SGLang PRs 19897/19796), or the draft pools share the
+// partly matched last page at the unaligned length ("prefix-draft-kv-unaligned", SGLang PR 10846).
 import type { FloatArray } from "../../runtime/ort.ts";
 import type { EngineContext } from "../context.ts";
 import type { KvPool } from "../kv-pool.ts";
@@ -56,7 +56,10 @@ export function applyPrefixHit(context: EngineContext, request: Request): void {
     const draft = pool !== context.pools.target;
     let length = match.length;
     if (draft && context.faults.has("prefix-hit-uninitialized-draft-kv")) {
-      pool.extendPersisted(request.id, length);
+      // The cached pages are shared as they should be, but their draft KV was never written (SGLang: the
+      // radix cache entry was made without the draft's KV): the slots hold what a fresh buffer holds.
+      pool.sharePersisted(request.id, match.pages.get(pool.name)!, length);
+      pool.forgetContentsUnchecked(Array.from({ length }, (_, position) => pool.slotOf(request.id, position)!));
     } else if (draft && context.faults.has("prefix-draft-kv-unaligned") && match.partial && match.matched > length) {
       length = match.matched;
       pool.sharePersisted(request.id, [...match.pages.get(pool.name)!, match.partial.get(pool.name)!], length);
