@@ -9,8 +9,8 @@
 // Paging and slot bookkeeping stay in TypeScript; the graph only gathers and computes.
 import { GraphBuilder } from "./onnx-builder.ts";
 import { referenceTarget, type PrefixKv } from "./reference-forward.ts";
-import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
-import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
+import { eagle3Options, MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
+import type { Eagle3MirrorWeights, Eagle3Weights, EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
 
 /** Positions beyond maxPositions that the RoPE tables still cover (mirror modules run at anchor + k + 1). */
 export const ROPE_TABLE_SLACK = 16;
@@ -34,6 +34,20 @@ interface StackGraph {
   logitScale: number;
   tap?: { vector: Float64Array; delta: number };
   hasHiddenInput: boolean;
+  /**
+   * EAGLE-3 input path: an aux_in [T, auxWidth] input (the target's auxiliary states), and the draft input
+   * fc(norm?(aux_in)) + hidden_in. Rows fed aux carry zeros in hidden_in and vice versa (fc(0) = 0, exactly),
+   * so one graph serves draft-extend rows (aux) and draft-decode rows (the draft's own hidden).
+   */
+  eagle3?: { fc: Float64Array; inputNorm?: Float64Array; auxWidth: number; tapDraftInput: boolean };
+  /** EAGLE-3 head: the layers read the draft input (not the embedding) as the residual stream. */
+  residualFromDraftInput?: boolean;
+  /** EAGLE-3 head: the hidden output is the residual stream before the final norm (the next step's input). */
+  hiddenBeforeNorm?: boolean;
+  /** An LM head of its own (EAGLE-3: over the draft vocabulary); default the target's. */
+  lmHead?: { weights: Float64Array; vocab: number };
+  /** Target for EAGLE-3: also output layer_hidden [layers + 1, T, H], the residual stream before each layer and after the last. */
+  layerStreams?: boolean;
 }
 
 function ropeTables(spec: ModelSpec): { cos: Float64Array; sinSigned: Float64Array; rows: number } {
@@ -62,6 +76,7 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   const tokens = g.input("tokens", "int64", ["T"]);
   const positions = g.input("positions", "int64", ["T"]);
   const hiddenIn = graph.hasHiddenInput ? g.input("hidden_in", spec.dtype, ["T", hidden]) : undefined;
+  const auxIn = graph.eagle3 ? g.input("aux_in", spec.dtype, ["T", graph.eagle3.auxWidth]) : undefined;
   const kCache = g.input("k_cache", spec.dtype, [layerCount, "S", kvDimension]);
   const vCache = g.input("v_cache", spec.dtype, [layerCount, "S", kvDimension]);
   const ctxSlots = g.input("ctx_slots", "int64", ["C"]);
@@ -107,8 +122,25 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
     mask = g.op("Concat", [prefixColumns, mask], { axis: 1 });
   }
 
+  // EAGLE-3: the draft input, fc over the (optionally normed) auxiliary states plus the hidden input.
+  let draftInput: string | undefined;
+  if (graph.eagle3) {
+    const { fc, inputNorm, auxWidth } = graph.eagle3;
+    let fcIn = auxIn!;
+    if (inputNorm) {
+      const meanSquare = g.op("ReduceMean", [g.op("Mul", [fcIn, fcIn]), axesLast], { keepdims: 1 });
+      const normed = g.op("Div", [fcIn, g.op("Sqrt", [g.op("Add", [meanSquare, eps])])]);
+      fcIn = g.op("Mul", [normed, g.weight("input_norm", [auxWidth], inputNorm)]);
+    }
+    draftInput = g.op("Add", [g.op("MatMul", [fcIn, g.weight("fc", [auxWidth, hidden], fc)]), hiddenIn!]);
+  }
+
   let x: string;
-  if (graph.input.kind === "embed") {
+  let embeddedTokens: string | undefined;
+  if (graph.residualFromDraftInput) {
+    embeddedTokens = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
+    x = draftInput!;
+  } else if (graph.input.kind === "embed") {
     x = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
   } else {
     const embedded = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
@@ -138,19 +170,29 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
     return g.op("Reshape", [expanded, mergedHeadsShape]);
   };
 
+  const streams: string[] = [];
   graph.layers.forEach((layer, l) => {
-    const normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
+    streams.push(x);
+    let normed: string;
+    let attnIn = hidden;
+    if (layer.embedNorm && layer.hiddenNorm) {
+      // EAGLE-3 midlayer: attention over concat(input_layernorm(embedding), hidden_norm(hidden)).
+      const embedPart = rmsNorm(embeddedTokens!, layer.embedNorm, `l${l}_input_layernorm`);
+      const hiddenPart = rmsNorm(x, layer.hiddenNorm, `l${l}_hidden_norm`);
+      normed = g.op("Concat", [embedPart, hiddenPart], { axis: -1 });
+      attnIn = 2 * hidden;
+    } else normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
     const q = rope(
       g.op("Reshape", [
-        g.op("MatMul", [normed, g.weight(`l${l}_wq`, [hidden, heads * headDim], layer.wq)]),
+        g.op("MatMul", [normed, g.weight(`l${l}_wq`, [attnIn, heads * headDim], layer.wq)]),
         headsShape,
       ]),
     );
     const k = rope(
-      g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wk`, [hidden, kvDimension], layer.wk)]), kvHeadsShape]),
+      g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wk`, [attnIn, kvDimension], layer.wk)]), kvHeadsShape]),
     );
     const kFlat = g.op("Reshape", [k, kvFlatShape]);
-    const vFlat = g.op("MatMul", [normed, g.weight(`l${l}_wv`, [hidden, kvDimension], layer.wv)]);
+    const vFlat = g.op("MatMul", [normed, g.weight(`l${l}_wv`, [attnIn, kvDimension], layer.wv)]);
     newKeys.push(g.op("Unsqueeze", [kFlat, axis0]));
     newValues.push(g.op("Unsqueeze", [vFlat, axis0]));
     const layerIndex = g.int64(`layer_${l}`, [], [l]);
@@ -184,17 +226,26 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   });
 
   const hiddenOut = graph.finalNorm ? rmsNorm(x, graph.finalNorm, "final_norm") : x;
-  g.op("Identity", [hiddenOut], {}, "hidden");
-  let logits = g.op("MatMul", ["hidden", g.weight("lm_head", [hidden, vocab], target.lmHead)]);
+  const head = graph.lmHead ?? { weights: target.lmHead, vocab };
+  let logits: string;
+  if (graph.hiddenBeforeNorm) {
+    g.op("Identity", [x], {}, "hidden");
+    logits = g.op("MatMul", [hiddenOut, g.weight("lm_head", [hidden, head.vocab], head.weights)]);
+  } else {
+    g.op("Identity", [hiddenOut], {}, "hidden");
+    logits = g.op("MatMul", ["hidden", g.weight("lm_head", [hidden, head.vocab], head.weights)]);
+  }
   if (graph.logitScale !== 1) logits = g.op("Mul", [logits, g.scalar(graph.logitScale)]);
   if (graph.tap) {
     // The tap adds delta * (w . hidden_in) to every logit of a row: the logits now depend on the hidden
     // input (so plumbing bugs show in draft logits) while softmax and argmax stay the mirror's exactly.
-    const tapColumn = g.op("MatMul", [hiddenIn!, g.weight("tap", [hidden, 1], graph.tap.vector)]);
+    // The EAGLE-3 mirror taps its draft input instead, so they depend on every auxiliary state as well.
+    const tapped = graph.eagle3?.tapDraftInput ? draftInput! : hiddenIn!;
+    const tapColumn = g.op("MatMul", [tapped, g.weight("tap", [hidden, 1], graph.tap.vector)]);
     logits = g.op("Add", [logits, g.op("Mul", [tapColumn, g.scalar(graph.tap.delta * graph.logitScale)])]);
   }
   g.op("Identity", [logits], {}, "logits");
-  const topK = Math.min(TOP_K, vocab);
+  const topK = Math.min(TOP_K, head.vocab);
   g.node("TopK", ["logits", g.int64("top_k", [1], [topK])], { axis: -1, largest: 1, sorted: 1 }, [
     "top_values",
     "top_indices",
@@ -205,25 +256,42 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   g.op("Add", [rowMax, g.op("Log", [sumExp])], {}, "log_normalizer");
   g.op("Concat", newKeys, { axis: 0 }, "k_new");
   g.op("Concat", newValues, { axis: 0 }, "v_new");
-  g.output("logits", spec.dtype, ["T", vocab]);
+  if (graph.layerStreams) {
+    streams.push(x);
+    g.op(
+      "Concat",
+      streams.map((stream) => g.op("Unsqueeze", [stream, axis0])),
+      { axis: 0 },
+      "layer_hidden",
+    );
+  }
+  g.output("logits", spec.dtype, ["T", head.vocab]);
   g.output("top_values", spec.dtype, ["T", topK]);
   g.output("top_indices", "int64", ["T", topK]);
   g.output("log_normalizer", spec.dtype, ["T", 1]);
   g.output("hidden", spec.dtype, ["T", hidden]);
   g.output("k_new", spec.dtype, [layerCount, "T", kvDimension]);
   g.output("v_new", spec.dtype, [layerCount, "T", kvDimension]);
+  if (graph.layerStreams) g.output("layer_hidden", spec.dtype, [layerCount + 1, "T", hidden]);
   return g.toBytes(graph.name);
 }
 
-export function writeTargetGraph(spec: ModelSpec, weights: TargetWeights): Uint8Array {
+/**
+ * The target. With layerStreams (EAGLE-3 drafts need the target's auxiliary states) it also outputs every
+ * residual stream: layer_hidden[j] is the input of layer j, so layer i's output is stream i + 1 and the
+ * last stream is the output before the final norm. The same model; a separate graph (and digest), so the
+ * plain target's bytes do not change.
+ */
+export function writeTargetGraph(spec: ModelSpec, weights: TargetWeights, layerStreams = false): Uint8Array {
   return writeStackGraph(spec, weights, {
-    name: `${spec.name}-target`,
+    name: layerStreams ? `${spec.name}-target-aux` : `${spec.name}-target`,
     layers: weights.layers,
     ropeOffset: 0,
     input: { kind: "embed" },
     finalNorm: weights.finalNorm,
     logitScale: 1,
     hasHiddenInput: false,
+    ...(layerStreams ? { layerStreams } : {}),
   });
 }
 
@@ -275,5 +343,62 @@ export function writeEagleGraph(spec: ModelSpec, target: TargetWeights, eagle: E
     input: { kind: "eagle-fc", fc: eagle.fc, bias: eagle.fcBias },
     logitScale: 1,
     hasHiddenInput: true,
+  });
+}
+
+/** Width of an EAGLE-3 draft's aux_in: one hidden-size row per auxiliary layer. */
+export function auxWidth(spec: ModelSpec, draft: DraftSpec): number {
+  return eagle3Options(spec, draft).auxLayers.length * spec.hidden;
+}
+
+/**
+ * The EAGLE-3 head (LlamaForCausalLMEagle3): draft input fc(norm?(aux)) + hidden, one midlayer whose
+ * attention reads concat(input_layernorm(embedding), hidden_norm(input)) with the input as residual, the
+ * head's own norm and LM head over the draft vocabulary; the hidden output is the residual before the norm.
+ */
+export function writeEagle3Graph(
+  spec: ModelSpec,
+  draft: DraftSpec,
+  target: TargetWeights,
+  eagle3: Eagle3Weights,
+): Uint8Array {
+  return writeStackGraph(spec, target, {
+    name: `${spec.name}-eagle3`,
+    layers: [eagle3.layer],
+    ropeOffset: 0,
+    input: { kind: "embed" },
+    finalNorm: eagle3.norm,
+    logitScale: 1,
+    hasHiddenInput: true,
+    eagle3: { fc: eagle3.fc, inputNorm: eagle3.inputNorm, auxWidth: auxWidth(spec, draft), tapDraftInput: false },
+    residualFromDraftInput: true,
+    hiddenBeforeNorm: true,
+    lmHead: { weights: eagle3.lmHead, vocab: eagle3.d2t.length },
+  });
+}
+
+/**
+ * The EAGLE-3 mirror: the mirror (the target stack on the token after BOS, logits x 2^16) with its LM head's
+ * columns in draft-vocabulary order (exact copies, so its draft argmax maps through d2t to the target's
+ * greedy token) and a tap over the EAGLE-3 draft input: logits depend on every auxiliary state, argmax not.
+ */
+export function writeEagle3MirrorGraph(
+  spec: ModelSpec,
+  draft: DraftSpec,
+  target: TargetWeights,
+  mirror: Eagle3MirrorWeights,
+): Uint8Array {
+  return writeStackGraph(spec, target, {
+    name: `${spec.name}-eagle3-mirror`,
+    layers: target.layers,
+    ropeOffset: 1,
+    prefix: mirrorPrefix(spec, target, [spec.bosId], spec.layers),
+    input: { kind: "embed" },
+    finalNorm: target.finalNorm,
+    logitScale: MIRROR_LOGIT_SCALE,
+    tap: { vector: mirror.tap, delta: draft.tapDelta },
+    hasHiddenInput: true,
+    eagle3: { fc: mirror.fc, inputNorm: mirror.inputNorm, auxWidth: auxWidth(spec, draft), tapDraftInput: true },
+    lmHead: { weights: mirror.lmHead, vocab: spec.vocab },
   });
 }

@@ -2,7 +2,14 @@
 // One causal sequence at a time. Tests prove every ONNX graph against it; it is written from the
 // math (RMSNorm, RoPE rotate-half, grouped-query attention, SwiGLU), not from the graph writers.
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
-import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
+import type {
+  Eagle3Input,
+  Eagle3MirrorWeights,
+  Eagle3Weights,
+  EagleWeights,
+  LayerWeights,
+  TargetWeights,
+} from "./weights.ts";
 
 export interface StackOutput {
   /** [T, hidden]: the residual stream after the last layer (before any final norm). */
@@ -84,7 +91,9 @@ export function runLayers(
   input: Float64Array,
   positions: readonly number[],
   prefix?: PrefixKv,
-): StackOutput & LayerKv {
+  /** EAGLE-3's midlayer: the token embeddings its attention reads next to the hidden input. */
+  embedded?: Float64Array,
+): StackOutput & LayerKv & { streams: Float64Array[] } {
   const { hidden, heads, kvHeads, headDim, intermediate, rmsEps } = spec;
   const rows = positions.length;
   const kvDimension = kvHeads * headDim;
@@ -94,11 +103,25 @@ export function runLayers(
   const x = Float64Array.from(input);
   const keysOut: Float64Array[] = [];
   const valuesOut: Float64Array[] = [];
+  const streams: Float64Array[] = [];
   layers.forEach((layer, layerIndex) => {
-    const normed = layer.attnNorm ? rmsNorm(x, rows, hidden, layer.attnNorm, rmsEps) : x;
-    const q = matmul(normed, rows, hidden, layer.wq, heads * headDim);
-    const k = matmul(normed, rows, hidden, layer.wk, kvDimension);
-    const v = matmul(normed, rows, hidden, layer.wv, kvDimension);
+    streams.push(Float64Array.from(x));
+    let normed = layer.attnNorm ? rmsNorm(x, rows, hidden, layer.attnNorm, rmsEps) : x;
+    let attnIn = hidden;
+    if (layer.embedNorm && layer.hiddenNorm) {
+      if (!embedded) throw new Error("an EAGLE-3 midlayer needs the token embeddings");
+      const embedPart = rmsNorm(embedded, rows, hidden, layer.embedNorm, rmsEps);
+      const hiddenPart = rmsNorm(x, rows, hidden, layer.hiddenNorm, rmsEps);
+      attnIn = 2 * hidden;
+      normed = new Float64Array(rows * attnIn);
+      for (let r = 0; r < rows; r++) {
+        normed.set(embedPart.subarray(r * hidden, (r + 1) * hidden), r * attnIn);
+        normed.set(hiddenPart.subarray(r * hidden, (r + 1) * hidden), r * attnIn + hidden);
+      }
+    }
+    const q = matmul(normed, rows, attnIn, layer.wq, heads * headDim);
+    const k = matmul(normed, rows, attnIn, layer.wk, kvDimension);
+    const v = matmul(normed, rows, attnIn, layer.wv, kvDimension);
     applyRope(q, rows, heads, headDim, positions, spec.ropeTheta);
     applyRope(k, rows, kvHeads, headDim, positions, spec.ropeTheta);
     keysOut.push(k);
@@ -144,7 +167,8 @@ export function runLayers(
     const down = matmul(gate, rows, intermediate, layer.wDown, hidden);
     for (let i = 0; i < x.length; i++) x[i] += down[i];
   });
-  return { residual: x, keys: keysOut, values: valuesOut };
+  streams.push(Float64Array.from(x));
+  return { residual: x, keys: keysOut, values: valuesOut, streams };
 }
 
 function embed(spec: ModelSpec, weights: TargetWeights, tokens: readonly number[]): Float64Array {
@@ -162,7 +186,7 @@ export function referenceTarget(
   tokens: readonly number[],
   positions?: readonly number[],
   layerCount = spec.layers,
-): HeadOutput & LayerKv {
+): HeadOutput & LayerKv & { streams: Float64Array[] } {
   const pos = positions ?? tokens.map((_, i) => i);
   const stack = runLayers(spec, weights.layers.slice(0, layerCount), embed(spec, weights, tokens), pos);
   const hidden = rmsNorm(stack.residual, tokens.length, spec.hidden, weights.finalNorm, spec.rmsEps);
@@ -171,6 +195,8 @@ export function referenceTarget(
     hidden,
     keys: stack.keys,
     values: stack.values,
+    // streams[j]: the input of layer j; streams[layers]: the last layer's output before the final norm.
+    streams: stack.streams,
   };
 }
 
@@ -223,4 +249,69 @@ export function referenceEagle(
   const stack = runLayers(spec, [eagle.layer], fused, positions);
   // EAGLE: no final norm; the decoder layer's output (hidden + residual) feeds the target's LM head.
   return { logits: matmul(stack.residual, rows, spec.hidden, target.lmHead, spec.vocab), hidden: stack.residual };
+}
+
+/**
+ * The EAGLE-3 draft input of each row: fc(norm?(aux)) + hidden. A row fed auxiliary states has a zero hidden
+ * input and vice versa, so this is fc over the aux rows, or the hidden rows as they are.
+ */
+export function eagle3DraftInput(
+  spec: ModelSpec,
+  input: Eagle3Input,
+  auxIn: Float64Array,
+  hiddenIn: Float64Array,
+  rows: number,
+): Float64Array {
+  const auxWidth = input.fc.length / spec.hidden;
+  const fcIn = input.inputNorm ? rmsNorm(auxIn, rows, auxWidth, input.inputNorm, spec.rmsEps) : auxIn;
+  const out = matmul(fcIn, rows, auxWidth, input.fc, spec.hidden);
+  for (let i = 0; i < out.length; i++) out[i] += hiddenIn[i];
+  return out;
+}
+
+/** EAGLE-3 head over one causal sequence of rows; logits over the draft vocabulary (draft ids). */
+export function referenceEagle3(
+  spec: ModelSpec,
+  target: TargetWeights,
+  eagle3: Eagle3Weights,
+  tokens: readonly number[],
+  auxIn: Float64Array,
+  hiddenIn: Float64Array,
+  positions: readonly number[],
+): HeadOutput {
+  const rows = tokens.length;
+  const input = eagle3DraftInput(spec, eagle3, auxIn, hiddenIn, rows);
+  const stack = runLayers(spec, [eagle3.layer], input, positions, undefined, embed(spec, target, tokens));
+  const normed = rmsNorm(stack.residual, rows, spec.hidden, eagle3.norm, spec.rmsEps);
+  return {
+    logits: matmul(normed, rows, spec.hidden, eagle3.lmHead, eagle3.d2t.length),
+    hidden: stack.residual,
+  };
+}
+
+/**
+ * EAGLE-3 mirror over one causal sequence: the mirror's logits with columns in draft order, plus the tap over
+ * the draft input. Computed as the target over [BOS, ...tokens], as referenceMirror does.
+ */
+export function referenceEagle3Mirror(
+  spec: ModelSpec,
+  weights: TargetWeights,
+  draft: DraftSpec,
+  mirror: Eagle3MirrorWeights,
+  tokens: readonly number[],
+  auxIn: Float64Array,
+  hiddenIn: Float64Array,
+): HeadOutput {
+  const rows = tokens.length;
+  const full = referenceTarget(spec, weights, [spec.bosId, ...tokens]);
+  const hidden = full.hidden.slice(spec.hidden);
+  const logits = matmul(hidden, rows, spec.hidden, mirror.lmHead, spec.vocab).map((v) => v * MIRROR_LOGIT_SCALE);
+  const input = eagle3DraftInput(spec, mirror, auxIn, hiddenIn, rows);
+  for (let r = 0; r < rows; r++) {
+    let dot = 0;
+    for (let c = 0; c < spec.hidden; c++) dot += mirror.tap[c] * input[r * spec.hidden + c];
+    const shift = draft.tapDelta * MIRROR_LOGIT_SCALE * dot;
+    for (let c = 0; c < spec.vocab; c++) logits[r * spec.vocab + c] += shift;
+  }
+  return { logits, hidden };
 }
