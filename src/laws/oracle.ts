@@ -12,6 +12,7 @@ import {
   type RowPrediction,
   type TeacherForcedTarget,
 } from "../reference/cache-free.ts";
+import { eagle3ReadingOf, type Eagle3Reading } from "../reference/eagle3-reading.ts";
 import { epsilonFor } from "./law.ts";
 
 export class ReferenceOracle {
@@ -29,6 +30,8 @@ export class ReferenceOracle {
     readonly draftLayers: number,
     runtime: RuntimeOptions,
     scale: number,
+    /** EAGLE-3 drafts: what the checkpoint's config and maps say (layer ids, norm_before_fc, d2t). */
+    readonly eagle3?: Eagle3Reading,
   ) {
     this.epsilon = epsilonFor(spec.dtype, runtime.ep);
     this.draftEpsilon = this.epsilon * scale;
@@ -41,7 +44,16 @@ export class ReferenceOracle {
       graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)),
     );
     const scale = models.draft ? draftLogitScale(models.draft.spec) : 1;
-    return new ReferenceOracle(models.spec, target, sessions[0], sessions, graphs[0]?.layers ?? 0, runtime, scale);
+    return new ReferenceOracle(
+      models.spec,
+      target,
+      sessions[0],
+      sessions,
+      graphs[0]?.layers ?? 0,
+      runtime,
+      scale,
+      eagle3ReadingOf(models.spec, models.draft),
+    );
   }
 
   get hasDraft(): boolean {
