@@ -99,6 +99,7 @@ export class ReferenceOracle {
           rootPosition,
           pathTokens,
           pathHidden,
+          this.eagle3,
         );
       })();
       this.draftMemo.set(key, memo);

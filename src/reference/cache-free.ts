@@ -5,12 +5,17 @@
 import type { ModelSpec } from "../model/spec.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "../engine/topk.ts";
+import { auxStates, toTargetPrediction, zeros } from "./eagle3-rows.ts";
+import type { Eagle3Reading } from "./eagle3-reading.ts";
 
 export interface RowPrediction {
+  /** A target id (an EAGLE-3 draft's argmax mapped through the checkpoint's d2t). */
   argmax: number;
   margin: number;
   /** The logit of argmax. */
   topLogit: number;
+  /** EAGLE-3 drafts: the argmax over the draft vocabulary (a draft id). */
+  draftArgmax?: number;
 }
 
 export interface TeacherForcedTarget {
@@ -19,6 +24,8 @@ export interface TeacherForcedTarget {
   predictions: RowPrediction[];
   /** [tokens.length, hidden]: the LM-head input at every position. */
   hidden: FloatArray;
+  /** Targets built for EAGLE-3 drafts: [layers + 1, tokens.length, hidden], every residual stream. */
+  layerHidden?: FloatArray;
 }
 
 function causalMask(rows: number, dtype: ModelSpec["dtype"]): FloatArray {
@@ -35,6 +42,8 @@ async function runCacheFree(
   tokens: readonly number[],
   positions: readonly number[],
   hiddenIn?: FloatArray,
+  auxIn?: FloatArray,
+  eagle3?: Eagle3Reading,
 ) {
   const emptyCache =
     spec.dtype === "float32"
@@ -44,6 +53,7 @@ async function runCacheFree(
     tokens: BigInt64Array.from(tokens, BigInt),
     positions: BigInt64Array.from(positions, BigInt),
     hiddenIn,
+    auxIn,
     kCache: emptyCache,
     vCache: emptyCache,
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
@@ -52,9 +62,10 @@ async function runCacheFree(
   });
   const predictions: RowPrediction[] = tokens.map((_, row) => {
     const top = rowTop(result, row);
-    return { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
+    const prediction = { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
+    return eagle3 ? toTargetPrediction(prediction, eagle3) : prediction;
   });
-  return { predictions, hidden: result.hidden };
+  return { predictions, hidden: result.hidden, layerHidden: result.layerHidden };
 }
 
 export async function teacherForcedTarget(
@@ -62,14 +73,14 @@ export async function teacherForcedTarget(
   spec: ModelSpec,
   tokens: readonly number[],
 ): Promise<TeacherForcedTarget> {
-  const { predictions, hidden } = await runCacheFree(
+  const { predictions, hidden, layerHidden } = await runCacheFree(
     session,
     spec,
     spec.layers,
     tokens,
     tokens.map((_, i) => i),
   );
-  return { tokens, predictions, hidden };
+  return { tokens, predictions, hidden, ...(layerHidden ? { layerHidden } : {}) };
 }
 
 export interface DraftRowReference {
@@ -92,11 +103,21 @@ export async function recomputeDraftRow(
   rootPosition: number,
   pathTokens: readonly number[],
   pathHidden: readonly FloatArray[],
+  eagle3?: Eagle3Reading,
 ): Promise<DraftRowReference> {
   const width = spec.hidden;
   const L = rootPosition;
   const tokens = [...target.tokens.slice(1, L + 1), ...pathTokens];
-  const hiddenIn = concatRows([target.hidden.slice(0, L * width), ...pathHidden], spec.dtype);
+  // EAGLE-3: anchor rows are fed the auxiliary states the checkpoint names (hidden zero), path rows their
+  // parent's draft hidden (aux zero). Other drafts: the target's hidden states, then the path's.
+  const anchorHidden = eagle3 ? zeros(spec.dtype, L * width) : target.hidden.slice(0, L * width);
+  const hiddenIn = concatRows([anchorHidden, ...pathHidden], spec.dtype);
+  const auxIn = eagle3
+    ? concatRows(
+        [auxStates(spec, target, eagle3, L), zeros(spec.dtype, pathTokens.length * eagle3.auxLayers.length * width)],
+        spec.dtype,
+      )
+    : undefined;
   const out = await runCacheFree(
     session,
     spec,
@@ -104,6 +125,8 @@ export async function recomputeDraftRow(
     tokens,
     tokens.map((_, i) => i),
     hiddenIn,
+    auxIn,
+    eagle3,
   );
   const last = tokens.length - 1;
   return { prediction: out.predictions[last], hidden: out.hidden.slice(last * width, (last + 1) * width) };
