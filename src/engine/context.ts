@@ -5,6 +5,7 @@ import { identityMap } from "./draft-vocabulary.ts";
 import { GraphReplay } from "./graph-replay.ts";
 import type { EngineConfig } from "./config.ts";
 import type { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import { runForward, type ForwardOutput, type ForwardPlan } from "./forward.ts";
 import type { KvPool } from "./kv-pool.ts";
 import type { Request } from "./request.ts";
@@ -53,6 +54,8 @@ export class EngineContext {
     readonly recorder: TraceRecorder,
     /** Runs before every forward: aborts and retracts happen here, between any two forwards. */
     private readonly betweenForwards: (step: number, forwardInStep: number) => void,
+    /** Shared with the other runs of a case (forward-memo.ts); none: every forward runs. */
+    readonly memo?: ForwardMemo,
   ) {}
 
   get numSteps(): number {
@@ -102,16 +105,9 @@ export class EngineContext {
 
   async forward(plan: ForwardPlan): Promise<ForwardOutput> {
     this.forwardInStep += 1;
-    return runForward(
-      {
-        step: this.step,
-        faults: this.faults,
-        recorder: this.recorder,
-        vocab: this.spec.vocab,
-        ...(this.eagle3Forward ? { eagle3: this.eagle3Forward } : {}),
-      },
-      plan,
-    );
+    const { step, faults, recorder, memo } = this;
+    const eagle3 = this.eagle3Forward;
+    return runForward({ step, faults, recorder, vocab: this.spec.vocab, memo, ...(eagle3 ? { eagle3 } : {}) }, plan);
   }
 
   /** EAGLE-3: aux_in's width and the draft-to-target map the engine drafts with. */

@@ -14,9 +14,11 @@ export async function checkReferenceDecode(
 ): Promise<LawResult> {
   if (!requests) return notCheckable(REFERENCE_DECODE, "the trace has no requests with outputs");
   const tally = new LawTally(REFERENCE_DECODE);
+  const sequenceOf = (request: TraceRequest) => [...request.prompt, ...request.output];
+  await oracle.prepareRequests(requests);
   for (const request of requests) {
     if (request.output.length === 0) continue;
-    const reference = await oracle.targetOver([...request.prompt, ...request.output]);
+    const reference = await oracle.targetOver(sequenceOf(request));
     const first = request.prompt.length - 1;
     const expected = request.output.map((_, k) => reference.predictions[first + k].argmax);
     const margins = request.output.map((_, k) => reference.predictions[first + k].margin);
