@@ -10,7 +10,7 @@ import type { Case } from "./case.ts";
 import { ConfigError } from "../engine/config.ts";
 import { TOP_K } from "../model/graphs.ts";
 import { PRESETS, presetNames } from "../model/presets.ts";
-import { auxWidth } from "../model/graphs.ts";
+import { auxWidth } from "../model/eagle3-graphs.ts";
 import {
   eagle3Options,
   isEagle3,

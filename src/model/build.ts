@@ -1,12 +1,7 @@
 // Builds (and caches) the ONNX bytes of a target and its draft from specs, with sha256 digests.
 import { createHash } from "node:crypto";
-import {
-  writeEagle3Graph,
-  writeEagle3MirrorGraph,
-  writeEagleGraph,
-  writeMirrorGraph,
-  writeTargetGraph,
-} from "./graphs.ts";
+import { writeEagle3Graph, writeEagle3MirrorGraph } from "./eagle3-graphs.ts";
+import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "./graphs.ts";
 import {
   eagle3Options,
   isEagle3,

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planExport, writeExport } from "../../src/export/export.ts";
-import { referenceEagle3, referenceTarget } from "../../src/model/reference-forward.ts";
+import { referenceEagle3 } from "../../src/model/eagle3-reference.ts";
+import { referenceTarget } from "../../src/model/reference-forward.ts";
 import type { Eagle3Weights, LayerWeights, TargetWeights } from "../../src/model/weights.ts";
 import { golden } from "../helpers/golden-runs.ts";
 

@@ -7,7 +7,8 @@ import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { buildDraft, buildTarget } from "../../src/model/build.ts";
 import { getPreset } from "../../src/model/presets.ts";
-import { referenceEagle3, referenceEagle3Mirror, referenceTarget } from "../../src/model/reference-forward.ts";
+import { referenceEagle3, referenceEagle3Mirror } from "../../src/model/eagle3-reference.ts";
+import { referenceTarget } from "../../src/model/reference-forward.ts";
 import {
   defaultDraftSpec,
   eagle3Options,
