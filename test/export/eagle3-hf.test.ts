@@ -3,6 +3,7 @@
 // norm_before_fc from eagle_config, the draft vocabulary from d2t. Rebuilt into our weights and run through the
 // pure-TS float64 forward over the exported Llama target's residual streams, it reproduces the golden
 // first-round drafts of small-gqa-eagle3 (target ids through d2t) and their draft margins.
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -73,7 +74,10 @@ function argmaxAndMargin(logits: Float64Array, row: number, vocab: number): { ar
 
 const dir = mkdtempSync(join(tmpdir(), "specconf-eagle3-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-beforeAll(() => writeExport(dir, planExport(golden(SUITE), "hf")));
+beforeAll(() => {
+  writeExport(dir, planExport(golden(SUITE), "hf"));
+  writeExport(join(dir, "onnx"), planExport(golden(SUITE), "onnx"));
+});
 
 function get(tensors: Map<string, Tensor>, name: string): Tensor {
   const tensor = tensors.get(name);
@@ -195,5 +199,21 @@ describe("EAGLE-3 export round trip", () => {
       }
     }
     expect(drafts).toBeGreaterThan(0);
+  });
+
+  it(`${SUITE}: the ONNX export is the bytes the golden digests name (the target with its layer streams), with the checkpoint's EAGLE-3 fields`, () => {
+    const goldenFile = golden(SUITE);
+    const sha = (file: string) =>
+      createHash("sha256")
+        .update(readFileSync(join(dir, "onnx", SUITE, file)))
+        .digest("hex");
+    expect(sha("target.onnx")).toBe(goldenFile.models.target.digest);
+    expect(sha("eagle3.onnx")).toBe(goldenFile.models.draft!.digest);
+    const manifest = JSON.parse(readFileSync(join(dir, "onnx", SUITE, "manifest.json"), "utf8"));
+    expect(manifest.models.eagle3).toMatchObject({ auxLayers: [0, 1, 2], normBeforeFc: true });
+    const config = JSON.parse(readFileSync(join(dir, SUITE, "eagle3", "config.json"), "utf8"));
+    const d2t = readSafetensors(join(dir, SUITE, "eagle3", "model.safetensors")).get("d2t")!.values;
+    expect(manifest.models.eagle3.d2t).toEqual([...d2t]);
+    expect(manifest.models.eagle3.d2t).toHaveLength(config.draft_vocab_size);
   });
 });
