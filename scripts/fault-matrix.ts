@@ -10,7 +10,7 @@ const prompts = [
 ];
 const requests = prompts.map((prompt, id) => ({ id, prompt, maxNewTokens: 20, arrivalStep: 0 }));
 const faults = [undefined, ...FAULT_NAMES];
-for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle"] as const) {
+for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle", "eagle3", "eagle3-mirror"] as const) {
   const base = {
     formatVersion: 1 as const,
     model: { preset: "tiny" },
