@@ -181,6 +181,9 @@ function checkEngine(testCase: Case, spec: ModelSpec): void {
   const draft = testCase.draft;
   if (draft?.kind === "truncated-mirror" && draft.truncatedLayers > spec.layers)
     fail("/draft/truncatedLayers", `${draft.truncatedLayers} is more than the target's ${spec.layers} layers`);
+  for (const field of ["auxLayers", "normBeforeFc", "draftVocab"] as const)
+    if (draft && !isEagle3(draft.kind) && draft[field] !== undefined)
+      fail(`/draft/${field}`, `is an EAGLE-3 checkpoint option; a ${draft.kind} draft has none`);
   if (draft && isEagle3(draft.kind)) {
     try {
       validateEagle3Options(spec, draft);
