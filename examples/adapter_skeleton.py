@@ -23,13 +23,18 @@ CAPABILITIES = {
     "maxTopk": 1,  # chains only
     "maxBatch": 1,  # one request per case
     "observes": ["acceptLens"],  # what your outputs report (and "trace" if you return traces)
+    # Request sampling options you honor (workload_request["sampling"]): "stopTokenIds", "minNewTokens",
+    # "repetitionPenalty", "presencePenalty", "frequencyPenalty", "logitBias", "logprobs". Absent: none.
+    "sampling": [],
 }
 
 
 def generate(case, request, files):
     """Greedy tokens for one workload request, plus what your engine can report about its rounds."""
     raise NotImplementedError("wire your engine in here")
-    # return {"tokens": [...], "finishReason": "length" | "eos",
+    # return {"tokens": [...], "finishReason": "length" | "eos" | "stop",
+    #         "stopTokenId": 7,             # with "stop": the stop id that ended it
+    #         "logprobs": [...],            # when asked: {"token", "logprob", "top": [{"token", "logprob"}]} per token
     #         "acceptLens": [...],          # per verify round, root included (SGLang v2 accept_lens)
     #         "firstRoundDrafts": [...]}    # d_1..d_S of the first round
 

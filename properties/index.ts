@@ -12,6 +12,9 @@ import draftReference from "./laws/draft-reference.ts";
 import draftVocabulary from "./laws/draft-vocabulary.ts";
 import kvConservation from "./laws/kv-conservation.ts";
 import lossless from "./laws/lossless.ts";
+import logprobParity from "./laws/logprob-parity.ts";
+import processingParity from "./laws/processing-parity.ts";
+import terminationEquivalence from "./laws/termination-equivalence.ts";
 import mirrorAcceptance from "./laws/mirror-acceptance.ts";
 import pageSizeInvariance from "./laws/page-size-invariance.ts";
 import perStepPools from "./laws/per-step-pools.ts";
@@ -26,6 +29,9 @@ import treeSelection from "./laws/tree-selection.ts";
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   referenceDecode,
   lossless,
+  terminationEquivalence,
+  processingParity,
+  logprobParity,
   acceptanceCorrectness,
   draftReference,
   mirrorAcceptance,

@@ -8,7 +8,20 @@ const prompts = [
   [1, 5, 9, 13, 17, 22, 7],
   [1, 5, 9, 13, 17, 30, 31, 32, 33, 34, 35, 36],
 ];
-const requests = prompts.map((prompt, id) => ({ id, prompt, maxNewTokens: 20, arrivalStep: 0 }));
+// Sampling options so the request-semantics faults have something to break (stop ids, min tokens,
+// penalties, bias, logprobs).
+const sampling = [
+  { presencePenalty: 1, logprobs: 1 },
+  { minNewTokens: 8, stopTokenIds: [52, 33] },
+  { logitBias: { "23": 5 }, repetitionPenalty: 1.5, logprobs: 0 },
+];
+const requests = prompts.map((prompt, id) => ({
+  id,
+  prompt,
+  maxNewTokens: 20,
+  arrivalStep: 0,
+  sampling: sampling[id],
+}));
 const faults = [undefined, ...FAULT_NAMES];
 for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle", "eagle3", "eagle3-mirror"] as const) {
   const base = {

@@ -52,6 +52,10 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   if (space.retracts.min > retractsMax) return "retracts";
   const steps = { min: space.steps.min, max: Math.min(space.steps.max, capabilities.maxNumSteps) };
   if (steps.min > steps.max) return `numSteps ${space.steps.min}+`;
+  const undeclared = (space.sampling.required ?? []).find((option) => !capabilities.sampling.includes(option));
+  if (undeclared) return `sampling option ${undeclared}`;
+  const samplingOptions = space.sampling.options.filter((option) => capabilities.sampling.includes(option));
+  if (space.sampling.always && samplingOptions.length === 0) return "request sampling options";
   return {
     ...space,
     presets,
@@ -67,6 +71,7 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
     maxArrival: capabilities.arrivals ? space.maxArrival : 0,
     maxAborts: capabilities.aborts ? space.maxAborts : 0,
     retracts: { min: space.retracts.min, max: retractsMax },
+    sampling: { ...space.sampling, options: samplingOptions },
     mode: speculative ? "speculative" : "target-only",
   };
 }

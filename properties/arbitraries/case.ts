@@ -37,7 +37,7 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
   });
 }
 
-export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode">): Case {
+export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
   const spec = getPreset(draw.preset);
   return {
     formatVersion: CASE_FORMAT_VERSION,
@@ -45,7 +45,7 @@ export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode">): C
     draft: draw.draft,
     engine: { ...engineConfigOf(draw.engine, s.faults, draw.draft?.kind), mode: s.mode ?? "speculative" },
     workload: {
-      requests: requestsOf(spec, draw.requests),
+      requests: requestsOf(spec, draw.requests, s.sampling),
       aborts: abortsOf(draw.aborts, draw.requests.length),
       ...(draw.retracts.length > 0 ? { retracts: abortsOf(draw.retracts, draw.requests.length) } : {}),
     },

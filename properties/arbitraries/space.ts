@@ -4,6 +4,8 @@
 // is where shrinking goes: the tiny float32 preset, the mirror draft, S = 1, no chunking, page 1.
 import type { FaultName } from "../../src/engine/faults.ts";
 import type { DraftKind } from "../../src/model/spec.ts";
+import { SAMPLING_OPTIONS } from "../../src/sampling/params.ts";
+import type { SamplingSpace } from "./sampling.ts";
 
 export interface IntRange {
   min: number;
@@ -37,6 +39,8 @@ export interface CaseSpace {
   maxAborts: number;
   /** Retracts per case (the request resumes by re-prefilling). */
   retracts: IntRange;
+  /** Request sampling options (stop ids, min tokens, penalties, bias, logprobs) drawn per request. */
+  sampling: SamplingSpace;
   /** Faults switched on in every generated case (mutants). */
   faults: readonly FaultName[];
   /** The engine mode of every case (default speculative; an engine that only decodes target-only gets those). */
@@ -71,6 +75,7 @@ export const FULL_SPACE: CaseSpace = {
   maxArrival: 3,
   maxAborts: 1,
   retracts: { min: 0, max: 1 },
+  sampling: { options: SAMPLING_OPTIONS },
   faults: [],
 };
 
@@ -109,4 +114,8 @@ export function checkSpace(s: CaseSpace): void {
     throw new Error("case space: a range starts below its minimum");
   for (const key of ["presets", "drafts", "topks", "multiLayer", "graphReplay"] as const)
     if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
+  const missing = (s.sampling.required ?? []).find((option) => !s.sampling.options.includes(option));
+  if (missing) throw new Error(`case space: sampling option ${missing} is required but not among the options`);
+  if (s.sampling.always && s.sampling.options.length === 0)
+    throw new Error("case space: sampling is always drawn but no option is allowed");
 }

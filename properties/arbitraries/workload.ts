@@ -5,12 +5,14 @@ import fc from "fast-check";
 import type { AbortEvent, CaseRequest } from "../../src/case/case.ts";
 import type { ModelSpec } from "../../src/model/spec.ts";
 import { promptToken } from "./model.ts";
+import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingSpace } from "./sampling.ts";
 import type { CaseSpace } from "./space.ts";
 
 export interface RequestDraw {
   suffix: number[];
   maxNewTokens: number;
   arrivalStep: number;
+  sampling: SamplingDraw | null;
 }
 
 export interface AbortDraw {
@@ -25,6 +27,7 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     suffix: fc.array(fc.nat({ max: 4095 }), { minLength: s.suffix.min, maxLength: s.suffix.max }),
     maxNewTokens: fc.integer(s.maxNewTokens),
     arrivalStep: fc.nat({ max: s.maxArrival }),
+    sampling: requestSamplingArbitrary(s.sampling),
   });
   return fc.array(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
@@ -45,13 +48,19 @@ export function retractsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
   return fc.array(lifecycleDraw, { minLength: s.retracts.min, maxLength: s.retracts.max });
 }
 
-export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[]): CaseRequest[] {
-  return draws.map((draw, id) => ({
-    id,
-    prompt: [...spec.preamble, ...draw.suffix.map((raw) => promptToken(spec, raw))],
-    maxNewTokens: draw.maxNewTokens,
-    arrivalStep: draw.arrivalStep,
-  }));
+export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[], sampling: SamplingSpace): CaseRequest[] {
+  return draws.map((draw, id) => {
+    const params = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);
+    return {
+      id,
+      // Offset by the request's index: shrunk requests of a batch still differ (request i's smallest token is
+      // 3 + i), since identical neighbours hide cross-request bugs (a stride reading the neighbour's row).
+      prompt: [...spec.preamble, ...draw.suffix.map((raw) => promptToken(spec, raw + id))],
+      maxNewTokens: draw.maxNewTokens,
+      arrivalStep: draw.arrivalStep,
+      ...(params ? { sampling: params } : {}),
+    };
+  });
 }
 
 export function abortsOf(draws: readonly AbortDraw[], numRequests: number): AbortEvent[] {

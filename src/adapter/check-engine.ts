@@ -57,6 +57,9 @@ function engineOutputs(run: RunResult): RequestOutput[] {
     id: output.id,
     tokens: output.tokens,
     finishReason: output.finishReason,
+    ...(output.stopTokenId !== undefined ? { stopTokenId: output.stopTokenId } : {}),
+    ...(output.finishedLength !== undefined ? { finishedLength: output.finishedLength } : {}),
+    ...(output.logprobs ? { logprobs: output.logprobs } : {}),
     ...(output.acceptLens.length > 0 ? { acceptLens: output.acceptLens } : {}),
     ...(output.roundsIncludeFirstToken ? { roundsIncludeFirstToken: true } : {}),
   }));

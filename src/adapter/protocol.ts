@@ -8,6 +8,7 @@
 // docs/adapter.md documents it; schemas/adapter-*.schema.json are emitted from these definitions.
 import { Type, type Static } from "@sinclair/typebox";
 import { CaseSchema } from "../case/case.ts";
+import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { TraceSchema } from "../trace/schema.ts";
 import { RequestOutputSchema } from "../validate/outputs-schema.ts";
 
@@ -72,9 +73,16 @@ export const CapabilitiesSchema = Type.Object(
     graphReplay: Type.Optional(Type.Boolean()),
     dtypes: Type.Optional(Type.Array(Type.Union([Type.Literal("float32"), Type.Literal("float64")]), { minItems: 1 })),
     /**
+     * The request sampling options it honors (case /workload/requests/i/sampling): stopTokenIds,
+     * minNewTokens, repetitionPenalty, presencePenalty, frequencyPenalty, logitBias, logprobs. Absent: none,
+     * and no generated case carries sampling options.
+     */
+    sampling: Type.Optional(Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))))),
+    /**
      * What its outputs and traces show: "acceptLens", "firstRoundDrafts" (outputs fields), "trace" (events with
      * rows), and trace row/event fields it fills ("slot", "hidden", "aux", "predict", "draftPredict", "margin",
-     * "topLogit", "attended", "verify", "scores", "lifecycle"). Laws needing anything else are "not checkable".
+     * "topLogit", "rawPredict", "attended", "verify", "scores", "lifecycle"). Laws needing anything else are "not
+     * checkable".
      */
     observes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },

@@ -8,6 +8,7 @@ import type { FaultName } from "../engine/faults.ts";
 import { runCase } from "../engine/run-case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 import { requestOutputsOf } from "../golden/run-reference.ts";
+import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { validateAgainst } from "../schema/validator.ts";
 import {
   AdapterRequestSchema,
@@ -34,6 +35,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   retracts: true,
   graphReplay: true,
   dtypes: ["float32", "float64"],
+  sampling: [...SAMPLING_OPTIONS],
   observes: [
     "acceptLens",
     "firstRoundDrafts",
@@ -45,6 +47,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "topLogit",
     "aux",
     "draftPredict",
+    "rawPredict",
     "attended",
     "verify",
     "lifecycle",

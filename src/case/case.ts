@@ -2,6 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { EngineConfigSchema } from "../engine/config.ts";
 import { DRAFT_KINDS } from "../model/spec.ts";
+import { SamplingParamsSchema } from "../sampling/params.ts";
 
 export const CASE_FORMAT_VERSION = 1;
 
@@ -71,6 +72,8 @@ export const CaseRequestSchema = Type.Object(
     maxNewTokens: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     /** The step before which the request is added. */
     arrivalStep: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
+    /** Stop ids, min new tokens, penalties, logit bias, logprobs (src/sampling/params.ts); greedy either way. */
+    sampling: Type.Optional(SamplingParamsSchema),
   },
   { additionalProperties: false },
 );

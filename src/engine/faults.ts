@@ -21,6 +21,16 @@ export const FAULT_NAMES = [
   "stale-draft-kv-after-retract",
   /** Tree drafting: the next frontier is the K children with the best own log-probability, not the best cumulative one along the path. */
   "frontier-by-own-logprob",
+  /** sglang issue 31599 (PRs 31569, 33758): an accepted run reaching the cap ends as "length" before stop tokens are checked, keeping tokens past the stop. */
+  "length-before-stop",
+  /** sglang PR 33643: the penalizer counts one token per step (the round's last) instead of every accepted token. */
+  "penalties-per-step",
+  /** vLLM issue 42744 (PR 42802): logits processing (penalties, bias, min tokens) applied to the bonus position only, verified drafts compared with the raw argmax. */
+  "processing-bonus-only",
+  /** vLLM issue 34497 (PR 31082), llama.cpp issue 27972: logprobs of accepted draft tokens reported as 0.0. */
+  "speculated-logprobs-zero",
+  /** sglang PR 33643: min new tokens counted in steps, not tokens, so EOS and the stop ids stay masked too long. */
+  "min-tokens-per-step",
   /** sglang PR 25454: EAGLE-3 auxiliary states captured at the input of each named layer, not its output (the +1 of the checkpoint convention dropped). */
   "eagle3-aux-layer-off-by-one",
   /** sglang PR 21272: the auxiliary states are never captured; the target's final hidden state is H wide, so the width check passes and fc is silently skipped. */

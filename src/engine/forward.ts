@@ -9,6 +9,7 @@ import { toTargetIds } from "./draft-vocabulary.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import type { DraftInputRows } from "./hidden-rows.ts";
 import type { KvPool, SlotOwner } from "./kv-pool.ts";
+import { sampleRow, type RowSampler, type SampledRow } from "./row-sampler.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
 /** Additive mask value for "not attended": finite so the mirror's prefix columns can be derived by * 0. */
@@ -29,6 +30,8 @@ export interface RowPlan {
   attendBatchRows: readonly number[];
   /** Verify rows: the parent node's index within the request's block (-1 for the root). */
   treeParent?: number;
+  /** A target row sampling the next token of a request with sampling options (processing, logprobs). */
+  sampler?: RowSampler;
   /** Tree drafting: the draft candidate number this row carries (0 for the verify root). */
   candidate?: number;
 }
@@ -53,6 +56,8 @@ export interface ForwardOutput {
   result: ForwardResult;
   predict: number[];
   margins: number[];
+  /** Rows with a sampler: their processed choice (predict and margins already hold it). */
+  sampled: (SampledRow | undefined)[];
 }
 
 export interface ForwardContext {
@@ -118,6 +123,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     cacheDims: [pool.layers, pool.numSlots, pool.kvDim],
     ctxSlots: ctxSlotTensor,
     mask,
+    // Processing needs the whole row of logits; other forwards fetch only the graph's top-K.
+    ...(rows.some((row) => row.sampler !== undefined) ? { withLogits: true } : {}),
   };
   // Graph replay runs on its own static buffers: not memoized.
   const memoized =
@@ -138,8 +145,15 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   const predict: number[] = [];
   const margins: number[] = [];
   const topLogits: number[] = [];
+  const rawPredict: number[] = [];
+  const sampled: (SampledRow | undefined)[] = [];
   for (let r = 0; r < numRows; r++) {
-    const top = rowTop(result, r);
+    const raw = rowTop(result, r);
+    const sampler = rows[r].sampler;
+    const choice = sampler ? sampleRow(sampler, result.logits!, r, context.vocab) : undefined;
+    const top = choice ?? raw;
+    sampled.push(choice);
+    rawPredict.push(raw.predict);
     predict.push(top.predict);
     margins.push(top.margin);
     topLogits.push(top.topLogit);
@@ -168,10 +182,11 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       ...(vocabMap ? { draftPredict: Number(ran.topIndices[r * ran.topK]) } : {}),
       margin: margins[r],
       topLogit: topLogits[r],
+      ...(sampled[r]?.processed ? { rawPredict: rawPredict[r] } : {}),
       attended: readAttended(row.request, mask, r * width, width, columnOwners),
     })),
   }));
-  return { event, result, predict, margins };
+  return { event, result, predict, margins, sampled };
 }
 
 /** hidden_in and aux_in of a draft forward: the plan's rows in the one they belong to, zeros in the other. */

@@ -1,16 +1,21 @@
 // One request's state, with explicit counters (no derived guesses): how much of the prompt has target
 // KV, how long the verified sequence is, and the pending draft token with its hidden state.
+import { needsLogits, stopTokenIdsOf, type LogprobEntry, type SamplingParams } from "../sampling/params.ts";
+import type { Faults } from "./faults.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
+import { Penalizer } from "./penalizer.ts";
+import type { RowSampler } from "./row-sampler.ts";
 import type { TopK } from "./topk.ts";
 
 export type RequestStatus = "waiting" | "prefilling" | "decoding" | "finished";
-export type FinishReason = "length" | "eos" | "abort";
+export type FinishReason = "length" | "eos" | "stop" | "abort";
 
 export interface RequestInit {
   id: number;
   prompt: readonly number[];
   maxNewTokens: number;
   arrivalStep: number;
+  sampling?: SamplingParams;
 }
 
 export class Request {
@@ -18,8 +23,15 @@ export class Request {
   readonly prompt: readonly number[];
   readonly maxNewTokens: number;
   readonly arrivalStep: number;
+  readonly sampling: SamplingParams;
   status: RequestStatus = "waiting";
   finishReason: FinishReason | undefined;
+  /** The stop id that ended the request (finish reason "stop"). */
+  stopTokenId: number | undefined;
+  /** One entry per output token when the request asks for logprobs. */
+  readonly logprobs: LogprobEntry[] = [];
+  readonly penalizer: Penalizer;
+  private readonly stopTokenIds: ReadonlySet<number>;
   /** Verified tokens x_0..x_L: the prompt, then every emitted token; x_L (the bonus) has no target KV yet. */
   readonly tokens: number[];
   readonly output: number[] = [];
@@ -38,7 +50,7 @@ export class Request {
   readonly targetHidden = new Map<number, HiddenRows>();
   /** accept_len of every verify round (including the root). */
   readonly acceptLens: number[] = [];
-  /** Rounds cut short by EOS or max new tokens (they cannot accept everything). */
+  /** Rounds cut short by EOS, a stop id or max new tokens (they cannot accept everything). */
   cutRounds = 0;
   retracts = 0;
   /** The stale-draft-KV fault: resume skipped the draft pools, so the next prefill must not extend them. */
@@ -50,6 +62,18 @@ export class Request {
     this.maxNewTokens = init.maxNewTokens;
     this.arrivalStep = init.arrivalStep;
     this.tokens = [...init.prompt];
+    this.sampling = init.sampling ?? {};
+    this.stopTokenIds = stopTokenIdsOf(this.sampling);
+    this.penalizer = new Penalizer(init.prompt);
+  }
+
+  /**
+   * How a target row that samples this request's next token is processed: its committed output is the
+   * emitted tokens plus `pathTokens` (a verify node's drafts). Undefined when no option needs the logits.
+   */
+  rowSampler(pathTokens: readonly number[], eosId: number, process = true): RowSampler | undefined {
+    if (!needsLogits(this.sampling)) return undefined;
+    return { params: this.sampling, context: this.penalizer.contextWith(pathTokens), eosId, process };
   }
 
   /**
@@ -89,26 +113,43 @@ export class Request {
   }
 
   /**
-   * Appends generated tokens, cut at EOS (kept) or at max new tokens. Mutates.
-   * Returns the tokens actually emitted; sets finished when a cut happened.
+   * Appends generated tokens, cut at the first of EOS, a stop id (both kept) or max new tokens: nothing past
+   * it is emitted. `logprobs[i]` is candidate i's entry (requests asking for logprobs). Mutates; returns the
+   * tokens emitted and whether the request finished.
    */
-  emit(candidates: readonly number[], eosId: number): { emitted: number[]; finished: boolean } {
+  emit(
+    candidates: readonly number[],
+    eosId: number,
+    faults: Faults,
+    logprobs?: readonly (LogprobEntry | undefined)[],
+  ): { emitted: number[]; finished: boolean } {
     const emitted: number[] = [];
-    for (const token of candidates) {
+    // sglang issue 31599: a run reaching the cap was cut by length before its stop tokens were looked at.
+    const lengthFirst =
+      faults.has("length-before-stop") &&
+      candidates.length > 1 &&
+      this.output.length + candidates.length >= this.maxNewTokens;
+    for (const [i, token] of candidates.entries()) {
       if (this.output.length >= this.maxNewTokens) break;
       emitted.push(token);
       this.output.push(token);
       this.tokens.push(token);
-      if (token === eosId) {
+      const entry = logprobs?.[i];
+      if (entry) this.logprobs.push(entry);
+      if (!lengthFirst && token === eosId) {
         this.finish("eos");
-        return { emitted, finished: true };
+        break;
       }
+      if (!lengthFirst && this.stopTokenIds.has(token)) {
+        this.finish("stop");
+        this.stopTokenId = token;
+        break;
+      }
+      if (this.output.length >= this.maxNewTokens) break;
     }
-    if (this.output.length >= this.maxNewTokens) {
-      this.finish("length");
-      return { emitted, finished: true };
-    }
-    return { emitted, finished: false };
+    if (this.status !== "finished" && this.output.length >= this.maxNewTokens) this.finish("length");
+    this.penalizer.cumulate(emitted, faults);
+    return { emitted, finished: this.status === "finished" };
   }
 
   finish(reason: FinishReason): void {

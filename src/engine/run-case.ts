@@ -8,6 +8,8 @@ import { draftToTarget } from "../model/weights.ts";
 import { isEagle3, isHead, type ModelSpec } from "../model/spec.ts";
 import { ModelSession, runtimeInfo, type RuntimeOptions } from "../runtime/ort.ts";
 import { TRACE_FORMAT_VERSION, type Trace, type TraceRequest } from "../trace/schema.ts";
+import type { LogprobEntry } from "../sampling/params.ts";
+import { checkSampling } from "../sampling/check.ts";
 import { ConfigError, validateEngineConfig } from "./config.ts";
 import type { EngineSessions } from "./context.ts";
 import { Engine, type PoolCheck } from "./engine.ts";
@@ -16,7 +18,13 @@ import type { ForwardMemo } from "./forward-memo.ts";
 export interface RequestOutput {
   id: number;
   tokens: number[];
-  finishReason: "length" | "eos" | "abort" | "unfinished";
+  finishReason: "length" | "eos" | "stop" | "abort" | "unfinished";
+  /** The stop id that ended the request (finish reason "stop"). */
+  stopTokenId?: number;
+  /** Output tokens when the request finished (EOS, stop or length; SGLang's finished_len). */
+  finishedLength?: number;
+  /** One entry per output token, for requests asking for logprobs. */
+  logprobs?: LogprobEntry[];
   /** accept_len of each verify round (speculative mode). */
   acceptLens: number[];
   /** Rounds that ended the request (EOS / max new tokens), excluded from full-acceptance rates. */
@@ -131,6 +139,7 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
         `mirror drafts need prompts starting with BOS (${spec.bosId})`,
       );
     }
+    checkSampling(request, `/workload/requests/${i}`, spec);
     const longest = request.prompt.length + request.maxNewTokens + testCase.engine.numDraftTokens + 1;
     if (longest > spec.maxPositions) {
       throw new ConfigError(
@@ -237,10 +246,14 @@ async function runEngine(
   }
   const outputs: RequestOutput[] = testCase.workload.requests.map(({ id }) => {
     const request = engine.requests.get(id)!;
+    const finished = request.finishReason !== undefined && request.finishReason !== "abort";
     return {
       id,
       tokens: [...request.output],
       finishReason: request.finishReason ?? "unfinished",
+      ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
+      ...(finished ? { finishedLength: request.output.length } : {}),
+      ...(request.sampling.logprobs !== undefined ? { logprobs: [...request.logprobs] } : {}),
       acceptLens: [...request.acceptLens],
       cutRounds: request.cutRounds,
     };
@@ -264,6 +277,9 @@ async function runEngine(
       prompt: [...engine.requests.get(output.id)!.prompt],
       output: output.tokens,
       finishReason: output.finishReason,
+      ...(output.stopTokenId !== undefined ? { stopTokenId: output.stopTokenId } : {}),
+      ...(output.finishedLength !== undefined ? { finishedLength: output.finishedLength } : {}),
+      ...(output.logprobs ? { logprobs: output.logprobs } : {}),
     })),
     events: engine.context.recorder.events,
     ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),

@@ -14,7 +14,17 @@ import { readRounds } from "../laws/rounds.ts";
 import { getPreset } from "../model/presets.ts";
 import { defaultDraftSpec, draftLogitScale } from "../model/spec.ts";
 import { DEFAULT_RUNTIME, runtimeInfo } from "../runtime/ort.ts";
-import { GOLDEN_FORMAT_VERSION, type Golden, type GoldenCase, type GoldenRequest, type GoldenRound } from "./schema.ts";
+import type { ProcessedTarget } from "../reference/processed.ts";
+import { requestSampling, type RequestSampling } from "../sampling/params.ts";
+import { logprobEntry } from "../sampling/process-logits.ts";
+import {
+  GOLDEN_FORMAT_VERSION,
+  type Golden,
+  type GoldenCase,
+  type GoldenLogprob,
+  type GoldenRequest,
+  type GoldenRound,
+} from "./schema.ts";
 import type { GoldenCaseDefinition, GoldenSuiteDefinition } from "./suites.ts";
 
 export const GENERATOR = "specconf 0.1.0";
@@ -30,7 +40,14 @@ export class GoldenGenerationError extends BadInputError {
 export function goldenCaseInput(suite: GoldenSuiteDefinition, definition: GoldenCaseDefinition): Case {
   const spec = getPreset(suite.preset, suite.dtype);
   const prompts = generatePrompts(suite.preset, definition.seed, definition.requests, definition.maxNewTokens);
-  const requests = definition.arriveTogether ? prompts.map((request) => ({ ...request, arrivalStep: 0 })) : prompts;
+  const requests = prompts.map((request, i) => {
+    const sampling = definition.sampling?.[i];
+    return {
+      ...request,
+      ...(definition.arriveTogether ? { arrivalStep: 0 } : {}),
+      ...(sampling ? { sampling: structuredClone(sampling) } : {}),
+    };
+  });
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { spec: { ...spec, preamble: [...spec.preamble] } },
@@ -58,7 +75,7 @@ async function expectedRequests(
   for (const request of testCase.workload.requests) {
     const target = targetOnly.outputs.find((output) => output.id === request.id)!;
     const spec = speculative.outputs.find((output) => output.id === request.id)!;
-    if (target.finishReason !== "length" && target.finishReason !== "eos")
+    if (target.finishReason !== "length" && target.finishReason !== "eos" && target.finishReason !== "stop")
       throw new GoldenGenerationError(`${where}: request ${request.id} ended '${target.finishReason}'`);
     if (spec.tokens.join(",") !== target.tokens.join(",")) {
       throw new GoldenGenerationError(
@@ -66,7 +83,8 @@ async function expectedRequests(
       );
     }
     const sequence = [...request.prompt, ...target.tokens];
-    const reference = await oracle.targetOver(sequence);
+    const sampling = requestSampling(testCase, request.id);
+    const reference = await oracle.targetOver(sequence, sampling);
     const margins = target.tokens.map((_, i) => reference.predictions[request.prompt.length - 1 + i].margin);
     const goldenRounds: GoldenRound[] = [];
     if (chain) {
@@ -95,10 +113,29 @@ async function expectedRequests(
       tokens: target.tokens,
       margins,
       finishReason: target.finishReason,
+      ...(target.stopTokenId !== undefined ? { stopTokenId: target.stopTokenId } : {}),
+      ...(sampling && sampling.params.logprobs !== undefined
+        ? { logprobs: goldenLogprobs(await oracle.processedOver(sequence, sampling), target.tokens, sampling) }
+        : {}),
       rounds: goldenRounds,
     });
   }
   return requests;
+}
+
+/** Each output token's rescored logprob, its top alternatives and the best logprob outside them. */
+function goldenLogprobs(
+  reference: ProcessedTarget,
+  tokens: readonly number[],
+  sampling: RequestSampling,
+): GoldenLogprob[] {
+  const k = sampling.params.logprobs ?? 0;
+  return tokens.map((token, index) => {
+    const row = reference.rows[sampling.promptLength - 1 + index]!;
+    const entry = logprobEntry(row, token, k + 1);
+    const top = entry.top.slice(0, k);
+    return { logprob: entry.logprob, top, next: entry.top[k]?.logprob ?? null };
+  });
 }
 
 export async function generateGolden(suite: GoldenSuiteDefinition): Promise<Golden> {

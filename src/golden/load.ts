@@ -98,6 +98,21 @@ export function consistencyIssues(golden: Golden): ValidationIssue[] {
         });
       if (input && request.tokens.length > input.maxNewTokens)
         issues.push({ path: `${here}/tokens`, message: `has more than maxNewTokens (${input.maxNewTokens}) tokens` });
+      const asksLogprobs = input?.sampling?.logprobs !== undefined;
+      if (asksLogprobs !== (request.logprobs !== undefined))
+        issues.push({
+          path: `${here}/logprobs`,
+          message: asksLogprobs
+            ? "is missing: the request asks for logprobs"
+            : "is present for a request without logprobs",
+        });
+      if (request.logprobs && request.logprobs.length !== request.tokens.length)
+        issues.push({
+          path: `${here}/logprobs`,
+          message: `has ${request.logprobs.length} entries for ${request.tokens.length} tokens`,
+        });
+      if ((request.finishReason === "stop") !== (request.stopTokenId !== undefined))
+        issues.push({ path: `${here}/stopTokenId`, message: "must be present exactly when the finish reason is stop" });
       request.rounds.forEach((round, k) => {
         if (round.draftMargins.length !== round.drafts.length)
           issues.push({

@@ -15,6 +15,9 @@ export function requestOutputsOf(result: RunResult, chain: boolean): RequestOutp
   return result.outputs.map((output) => {
     const first = rounds.find((round) => round.request === output.id);
     const entry: RequestOutput = { id: output.id, tokens: output.tokens, finishReason: output.finishReason };
+    if (output.stopTokenId !== undefined) entry.stopTokenId = output.stopTokenId;
+    if (output.finishedLength !== undefined) entry.finishedLength = output.finishedLength;
+    if (output.logprobs) entry.logprobs = output.logprobs;
     if (output.acceptLens.length > 0) entry.acceptLens = output.acceptLens;
     if (chain && first) entry.firstRoundDrafts = first.verifyRows.slice(1).map((row) => row.token);
     return entry;

@@ -4,6 +4,7 @@
 // that spec builds; every margin comes from the cache-free, teacher-forced reference.
 import { Type, type Static } from "@sinclair/typebox";
 import { CaseSchema, DraftSpecSchema, ModelSpecSchema } from "../case/case.ts";
+import { LogprobSchema } from "../sampling/params.ts";
 
 export const GOLDEN_FORMAT_VERSION = 1;
 
@@ -24,6 +25,18 @@ export const GoldenRoundSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** One output token's expected logprob (the cache-free rescore of the processed logits) and top alternatives. */
+export const GoldenLogprobSchema = Type.Object(
+  {
+    logprob: Type.Number(),
+    /** The request's `logprobs` best tokens, descending. */
+    top: Type.Array(LogprobSchema),
+    /** The best logprob outside `top` (null: none): a top-k set may differ where it is within epsilon of the k-th. */
+    next: Type.Union([Type.Number(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
 export const GoldenRequestSchema = Type.Object(
   {
     id: Type.Integer({ minimum: 0 }),
@@ -31,7 +44,11 @@ export const GoldenRequestSchema = Type.Object(
     tokens: Type.Array(Type.Integer({ minimum: 0 })),
     /** margins[i]: the cache-free target's top-1 margin where it predicts tokens[i] (logit units). */
     margins: Type.Array(Type.Number({ minimum: 0 })),
-    finishReason: Type.Union([Type.Literal("length"), Type.Literal("eos")]),
+    finishReason: Type.Union([Type.Literal("length"), Type.Literal("eos"), Type.Literal("stop")]),
+    /** The stop id that ended the request (finish reason "stop"). */
+    stopTokenId: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Requests asking for logprobs: one per token. */
+    logprobs: Type.Optional(Type.Array(GoldenLogprobSchema)),
     /** The speculative run's rounds (chain drafting only; empty in target-only cases). */
     rounds: Type.Array(GoldenRoundSchema),
   },
@@ -110,3 +127,4 @@ export type Golden = Static<typeof GoldenSchema>;
 export type GoldenCase = Static<typeof GoldenCaseSchema>;
 export type GoldenRequest = Static<typeof GoldenRequestSchema>;
 export type GoldenRound = Static<typeof GoldenRoundSchema>;
+export type GoldenLogprob = Static<typeof GoldenLogprobSchema>;

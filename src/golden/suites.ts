@@ -3,6 +3,7 @@
 // case by its requests). Keep them small: `golden verify` runs in `npm test`.
 import type { EngineConfig } from "../engine/config.ts";
 import type { Dtype, DraftKind, DraftSpec } from "../model/spec.ts";
+import type { SamplingParams } from "../sampling/params.ts";
 
 export interface GoldenCaseDefinition {
   name: string;
@@ -14,6 +15,8 @@ export interface GoldenCaseDefinition {
   engine: Partial<EngineConfig>;
   /** Every request arrives before the first step (engines without a step scheduler can run the case). */
   arriveTogether?: boolean;
+  /** Request i's sampling options (stop ids, min tokens, penalties, bias, logprobs). */
+  sampling?: readonly SamplingParams[];
 }
 
 export interface GoldenSuiteDefinition {
@@ -85,6 +88,21 @@ export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
         requests: 3,
         maxNewTokens: 12,
         engine: { numSteps: 3, topk: 2, numDraftTokens: 6 },
+      },
+      {
+        name: "sampling",
+        description:
+          "per-request sampling options, S = 3: a stop id inside the accepted run that reaches the cap (request 0), presence and frequency penalties (1), repetition penalty, a logit bias and min new tokens over a stop id that follows them (2), a banned and a favoured token with a frequency penalty (3); logprobs on every request",
+        seed: 108,
+        requests: 4,
+        maxNewTokens: 12,
+        engine: { numSteps: 3 },
+        sampling: [
+          { stopTokenIds: [44], logprobs: 2 },
+          { presencePenalty: 1, frequencyPenalty: 0.5, logprobs: 0 },
+          { repetitionPenalty: 1.5, logitBias: { "52": 5 }, minNewTokens: 6, stopTokenIds: [7], logprobs: 1 },
+          { logitBias: { "57": -100, "28": 4 }, frequencyPenalty: 1, logprobs: 3 },
+        ],
       },
     ],
   },

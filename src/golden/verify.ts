@@ -3,6 +3,7 @@
 // verify), and the stored margins are recomputed: a margin that moved by epsilon or more could turn a
 // tie into a failure (or back), so it is reported as drift.
 import type { FaultName } from "../engine/faults.ts";
+import { requestSampling } from "../sampling/params.ts";
 import { PROFILES } from "../validate/profiles.ts";
 import { goldenOracle } from "../sources/recorded.ts";
 import { Validation, type ValidationReport } from "../validate/validate.ts";
@@ -47,7 +48,10 @@ export async function verifyGolden(
   for (const goldenCase of golden.cases) {
     for (const request of goldenCase.expected.requests) {
       const prompt = goldenCase.case.workload.requests.find((candidate) => candidate.id === request.id)!.prompt;
-      const reference = await oracle.targetOver([...prompt, ...request.tokens]);
+      const reference = await oracle.targetOver(
+        [...prompt, ...request.tokens],
+        requestSampling(goldenCase.case, request.id),
+      );
       request.margins.forEach((stored, index) => {
         const recomputed = reference.predictions[prompt.length - 1 + index].margin;
         if (Math.abs(recomputed - stored) >= golden.epsilon.target)

@@ -1,6 +1,10 @@
 // Law "acceptance correctness": accept_len - 1 equals the depth of the deepest draft node whose path
 // tokens each equal the reference target argmax at their parent. Catches under- and over-acceptance.
 // Works on trees: verify rows carry their parent (absent: a chain, each row's parent is the previous).
+// For a request with sampling options the argmax is the processed logits' (verification compares drafts
+// with it), each position processed with the tokens before it committed.
+import type { Case } from "../case/case.ts";
+import { requestSampling } from "../sampling/params.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -9,7 +13,11 @@ import type { Law } from "./definition.ts";
 
 export const ACCEPTANCE_CORRECTNESS = "acceptance correctness";
 
-export async function checkAcceptanceCorrectness(trace: Trace, oracle: ReferenceOracle): Promise<LawResult> {
+export async function checkAcceptanceCorrectness(
+  trace: Trace,
+  oracle: ReferenceOracle,
+  testCase?: Readonly<Case>,
+): Promise<LawResult> {
   const rounds = readRounds(trace);
   if (rounds.length === 0) return notCheckable(ACCEPTANCE_CORRECTNESS, "the trace has no verify events with results");
   const tally = new LawTally(ACCEPTANCE_CORRECTNESS);
@@ -18,7 +26,7 @@ export async function checkAcceptanceCorrectness(trace: Trace, oracle: Reference
     const sequence = sequenceOf(trace, round.request);
     const rows = round.verifyRows;
     if (!sequence || rows.length === 0) continue;
-    const reference = await oracle.targetOver(sequence);
+    const reference = await oracle.targetOver(sequence, testCase && requestSampling(testCase, round.request));
     const rootPosition = rows[0].position;
     const parentOf = (node: number) => rows[node].parent ?? node - 1;
     const blockStart = round.result.acceptIndex[0]; // the root's flattened index, r * N
@@ -68,5 +76,5 @@ export const law: Law = {
   summary: "accept_len - 1 is the depth the reference target accepts",
   appliesTo: (testCase) => testCase.engine.mode === "speculative",
   needs: { oracle: true },
-  check: ({ run, oracle }) => checkAcceptanceCorrectness(run.trace, oracle),
+  check: ({ testCase, run, oracle }) => checkAcceptanceCorrectness(run.trace, oracle, testCase),
 };

@@ -2,6 +2,7 @@
 // The property suites count them over their runs and fail when one falls below 2%.
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
+import { SAMPLING_COVERAGE_LABELS, samplingCoverageLabels } from "./sampling-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -18,6 +19,7 @@ export const COVERAGE_LABELS = [
   "retract between forwards",
   /** Pages above 1 and a request's verify rows spanning a page boundary. */
   "page boundary inside a verify",
+  ...SAMPLING_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -68,6 +70,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   if (abortLanded) labels.push("abort between forwards");
   if ((trace.lifecycle ?? []).some((entry) => entry.kind === "retract")) labels.push("retract between forwards");
   if (pageInVerify) labels.push("page boundary inside a verify");
+  labels.push(...samplingCoverageLabels(testCase, trace));
   return labels;
 }
 
@@ -99,9 +102,10 @@ export class CoverageCounter {
 
   /** fc.statistics-style lines: label, share, count. */
   lines(): string[] {
+    const width = Math.max(...COVERAGE_LABELS.map((label) => label.length)) + 1;
     return COVERAGE_LABELS.map(
       (label) =>
-        `${label.padEnd(38)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`,
+        `${label.padEnd(width)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`,
     );
   }
 }

@@ -161,7 +161,8 @@ function finishedExtendsOnly(
   rowsB: readonly ViewRow[],
   common: number,
 ): boolean {
-  const finished = (view: RequestView) => view.finishReason === "eos" || view.finishReason === "length";
+  const finished = (view: RequestView) =>
+    view.finishReason === "eos" || view.finishReason === "stop" || view.finishReason === "length";
   if (!finished(a) || !finished(b)) return false;
   const [longer, view] = rowsA.length > rowsB.length ? [rowsA, a] : [rowsB, b];
   const finalSegment = segmentOfOutput(view, view.output.length - 1);

@@ -1,5 +1,6 @@
 // Law "lossless": speculative greedy output equals target-only greedy output. At the first difference
 // the reference target's margin there decides: below epsilon it is a tie, above it a failure.
+import { requestSampling, type RequestSampling } from "../sampling/params.ts";
 import type { TraceRequest } from "../trace/schema.ts";
 import { LawTally, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -13,6 +14,8 @@ export interface OutputPair {
   targetOnly: readonly number[];
   /** The baseline aborted this request (its output may stop at another token than this run's). */
   baselineAborted?: boolean;
+  /** The request's sampling options: the margin at a difference is the processed logits'. */
+  sampling?: RequestSampling;
 }
 
 export async function checkLossless(pairs: readonly OutputPair[], oracle: ReferenceOracle): Promise<LawResult> {
@@ -30,7 +33,7 @@ export async function checkOutputsAgree(
   baselineName = "reference run",
 ): Promise<LawResult> {
   const tally = new LawTally(law);
-  for (const { request, targetOnly, baselineAborted } of pairs) {
+  for (const { request, targetOnly, baselineAborted, sampling } of pairs) {
     const speculative = request.output;
     // An abort lands at a step, and steps emit different token counts per mode: compare the common part.
     const aborted = request.finishReason === "abort" || baselineAborted === true;
@@ -48,7 +51,7 @@ export async function checkOutputsAgree(
       }
       continue;
     }
-    const reference = await oracle.targetOver([...request.prompt, ...speculative.slice(0, index)]);
+    const reference = await oracle.targetOver([...request.prompt, ...speculative.slice(0, index)], sampling);
     const margin = reference.predictions[request.prompt.length - 1 + index].margin;
     if (margin < oracle.epsilon) {
       tally.ties += 1;
@@ -71,13 +74,18 @@ export const law: Law = {
   summary: "speculative greedy output equals target-only greedy output",
   appliesTo: (testCase) => testCase.engine.mode === "speculative",
   needs: { baseline: "compare", oracle: true },
-  check: ({ run, baseline, oracle }) => {
+  check: ({ testCase, run, baseline, oracle }) => {
     const targetOnly = new Map((baseline?.trace.requests ?? []).map((request) => [request.id, request]));
     return checkLossless(
       (run.trace.requests ?? []).map((request) => {
         const other = targetOnly.get(request.id);
         // An abort in either run cuts its output at a different token (steps emit different counts).
-        return { request, targetOnly: other?.output ?? [], baselineAborted: other?.finishReason === "abort" };
+        return {
+          request,
+          targetOnly: other?.output ?? [],
+          baselineAborted: other?.finishReason === "abort",
+          sampling: requestSampling(testCase, request.id),
+        };
       }),
       oracle,
     );

@@ -1,7 +1,11 @@
 // Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts, except
 // rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
-// With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S).
+// With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S). Requests whose
+// sampling options process the logits (penalties, bias, min tokens) are not judged: the mirror drafts the
+// raw argmax, as real drafters do, and verification rightly rejects where processing moved it.
 import type { RequestOutput } from "../engine/run-case.ts";
+import type { Case } from "../case/case.ts";
+import { changesLogits } from "../sampling/params.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -47,6 +51,7 @@ export async function checkMirrorAcceptance(
   numSteps: number,
   numDraftTokens: number,
   oracle: ReferenceOracle,
+  processed: ReadonlySet<number> = new Set(),
 ): Promise<LawResult> {
   if (numDraftTokens - 1 < numSteps)
     return notCheckable(
@@ -59,7 +64,7 @@ export async function checkMirrorAcceptance(
   if (rounds.some((round) => !round.result.finished && round.result.acceptLen !== numSteps + 1))
     await oracle.prepareRequests(trace.requests);
   for (const round of rounds) {
-    if (round.result.finished) continue;
+    if (round.result.finished || processed.has(round.request)) continue;
     tally.checked += 1;
     if (round.result.acceptLen === numSteps + 1) continue;
     const sequence = sequenceOf(trace, round.request);
@@ -94,17 +99,18 @@ export async function checkMirrorAcceptanceFromOutputs(
   prompts: ReadonlyMap<number, readonly number[]>,
   numSteps: number,
   oracle: ReferenceOracle,
+  processed: ReadonlySet<number> = new Set(),
 ): Promise<LawResult> {
   const tally = new LawTally(MIRROR_ACCEPTANCE);
   for (const output of outputs) {
     const prompt = prompts.get(output.id);
-    if (!prompt || output.finishReason === "abort") continue;
+    if (!prompt || output.finishReason === "abort" || processed.has(output.id)) continue;
     let start = output.roundsIncludeFirstToken ? 0 : 1;
     for (const [round, acceptLen] of output.acceptLens.entries()) {
       const roundStart = start;
       start += acceptLen;
       const last = round === output.acceptLens.length - 1;
-      if (last && (output.finishReason === "eos" || output.finishReason === "length")) continue;
+      if (last && ["eos", "stop", "length"].includes(output.finishReason)) continue;
       tally.checked += 1;
       if (acceptLen === numSteps + 1) continue;
       // The round's last token is the target's correction where it rejected a draft.
@@ -139,14 +145,22 @@ export const law: Law = {
   needs: { oracle: true },
   check: ({ testCase, run, oracle }) => {
     const { numSteps, numDraftTokens } = testCase.engine;
+    const processed = processedRequests(testCase);
     // A trace's verify events when it has them; else the accept lengths the outputs report.
     if (
       readRounds(run.trace).length > 0 ||
       numDraftTokens - 1 < numSteps ||
       !run.outputs.some((o) => o.acceptLens.length)
     )
-      return checkMirrorAcceptance(run.trace, numSteps, numDraftTokens, oracle);
+      return checkMirrorAcceptance(run.trace, numSteps, numDraftTokens, oracle, processed);
     const prompts = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt]));
-    return checkMirrorAcceptanceFromOutputs(run.outputs, prompts, numSteps, oracle);
+    return checkMirrorAcceptanceFromOutputs(run.outputs, prompts, numSteps, oracle, processed);
   },
 };
+
+/** Requests whose sampling options can move the greedy token off the raw argmax the mirror drafts. */
+function processedRequests(testCase: Readonly<Case>): ReadonlySet<number> {
+  return new Set(
+    testCase.workload.requests.filter((request) => changesLogits(request.sampling)).map((request) => request.id),
+  );
+}

@@ -16,6 +16,8 @@ import {
   type TeacherForcedTarget,
 } from "../reference/cache-free.ts";
 import { eagle3ReadingOf, type Eagle3Reading } from "../reference/eagle3-reading.ts";
+import { processTarget, type ProcessedTarget } from "../reference/processed.ts";
+import { needsLogits, type RequestSampling } from "../sampling/params.ts";
 import { recomputeDraftRows, recomputeModuleRows, teacherForcedTargets } from "../reference/batched.ts";
 import type { TraceRequest } from "../trace/schema.ts";
 import { epsilonFor } from "./law.ts";
@@ -46,6 +48,7 @@ export interface ModuleRowRequest {
 
 export class ReferenceOracle {
   private readonly targetMemo = new Map<string, Promise<TeacherForcedTarget>>();
+  private readonly processedMemo = new Map<string, Promise<ProcessedTarget>>();
   private readonly draftMemo = new Map<string, Promise<DraftRowReference>>();
   /** Draft rows already computed (what a packed batch can build on). */
   private readonly draftDone = new Map<string, DraftRowReference>();
@@ -98,13 +101,30 @@ export class ReferenceOracle {
     return this.draft !== undefined;
   }
 
-  /** Teacher-forced target over a verified sequence (prompt + output). */
-  targetOver(tokens: readonly number[]): Promise<TeacherForcedTarget> {
+  /**
+   * Teacher-forced target over a verified sequence (prompt + output). With the request's sampling options,
+   * the positions that sample output tokens predict from the processed logits (their argmax and margin).
+   */
+  targetOver(tokens: readonly number[], sampling?: RequestSampling): Promise<TeacherForcedTarget> {
+    if (sampling && needsLogits(sampling.params)) return this.processedOver(tokens, sampling);
     const key = sequenceKey(tokens);
     let memo = this.targetMemo.get(key);
     if (!memo) {
       memo = teacherForcedTarget(this.target, this.spec, tokens);
       this.targetMemo.set(key, memo);
+    }
+    return memo;
+  }
+
+  /** The processed reference of a request with sampling options: predictions and every sampling row. */
+  processedOver(tokens: readonly number[], sampling: RequestSampling): Promise<ProcessedTarget> {
+    const key = `${sequenceKey(tokens)}|${sampling.promptLength}|${JSON.stringify(sampling.params)}`;
+    let memo = this.processedMemo.get(key);
+    if (!memo) {
+      memo = teacherForcedTarget(this.target, this.spec, tokens, true).then((target) =>
+        processTarget(target, sampling, this.spec.vocab, this.spec.eosId),
+      );
+      this.processedMemo.set(key, memo);
     }
     return memo;
   }

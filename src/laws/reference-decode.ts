@@ -1,5 +1,8 @@
 // Law "reference decode": each request's greedy output equals one cache-free, teacher-forced target
-// forward over prompt + output (tie-aware at the first divergence).
+// forward over prompt + output (tie-aware at the first divergence); for a request with sampling options,
+// the argmax of the processed logits (penalties, bias, min tokens counted from the sequence itself).
+import type { Case } from "../case/case.ts";
+import { requestSampling } from "../sampling/params.ts";
 import type { TraceRequest } from "../trace/schema.ts";
 import { compareTokens } from "../trace/compare.ts";
 import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
@@ -11,6 +14,7 @@ export const REFERENCE_DECODE = "reference decode";
 export async function checkReferenceDecode(
   requests: readonly TraceRequest[] | undefined,
   oracle: ReferenceOracle,
+  testCase?: Readonly<Case>,
 ): Promise<LawResult> {
   if (!requests) return notCheckable(REFERENCE_DECODE, "the trace has no requests with outputs");
   const tally = new LawTally(REFERENCE_DECODE);
@@ -18,7 +22,8 @@ export async function checkReferenceDecode(
   await oracle.prepareRequests(requests);
   for (const request of requests) {
     if (request.output.length === 0) continue;
-    const reference = await oracle.targetOver(sequenceOf(request));
+    const sampling = testCase && requestSampling(testCase, request.id);
+    const reference = await oracle.targetOver(sequenceOf(request), sampling);
     const first = request.prompt.length - 1;
     const expected = request.output.map((_, k) => reference.predictions[first + k].argmax);
     const margins = request.output.map((_, k) => reference.predictions[first + k].margin);
@@ -44,10 +49,10 @@ export const law: Law = {
   summary: "outputs (speculative and target-only) equal a cache-free teacher-forced target forward",
   appliesTo: () => true,
   needs: { baseline: "also-check", oracle: true },
-  check: async ({ run, baseline, oracle }) => {
-    const own = await checkReferenceDecode(run.trace.requests, oracle);
+  check: async ({ testCase, run, baseline, oracle }) => {
+    const own = await checkReferenceDecode(run.trace.requests, oracle, testCase);
     return baseline
-      ? combine(own, await checkReferenceDecode(baseline.trace.requests, oracle), "target-only run")
+      ? combine(own, await checkReferenceDecode(baseline.trace.requests, oracle, testCase), "target-only run")
       : own;
   },
 };

@@ -3,6 +3,9 @@
 import type { Law } from "./definition.ts";
 import { law as referenceDecode } from "./reference-decode.ts";
 import { law as lossless } from "./lossless.ts";
+import { law as terminationEquivalence } from "./termination-equivalence.ts";
+import { law as processingParity } from "./processing-parity.ts";
+import { law as logprobParity } from "./logprob-parity.ts";
 import { law as acceptanceCorrectness } from "./acceptance-correctness.ts";
 import { law as draftReference } from "./draft-reference.ts";
 import { law as mirrorAcceptance } from "./mirror-acceptance.ts";
@@ -24,6 +27,9 @@ import { law as retractInvariance } from "./retract-invariance.ts";
 export const LAWS: readonly Law[] = [
   referenceDecode,
   lossless,
+  terminationEquivalence,
+  processingParity,
+  logprobParity,
   acceptanceCorrectness,
   draftReference,
   mirrorAcceptance,

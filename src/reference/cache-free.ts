@@ -26,6 +26,8 @@ export interface TeacherForcedTarget {
   hidden: FloatArray;
   /** Targets built for EAGLE-3 drafts: [layers + 1, tokens.length, hidden], every residual stream. */
   layerHidden?: FloatArray;
+  /** [tokens.length, vocab]: every row's logits, when asked for (request processing and logprobs need them). */
+  logits?: FloatArray;
 }
 
 function causalMask(rows: number, dtype: ModelSpec["dtype"]): FloatArray {
@@ -42,6 +44,7 @@ async function runCacheFree(
   tokens: readonly number[],
   positions: readonly number[],
   hiddenIn?: FloatArray,
+  withLogits = false,
   auxIn?: FloatArray,
   eagle3?: Eagle3Reading,
 ) {
@@ -59,28 +62,32 @@ async function runCacheFree(
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
     ctxSlots: new BigInt64Array(0),
     mask: causalMask(tokens.length, spec.dtype),
+    ...(withLogits ? { withLogits } : {}),
   });
   const predictions: RowPrediction[] = tokens.map((_, row) => {
     const top = rowTop(result, row);
     const prediction = { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
     return eagle3 ? toTargetPrediction(prediction, eagle3) : prediction;
   });
-  return { predictions, hidden: result.hidden, layerHidden: result.layerHidden };
+  return { predictions, hidden: result.hidden, logits: result.logits, layerHidden: result.layerHidden };
 }
 
 export async function teacherForcedTarget(
   session: ModelSession,
   spec: ModelSpec,
   tokens: readonly number[],
+  withLogits = false,
 ): Promise<TeacherForcedTarget> {
-  const { predictions, hidden, layerHidden } = await runCacheFree(
+  const { predictions, hidden, logits, layerHidden } = await runCacheFree(
     session,
     spec,
     spec.layers,
     tokens,
     tokens.map((_, i) => i),
+    undefined,
+    withLogits,
   );
-  return { tokens, predictions, hidden, ...(layerHidden ? { layerHidden } : {}) };
+  return { tokens, predictions, hidden, ...(logits ? { logits } : {}), ...(layerHidden ? { layerHidden } : {}) };
 }
 
 export interface DraftRowReference {
@@ -125,6 +132,7 @@ export async function recomputeDraftRow(
     tokens,
     tokens.map((_, i) => i),
     hiddenIn,
+    false,
     auxIn,
     eagle3,
   );

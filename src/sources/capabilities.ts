@@ -7,6 +7,7 @@ import type { Case } from "../case/case.ts";
 import { resolveModelSpec } from "../engine/run-case.ts";
 import { draftExportable } from "./model-cache.ts";
 import { COVERAGE_LABELS, type CoverageLabel } from "../laws/coverage.ts";
+import { activeSamplingOptions, samplingOptionsOf, type SamplingOption } from "../sampling/params.ts";
 
 /** Defaults for absent fields: the narrowest engine (one request, no chunking, page 1, float32, chains). */
 export function withDefaults(capabilities: Capabilities): Required<Capabilities> {
@@ -22,6 +23,7 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     retracts: false,
     graphReplay: false,
     dtypes: ["float32"],
+    sampling: [],
     observes: [],
     ...capabilities,
   };
@@ -50,6 +52,9 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (!capabilities.retracts && (workload.retracts ?? []).length > 0) return "retracts";
   if (!capabilities.pageSizes.includes(engine.pageSize)) return `page size ${engine.pageSize}`;
   if (!capabilities.chunkedPrefill && chunks(testCase)) return "chunked prefill";
+  const options = new Set(workload.requests.flatMap((request) => samplingOptionsOf(request.sampling)));
+  const undeclared = [...options].find((option) => !capabilities.sampling.includes(option));
+  if (undeclared) return `sampling option ${undeclared}`;
   if (engine.mode !== "speculative") return undefined;
   const kind = testCase.draft?.kind;
   if (!kind || !capabilities.drafts.includes(kind)) return `draft ${kind ?? "none"}`;
@@ -79,6 +84,8 @@ export function featuresOf(testCase: Readonly<Case>): string[] {
   if ((testCase.workload.retracts ?? []).length > 0) features.push("retracts");
   if (engine.pageSize > 1) features.push(`page size ${engine.pageSize}`);
   if (chunks(testCase)) features.push("chunked prefill");
+  const options = new Set(testCase.workload.requests.flatMap((request) => activeSamplingOptions(request.sampling)));
+  for (const option of options) features.push(`sampling ${option}`);
   return features;
 }
 
@@ -101,6 +108,7 @@ export function declaredFeatures(declared: Capabilities): string[] {
   if (capabilities.retracts) features.push("retracts");
   features.push(...capabilities.pageSizes.filter((size) => size > 1).map((size) => `page size ${size}`));
   if (capabilities.chunkedPrefill) features.push("chunked prefill");
+  features.push(...capabilities.sampling.map((option) => `sampling ${option}`));
   return features;
 }
 
@@ -109,6 +117,9 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
   const capabilities = withDefaults(declared);
   const speculative = capabilities.modes.includes("speculative");
   const observed = capabilities.observes.includes("trace");
+  const honors = (option: SamplingOption) => capabilities.sampling.includes(option);
+  const verifies = speculative && capabilities.observes.includes("verify");
+  const rawPredict = capabilities.observes.includes("rawPredict");
   const reachable: Record<CoverageLabel, boolean> = {
     "chunk ends within S of prompt end": capabilities.chunkedPrefill && speculative,
     "request finishes mid-round": speculative && capabilities.observes.includes("verify"),
@@ -119,6 +130,11 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     "abort between forwards": capabilities.aborts,
     "retract between forwards": capabilities.retracts && capabilities.observes.includes("lifecycle"),
     "page boundary inside a verify": capabilities.pageSizes.some((size) => size > 1) && speculative,
+    "stop id and cap inside one accepted run": verifies && honors("stopTokenIds"),
+    "min tokens end inside a round": verifies && honors("minNewTokens"),
+    "penalties change the greedy token":
+      rawPredict && (honors("repetitionPenalty") || honors("presencePenalty") || honors("frequencyPenalty")),
+    "bias forces a token the draft does not predict": verifies && rawPredict && honors("logitBias"),
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

@@ -44,12 +44,18 @@ export function runFromEngine(testCase: Readonly<Case>, result: EngineResult): R
     prompt: prompts.get(output.id) ?? [],
     output: output.tokens,
     finishReason: output.finishReason ?? "length",
+    ...(output.stopTokenId !== undefined ? { stopTokenId: output.stopTokenId } : {}),
+    ...(output.finishedLength !== undefined ? { finishedLength: output.finishedLength } : {}),
+    ...(output.logprobs ? { logprobs: output.logprobs } : {}),
   }));
   const base = runFromTrace(trace);
   const outputs = result.outputs.map((output) => ({
     id: output.id,
     tokens: output.tokens,
     finishReason: output.finishReason ?? "length",
+    ...(output.stopTokenId !== undefined ? { stopTokenId: output.stopTokenId } : {}),
+    ...(output.finishedLength !== undefined ? { finishedLength: output.finishedLength } : {}),
+    ...(output.logprobs ? { logprobs: output.logprobs } : {}),
     acceptLens: output.acceptLens ?? base.outputs.find((candidate) => candidate.id === output.id)?.acceptLens ?? [],
     cutRounds: 0,
     ...(output.roundsIncludeFirstToken ? { roundsIncludeFirstToken: true } : {}),

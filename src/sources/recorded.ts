@@ -19,6 +19,9 @@ export function runFromTrace(trace: Trace): RunResult {
     id: request.id,
     tokens: request.output,
     finishReason: request.finishReason,
+    ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
+    ...(request.finishedLength !== undefined ? { finishedLength: request.finishedLength } : {}),
+    ...(request.logprobs ? { logprobs: request.logprobs } : {}),
     acceptLens: acceptLens.get(request.id) ?? [],
     cutRounds: 0,
   }));
@@ -36,6 +39,17 @@ export function goldenBaseline(goldenCase: GoldenCase): RunResult {
       prompt: prompts.get(request.id) ?? [],
       output: request.tokens,
       finishReason: request.finishReason,
+      ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
+      finishedLength: request.tokens.length,
+      ...(request.logprobs
+        ? {
+            logprobs: request.logprobs.map((entry, i) => ({
+              token: request.tokens[i],
+              logprob: entry.logprob,
+              top: entry.top,
+            })),
+          }
+        : {}),
     })),
     events: [],
   });

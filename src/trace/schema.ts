@@ -3,6 +3,7 @@
 // position); every other field is optional so a third-party engine emits what it exposes, and each
 // law says "not checkable" for what is absent. Changes stay additive within one formatVersion.
 import { Type, type Static } from "@sinclair/typebox";
+import { LogprobEntrySchema } from "../sampling/params.ts";
 
 export const TRACE_FORMAT_VERSION = 1;
 
@@ -79,6 +80,11 @@ export const TraceRowSchema = Type.Object(
     margin: Type.Optional(Type.Number()),
     /** The logit of predict: compared with tolerance by the draft-reference law (it moves with hidden-state inputs). */
     topLogit: Type.Optional(Type.Number()),
+    /**
+     * Rows sampling for a request whose options process the logits (penalties, bias, min tokens): predict,
+     * margin and topLogit are the processed ones, rawPredict the argmax before processing.
+     */
+    rawPredict: Type.Optional(Type.Integer({ minimum: 0 })),
     attended: Type.Optional(Attended),
     /**
      * Tree drafting (any topk; a chain is a tree of width 1): the draft candidate this row carries, by
@@ -109,9 +115,9 @@ export const VerifyResultSchema = Type.Object(
     acceptLen: Type.Integer({ minimum: 1 }),
     acceptTokens: Type.Optional(Type.Array(Type.Integer())),
     bonus: Type.Integer({ minimum: 0 }),
-    /** Tokens emitted this round, after EOS / max-new-tokens cuts. */
+    /** Tokens emitted this round, after EOS / stop id / max-new-tokens cuts. */
     emitted: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
-    /** The round ended the request (EOS or max new tokens). */
+    /** The round ended the request (EOS, a stop id or max new tokens). */
     finished: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -158,9 +164,16 @@ export const TraceRequestSchema = Type.Object(
     finishReason: Type.Union([
       Type.Literal("length"),
       Type.Literal("eos"),
+      Type.Literal("stop"),
       Type.Literal("abort"),
       Type.Literal("unfinished"),
     ]),
+    /** The stop id that ended the request (finish reason "stop"). */
+    stopTokenId: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Output tokens when the request finished (SGLang's finished_len): the output must be exactly this long. */
+    finishedLength: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** One entry per output token, for requests asking for logprobs. */
+    logprobs: Type.Optional(Type.Array(LogprobEntrySchema)),
   },
   { additionalProperties: false },
 );

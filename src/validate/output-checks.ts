@@ -7,11 +7,12 @@ import { compareTokens } from "../trace/compare.ts";
 import type { GoldenRequest } from "../golden/schema.ts";
 import type { RequestOutput } from "./outputs-schema.ts";
 import { hasRelaxation, RELAXATIONS, type RelaxationLog } from "./profiles.ts";
+import { checkGoldenLogprobs, LOGPROBS } from "./logprob-checks.ts";
 
 export const GOLDEN_TOKENS = "golden tokens";
 export const ACCEPT_LENGTHS = "accept lengths";
 export const FIRST_ROUND_DRAFTS = "first-round drafts";
-export const OUTPUT_CHECKS = [GOLDEN_TOKENS, ACCEPT_LENGTHS, FIRST_ROUND_DRAFTS] as const;
+export const OUTPUT_CHECKS = [GOLDEN_TOKENS, ACCEPT_LENGTHS, FIRST_ROUND_DRAFTS, LOGPROBS] as const;
 
 export interface Epsilon {
   target: number;
@@ -41,14 +42,18 @@ export function checkGoldenTokens(
   const comparison = compareTokens(golden.tokens, golden.margins, output.tokens, epsilon);
   const prefixAllowed = output.finishReason === "abort";
   if (comparison.status === "equal") {
-    if (output.finishReason && output.finishReason !== golden.finishReason) {
+    const difference =
+      output.finishReason && output.finishReason !== golden.finishReason
+        ? `finish reason '${output.finishReason}', golden '${golden.finishReason}'`
+        : output.stopTokenId !== undefined && output.stopTokenId !== golden.stopTokenId
+          ? `stop id ${output.stopTokenId}, golden ${golden.stopTokenId ?? "none"}`
+          : output.finishedLength !== undefined && output.finishedLength !== output.tokens.length
+            ? `finished length ${output.finishedLength} for ${output.tokens.length} tokens`
+            : undefined;
+    if (difference)
       return {
-        result: fails(GOLDEN_TOKENS, comparison.compared, {
-          message: `request ${id}: finish reason '${output.finishReason}', golden '${golden.finishReason}'`,
-          request: id,
-        }),
+        result: fails(GOLDEN_TOKENS, comparison.compared, { message: `request ${id}: ${difference}`, request: id }),
       };
-    }
     return { result: holds(GOLDEN_TOKENS, comparison.compared) };
   }
   const index = comparison.index!;
@@ -220,6 +225,8 @@ export function checkRequestOutput(
     tokens.result,
     checkAcceptLengths(golden, output, epsilon, log, tokens.stopIndex),
     checkFirstRoundDrafts(golden, output, epsilon, tokens.stopIndex),
+    // Only requests asking for logprobs have the check (the other rows of the report show "-").
+    ...(golden.logprobs ? [checkGoldenLogprobs(golden, output, epsilon.target, tokens.stopIndex)] : []),
   ];
 }
 
@@ -228,5 +235,6 @@ export function missingOutput(golden: GoldenRequest): LawResult[] {
     fails(GOLDEN_TOKENS, 0, { message: `request ${golden.id}: no output line`, request: golden.id }),
     notCheckable(ACCEPT_LENGTHS, "no output line"),
     notCheckable(FIRST_ROUND_DRAFTS, "no output line"),
+    ...(golden.logprobs ? [notCheckable(LOGPROBS, "no output line")] : []),
   ];
 }

@@ -1,6 +1,7 @@
 // The outputs format another engine produces for `specconf validate`: JSON Lines, one request per line.
 // Only case, id and tokens are required; every other field adds a check when present.
 import { Type, type Static } from "@sinclair/typebox";
+import { LogprobEntrySchema } from "../sampling/params.ts";
 
 export const OUTPUTS_FORMAT_VERSION = 1;
 
@@ -8,11 +9,27 @@ export const OUTPUTS_FORMAT_VERSION = 1;
 export const RequestOutputFields = {
   /** The request id of the case's workload. */
   id: Type.Integer({ minimum: 0 }),
-  /** Generated tokens (greedy), without the prompt, cut at EOS (EOS included) or max new tokens. */
+  /** Generated tokens (greedy), without the prompt, cut at the first EOS or stop id (kept) or max new tokens. */
   tokens: Type.Array(Type.Integer({ minimum: 0 })),
   finishReason: Type.Optional(
-    Type.Union([Type.Literal("length"), Type.Literal("eos"), Type.Literal("abort"), Type.Literal("unfinished")]),
+    Type.Union([
+      Type.Literal("length"),
+      Type.Literal("eos"),
+      Type.Literal("stop"),
+      Type.Literal("abort"),
+      Type.Literal("unfinished"),
+    ]),
   ),
+  /** The stop id (one of the request's sampling.stopTokenIds) that ended it: finish reason "stop". */
+  stopTokenId: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Output tokens when the request finished (SGLang's finished_len): the output must hold exactly these. */
+  finishedLength: Type.Optional(Type.Integer({ minimum: 0 })),
+  /**
+   * Requests asking for logprobs: one entry per output token, the log-softmax of the processed logits
+   * (after bias, min-tokens masking and penalties: vLLM's logprobs_mode=processed_logprobs) at the token,
+   * with the request's `logprobs` best alternatives.
+   */
+  logprobs: Type.Optional(Type.Array(LogprobEntrySchema)),
   /** accept_len of every verify round, root included (SGLang v2 accept_lens; profile sglang-v1 reads v1's drafts-only accept_length). */
   acceptLens: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
   /**

@@ -7,11 +7,19 @@ import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import type { DraftKind } from "../../src/model/spec.ts";
 import type { EngineConfig } from "../../src/engine/config.ts";
+import type { SamplingParams } from "../../src/sampling/params.ts";
 
 /** Where each fault shows: the draft that exposes it and the laws expected to catch it. */
 const EXPOSURE: Record<
   FaultName,
-  { draft: DraftKind; laws: string[]; engine?: Partial<EngineConfig>; retracts?: AbortEvent[] }
+  {
+    draft: DraftKind;
+    laws: string[];
+    engine?: Partial<EngineConfig>;
+    retracts?: AbortEvent[];
+    /** Per request (the case's outputs: 52 11 46 52 11 46 53 1 7 52 33 39 / 40 20 11 17 17 17 7 22 52 43 35 16 / ...). */
+    sampling?: SamplingParams[];
+  }
 > = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference", "rows carry request tokens"] },
   "draft-position-early-increment": { draft: "mirror", laws: ["positions", "draft reference"] },
@@ -47,6 +55,36 @@ const EXPOSURE: Record<
       { request: 2, step: 5, beforeForward: 2 },
     ],
   },
+  // Full-acceptance rounds emit output tokens 9..12 against a cap of 12: stops at 10 (33) and 9 (43) inside.
+  "length-before-stop": {
+    draft: "mirror",
+    laws: ["termination equivalence", "processing parity"],
+    sampling: [{ stopTokenIds: [33] }, { stopTokenIds: [43] }],
+  },
+  "penalties-per-step": {
+    draft: "mirror",
+    laws: ["termination equivalence", "processing parity"],
+    sampling: [{ presencePenalty: 1 }, { frequencyPenalty: 1 }, { repetitionPenalty: 1.5 }],
+  },
+  "processing-bonus-only": {
+    draft: "mirror",
+    laws: ["termination equivalence", "processing parity", "acceptance correctness"],
+    sampling: [{ logitBias: { "23": 5 } }, { presencePenalty: 1 }, { repetitionPenalty: 1.5 }],
+  },
+  "speculated-logprobs-zero": {
+    draft: "mirror",
+    laws: ["logprob parity"],
+    sampling: [{ logprobs: 1 }, { logprobs: 0 }, { logprobs: 2 }],
+  },
+  // The stop ids first come at output token 6 (53, 7), where 6 tokens are committed but 3 steps ran.
+  "min-tokens-per-step": {
+    draft: "mirror",
+    laws: ["termination equivalence", "processing parity"],
+    sampling: [
+      { minNewTokens: 6, stopTokenIds: [53] },
+      { minNewTokens: 6, stopTokenIds: [7] },
+    ],
+  },
 };
 
 function faultCase(
@@ -54,6 +92,7 @@ function faultCase(
   faults: FaultName[],
   engine: Partial<EngineConfig> = {},
   retracts: AbortEvent[] = [],
+  sampling: SamplingParams[] = [],
 ): Case {
   const base = defaultCase({
     preset: "tiny",
@@ -69,7 +108,11 @@ function faultCase(
     workload: {
       ...base.workload,
       retracts,
-      requests: base.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })),
+      requests: base.workload.requests.map((request, i) => ({
+        ...request,
+        arrivalStep: 0,
+        ...(sampling[i] ? { sampling: sampling[i] } : {}),
+      })),
     },
   };
 }
@@ -91,10 +134,10 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws, engine, retracts } = EXPOSURE[fault];
-      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts));
+      const { draft, laws, engine, retracts, sampling } = EXPOSURE[fault];
+      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts, sampling));
       for (const law of laws) expect(failing).toContain(law);
-      expect(await failingLaws(faultCase(draft, [], engine, retracts))).toEqual([]);
+      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling))).toEqual([]);
     });
   }
 });

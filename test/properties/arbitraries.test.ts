@@ -8,6 +8,7 @@ import { validateCase } from "../../src/case/load.ts";
 import { checkCaseConsistency, resolveModelSpec } from "../../src/engine/run-case.ts";
 import { caseArbitrary } from "../../properties/arbitraries/case.ts";
 import { checkSpace, FULL_SPACE, space } from "../../properties/arbitraries/space.ts";
+import { SAMPLING_OPTIONS, samplingOptionsOf } from "../../src/sampling/params.ts";
 import { numDraftTokensFor, UNLIMITED_BUDGET } from "../../properties/arbitraries/engine.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { LAW_PROPERTIES, lawsWithoutProperty, MIXED } from "../../properties/index.ts";
@@ -106,6 +107,17 @@ describe("case arbitraries", () => {
       // Both checkpoint variants of the fc input are drawn.
       expect(new Set(cases.map((c) => c.draft?.normBeforeFc === true))).toEqual(new Set([false, true]));
     }
+    expect(
+      sample("termination equivalence").every((c) =>
+        c.workload.requests.every((r) => (r.sampling?.stopTokenIds?.length ?? 0) > 0),
+      ),
+    ).toBe(true);
+    expect(
+      sample("logprob parity").every((c) => c.workload.requests.every((r) => r.sampling?.logprobs !== undefined)),
+    ).toBe(true);
+    expect(sample("processing parity").every((c) => c.workload.requests.every((r) => r.sampling !== undefined))).toBe(
+      true,
+    );
   });
 
   it("the whole space reaches every option", () => {
@@ -120,6 +132,10 @@ describe("case arbitraries", () => {
     expect(seen((c) => c.engine.graphReplay === true).size).toBe(2);
     expect(cases.some((c) => c.workload.aborts.length > 0 && (c.workload.retracts ?? []).length > 0)).toBe(true);
     expect(cases.some((c) => c.engine.tokenBudget < 16)).toBe(true);
+    const requests = cases.flatMap((c) => c.workload.requests);
+    const options = new Set(requests.flatMap((r) => samplingOptionsOf(r.sampling)));
+    expect([...options].sort()).toEqual([...SAMPLING_OPTIONS].sort());
+    expect(requests.some((r) => r.sampling === undefined)).toBe(true);
   });
 
   it("N is valid for every S and K", () => {
@@ -139,5 +155,8 @@ describe("case arbitraries", () => {
     expect(lawsWithoutProperty()).toEqual([]);
     expect(() => checkSpace(space({ steps: { min: 3, max: 2 } }))).toThrow(/steps/);
     expect(() => checkSpace(space({ drafts: [] }))).toThrow(/drafts/);
+    expect(() => checkSpace(space({ sampling: { options: ["stopTokenIds"], required: ["logprobs"] } }))).toThrow(
+      /logprobs/,
+    );
   });
 });

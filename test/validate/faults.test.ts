@@ -45,6 +45,12 @@ const SCENARIOS: Scenario[] = [
   { suite: "tiny-mirror", name: "unchunked", fault: "cross-request-mask-leak", outputs: ["golden tokens"] },
   { suite: "tiny-mirror", name: "tree", fault: "bonus-stride", outputs: ["golden tokens"] },
   { suite: "tiny-eagle", name: "chunked", fault: "leaked-rejected-slots", outputs: [] },
+  { suite: "tiny-mirror", name: "sampling", outputs: [] },
+  { suite: "tiny-mirror", name: "sampling", fault: "length-before-stop", outputs: ["golden tokens"] },
+  { suite: "tiny-mirror", name: "sampling", fault: "penalties-per-step", outputs: ["golden tokens", "logprobs"] },
+  { suite: "tiny-mirror", name: "sampling", fault: "processing-bonus-only", outputs: ["golden tokens", "logprobs"] },
+  { suite: "tiny-mirror", name: "sampling", fault: "speculated-logprobs-zero", outputs: ["logprobs"] },
+  { suite: "tiny-mirror", name: "sampling", fault: "min-tokens-per-step", outputs: ["golden tokens", "logprobs"] },
 ];
 
 describe("validate reports exactly the broken laws", () => {

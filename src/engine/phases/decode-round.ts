@@ -5,6 +5,8 @@ import type { RowPlan } from "../forward.ts";
 import { concatInputRows, HiddenRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
+import { logprobOf } from "../row-sampler.ts";
+import type { LogprobEntry } from "../../sampling/params.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-layer.ts";
 import { runTreeDraft } from "./tree-draft.ts";
@@ -26,6 +28,7 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
       attendPersisted: position,
       attendTemporary: [],
       attendBatchRows: [r],
+      sampler: request.rowSampler([], context.spec.eosId),
     };
   });
   const output = await context.forward({
@@ -37,7 +40,8 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   });
   active.forEach((request, r) => {
     request.targetKvLength += 1;
-    request.emit([output.predict[r]], context.spec.eosId);
+    const token = output.predict[r];
+    request.emit([token], context.spec.eosId, context.faults, [logprobOf(output.sampled[r], token, request.sampling)]);
     if (request.status === "finished") context.releaseRequest(request);
   });
 }
@@ -59,7 +63,13 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     const { request, result } = round;
     // The accepted drafts, then the bonus read from accept_tokens.
     const emittedCandidates = [...result.acceptTokens!.slice(0, result.acceptLen - 1), result.bonus];
-    const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId);
+    // Candidate i was sampled at the path's node i; the last is the bonus, the others verified drafts.
+    const logprobs = emittedCandidates.map((token, i) => {
+      const entry = logprobOf(round.pathSampled[i], token, request.sampling);
+      const speculated = i < emittedCandidates.length - 1;
+      return entry && speculated && context.faults.has("speculated-logprobs-zero") ? zeroLogprobs(entry) : entry;
+    });
+    const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId, context.faults, logprobs);
     request.acceptLens.push(result.acceptLen);
     result.emitted = emitted;
     result.finished = finished;
@@ -105,4 +115,9 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
       ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
       : concatInputRows(kept.map((round) => round.pathHidden));
   await runDraftExtend(context, new DraftExtendInput(segments, hidden));
+}
+
+/** vLLM issue 34497, llama.cpp issue 27972: speculated tokens' logprobs reported as 0.0. */
+function zeroLogprobs(entry: LogprobEntry): LogprobEntry {
+  return { ...entry, logprob: 0, top: entry.top.map((alternative) => ({ ...alternative, logprob: 0 })) };
 }

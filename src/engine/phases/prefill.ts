@@ -7,6 +7,7 @@ import type { RowPlan } from "../forward.ts";
 import { captureDraftInput } from "../aux-capture.ts";
 import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
+import { logprobOf } from "../row-sampler.ts";
 import type { Request } from "../request.ts";
 import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
@@ -30,9 +31,12 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     const slots = pool.extendPersisted(request.id, end);
     const firstRow = rows.length;
     rowRanges.push({ chunk, firstRow });
+    // Only a final chunk's last row samples (the first output token; a resumed request keeps its bonus).
+    const sampler = chunk.final && !request.hasPendingBonus ? request.rowSampler([], context.spec.eosId) : undefined;
     for (let position = start; position < end; position++) {
       const i = position - start;
       rows.push({
+        ...(position === end - 1 && sampler ? { sampler } : {}),
         request: request.id,
         token: request.tokens[position],
         position,
@@ -65,7 +69,8 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     const sampledAtChunkEnd = output.predict[lastRow];
     const resumingWithBonus = request.hasPendingBonus;
     if (final && !resumingWithBonus) {
-      request.emit([sampledAtChunkEnd], context.spec.eosId);
+      const logprob = logprobOf(output.sampled[lastRow], sampledAtChunkEnd, request.sampling);
+      request.emit([sampledAtChunkEnd], context.spec.eosId, context.faults, [logprob]);
       if (request.status === "finished") {
         context.releaseRequest(request);
         continue;

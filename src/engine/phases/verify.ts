@@ -8,6 +8,7 @@ import type { RowPlan } from "../forward.ts";
 import { captureDraftInput } from "../aux-capture.ts";
 import type { DraftInputRows } from "../hidden-rows.ts";
 import type { Request } from "../request.ts";
+import type { SampledRow } from "../row-sampler.ts";
 
 /** A draft tree in verify-row order: node 0 is the root (the bonus token). A chain is a path. */
 export interface DraftTree {
@@ -25,6 +26,8 @@ export interface AcceptedRound {
   path: number[];
   /** The path's verify hidden states, root first ([accept_len, H]; EAGLE-3: the auxiliary states). */
   pathHidden: DraftInputRows;
+  /** The path's sampled rows, root first (requests with sampling options; else undefined entries). */
+  pathSampled: (SampledRow | undefined)[];
   result: VerifyResult;
 }
 
@@ -61,10 +64,19 @@ export async function runVerify(
     verifySlots.set(request.id, slots);
     const base = r * numNodes;
     tree.tokens.forEach((token, node) => {
+      const depth = tree.depths[node];
+      // Node d's prediction follows the drafts d_1..d_d on its path: they count as committed output.
+      const pathTokens = ancestorsOf(tree, node)
+        .slice(1)
+        .map((ancestor) => tree.tokens[ancestor]);
+      // vLLM issue 42744: processing applied at the bonus position only (depth S), the drafts judged raw.
+      const processAll = !(context.faults.has("processing-bonus-only") && depth < numSteps);
+      const sampler = request.rowSampler(pathTokens, context.spec.eosId, processAll);
       rows.push({
+        ...(sampler ? { sampler } : {}),
         request: request.id,
         token,
-        position: request.targetKvLength + tree.depths[node],
+        position: request.targetKvLength + depth,
         writeSlot: slots[node],
         temporary: true,
         attendPersisted: request.targetKvLength,
@@ -112,6 +124,7 @@ export async function runVerify(
       request,
       path,
       pathHidden,
+      pathSampled: path.map((node) => output.sampled[r * numNodes + node]),
       result: {
         request: request.id,
         acceptIndex: row,

@@ -1,0 +1,134 @@
+// A request's sampling options that matter under greedy decoding: stop token ids (besides EOS), min new
+// tokens, repetition / presence / frequency penalties, logit bias and logprobs. Names and ranges follow
+// vLLM's SamplingParams (stop_token_ids, min_tokens, repetition_penalty, presence_penalty,
+// frequency_penalty, logit_bias, logprobs) and SGLang's sampling_params; the definitions are in
+// process-logits.ts. Absent options are the neutral ones (no stop id, 0, 1, 0, 0, none, no logprobs).
+import { Type, type Static } from "@sinclair/typebox";
+import type { Case } from "../case/case.ts";
+
+/** Integers of a case fit 32 bits (as everywhere in the case schema). */
+const INT32_MAX = 2 ** 31 - 1;
+
+/** vLLM's default max_logprobs: the most top alternatives one emitted token may ask for. */
+export const MAX_LOGPROBS = 20;
+
+export const SamplingParamsSchema = Type.Object(
+  {
+    /** Tokens that end the request besides EOS (finish reason "stop", the token kept as the last output). */
+    stopTokenIds: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { maxItems: 64 })),
+    /** EOS and the stop ids are masked (logit -inf) while fewer output tokens than this are committed. */
+    minNewTokens: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
+    /** > 1 discourages tokens seen in prompt or output: positive logits divided by it, others multiplied. */
+    repetitionPenalty: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** Subtracted once from the logit of every token present in the output so far. */
+    presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    /** Subtracted from a token's logit once per occurrence in the output so far. */
+    frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    /** Token id (a decimal string, as in OpenAI's and vLLM's logit_bias) to an additive logit bias. */
+    logitBias: Type.Optional(
+      Type.Record(Type.Integer({ minimum: 0 }), Type.Number({ minimum: -100, maximum: 100 }), {
+        additionalProperties: false,
+      }),
+    ),
+    /** Return a logprob per emitted token with this many top alternatives (0: the chosen token's only). */
+    logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LOGPROBS })),
+  },
+  { additionalProperties: false },
+);
+
+export type SamplingParams = Static<typeof SamplingParamsSchema>;
+
+/** The options, as an engine declares them in its handshake (capabilities.sampling). */
+export const SAMPLING_OPTIONS = [
+  "stopTokenIds",
+  "minNewTokens",
+  "repetitionPenalty",
+  "presencePenalty",
+  "frequencyPenalty",
+  "logitBias",
+  "logprobs",
+] as const satisfies readonly (keyof SamplingParams)[];
+
+export type SamplingOption = (typeof SAMPLING_OPTIONS)[number];
+
+export const LogprobSchema = Type.Object(
+  { token: Type.Integer({ minimum: 0 }), logprob: Type.Number() },
+  { additionalProperties: false },
+);
+
+/** One emitted token's logprob and its top alternatives (descending, ties to the lower id). */
+export const LogprobEntrySchema = Type.Object(
+  {
+    token: Type.Integer({ minimum: 0 }),
+    /** log-softmax of the processed logits (after bias, min-tokens masking and penalties) at the token. */
+    logprob: Type.Number(),
+    /** The `logprobs` best tokens of the same distribution. */
+    top: Type.Array(LogprobSchema),
+  },
+  { additionalProperties: false },
+);
+
+export type Logprob = Static<typeof LogprobSchema>;
+export type LogprobEntry = Static<typeof LogprobEntrySchema>;
+
+/** Options present in the params (a neutral value still counts: the engine must accept the field). */
+export function samplingOptionsOf(params: SamplingParams | undefined): SamplingOption[] {
+  if (!params) return [];
+  return SAMPLING_OPTIONS.filter((option) => params[option] !== undefined);
+}
+
+/** Options whose value does something (a stop id, min tokens > 0, a penalty off its neutral value, ...). */
+export function activeSamplingOptions(params: SamplingParams | undefined): SamplingOption[] {
+  if (!params) return [];
+  const active: Record<SamplingOption, boolean> = {
+    stopTokenIds: (params.stopTokenIds?.length ?? 0) > 0,
+    minNewTokens: (params.minNewTokens ?? 0) > 0,
+    repetitionPenalty: (params.repetitionPenalty ?? 1) !== 1,
+    presencePenalty: (params.presencePenalty ?? 0) !== 0,
+    frequencyPenalty: (params.frequencyPenalty ?? 0) !== 0,
+    logitBias: Object.keys(params.logitBias ?? {}).length > 0,
+    logprobs: params.logprobs !== undefined,
+  };
+  return SAMPLING_OPTIONS.filter((option) => active[option]);
+}
+
+const PENALTIES: readonly SamplingOption[] = ["repetitionPenalty", "presencePenalty", "frequencyPenalty"];
+
+/** Penalties in effect: they change the greedy token with what was generated. */
+export function hasPenalties(params: SamplingParams | undefined): boolean {
+  return activeSamplingOptions(params).some((option) => PENALTIES.includes(option));
+}
+
+/** The options can move the greedy token away from the raw argmax (stop ids and logprobs cannot). */
+export function changesLogits(params: SamplingParams | undefined): boolean {
+  return activeSamplingOptions(params).some((option) => option !== "stopTokenIds" && option !== "logprobs");
+}
+
+/** Sampling a row for these options needs the full logits row (processing or logprobs). */
+export function needsLogits(params: SamplingParams | undefined): boolean {
+  return changesLogits(params) || params?.logprobs !== undefined;
+}
+
+export function stopTokenIdsOf(params: SamplingParams | undefined): ReadonlySet<number> {
+  return new Set(params?.stopTokenIds ?? []);
+}
+
+/** The bias entries as numbers, in token order. */
+export function logitBiasEntries(params: SamplingParams | undefined): [number, number][] {
+  return Object.entries(params?.logitBias ?? {})
+    .map(([token, bias]): [number, number] => [Number(token), bias])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+/** A request's sampling as the oracle needs it: the options and where the prompt ends. */
+export interface RequestSampling {
+  params: SamplingParams;
+  promptLength: number;
+}
+
+/** The sampling of request `id` in the case, when it has any option; undefined otherwise. */
+export function requestSampling(testCase: Readonly<Case>, id: number): RequestSampling | undefined {
+  const request = testCase.workload.requests.find((candidate) => candidate.id === id);
+  if (!request?.sampling || samplingOptionsOf(request.sampling).length === 0) return undefined;
+  return { params: request.sampling, promptLength: request.prompt.length };
+}
