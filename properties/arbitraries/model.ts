@@ -10,8 +10,9 @@ export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string
 }
 
 /**
- * A draft kind, each with its weight (default 1). The first kind is where shrinking goes, whatever the
- * weights (fc.oneof with cross-shrinking moves a value to its first arbitrary).
+ * A draft kind, each with its weight (default 1); EAGLE-3 drafts also draw norm_before_fc (a checkpoint config
+ * option their laws read). Shrinks to the first kind, whatever the weights (fc.oneof with cross-shrinking moves a
+ * value to its first arbitrary), and to norm_before_fc off.
  */
 export function draftArbitrary(
   drafts: readonly DraftKind[],
@@ -23,9 +24,9 @@ export function draftArbitrary(
         { withCrossShrink: true },
         ...drafts.map((kind) => ({ arbitrary: fc.constant(kind), weight: weights[kind] ?? 1 })),
       );
-  return kinds.map(
-    (kind) => defaultDraftSpec(kind),
-    (value) => (value as DraftSpec).kind,
+  return fc.tuple(kinds, fc.boolean()).map(
+    ([kind, normBeforeFc]) => defaultDraftSpec(kind, 1, { normBeforeFc }),
+    (value) => [(value as DraftSpec).kind, (value as DraftSpec).normBeforeFc === true],
   );
 }
 

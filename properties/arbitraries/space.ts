@@ -74,6 +74,8 @@ export const PROPERTY_DRAFTS: readonly DraftKind[] = [
   "noisy-mirror",
   "eagle",
   "truncated-mirror",
+  "eagle3-mirror",
+  "eagle3",
 ];
 /** The model drafts plus prompt lookup (0..S drafts per request and round, chains only). */
 export const ALL_DRAFTS: readonly DraftKind[] = [...PROPERTY_DRAFTS, "ngram"];

@@ -22,7 +22,7 @@ import {
 /** The reference engine runs every case specconf generates: its handshake declares all of it. */
 export const REFERENCE_CAPABILITIES: Capabilities = {
   modes: ["target-only", "speculative"],
-  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "ngram"],
+  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "eagle3", "eagle3-mirror", "ngram"],
   modelFormats: [],
   maxNumSteps: 8,
   maxTopk: 8,
@@ -48,6 +48,8 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "predict",
     "margin",
     "topLogit",
+    "aux",
+    "draftPredict",
     "rawPredict",
     "attended",
     "verify",

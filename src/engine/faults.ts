@@ -66,6 +66,12 @@ export const FAULT_NAMES = [
   "speculated-logprobs-zero",
   /** sglang PR 33643: min new tokens counted in steps, not tokens, so EOS and the stop ids stay masked too long. */
   "min-tokens-per-step",
+  /** sglang PR 25454: EAGLE-3 auxiliary states captured at the input of each named layer, not its output (the +1 of the checkpoint convention dropped). */
+  "eagle3-aux-layer-off-by-one",
+  /** sglang PR 21272: the auxiliary states are never captured; the target's final hidden state is H wide, so the width check passes and fc is silently skipped. */
+  "eagle3-fc-skipped",
+  /** vLLM with a checkpoint lacking d2t (NeMo Automodel PR 2447): draft id d is drafted as target id d, the identity map. */
+  "eagle3-d2t-missing",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -1,6 +1,6 @@
 // Padded graph replay, as SGLang's CUDA graph runner does it: graphs are captured per row bucket (1, 2, 4,
 // 8 ...) and a batch of n rows runs on the smallest bucket >= n, its bucket - n padding rows filled with
-// poison on every replay (garbage tokens, positions, hidden rows and context slots, drawn from a seeded
+// poison on every replay (garbage tokens, positions, hidden or auxiliary rows and context slots, drawn from a seeded
 // PRNG). Padding rows attend only their own poison column and themselves; real rows never see them, so real
 // rows must not change with the poison (the padding-poison invariance law). Batches above the largest
 // bucket run eagerly (SGLang falls back when bs exceeds the largest captured batch).
@@ -42,6 +42,8 @@ interface PaddedGraph {
   tokens: BigInt64Array;
   positions: BigInt64Array;
   hiddenIn: FloatArray | undefined;
+  /** EAGLE-3 draft extends: [bucket, auxWidth] auxiliary states. */
+  auxIn: FloatArray | undefined;
   ctxSlots: BigInt64Array;
   mask: FloatArray;
 }
@@ -101,7 +103,7 @@ export class PaddedReplay {
     if (!this.faults.has("stale-padding-slot")) this.writeSlots.fill(-1, rows, bucket);
     this.stats.replays += 1;
     this.stats.paddedRows += padding;
-    const padded = await this.session.run({ ...feeds, ...graph, hiddenIn: graph.hiddenIn ?? feeds.hiddenIn });
+    const padded = await this.session.run(this.graphFeeds(feeds, graph));
     // Padding rows write their K/V where out_cache_loc points: nowhere, unless an entry was left stale.
     for (let row = rows; row < bucket; row++) {
       const slot = this.writeSlots[row];
@@ -114,12 +116,27 @@ export class PaddedReplay {
     };
   }
 
+  /** The forward's feeds with the graph's static buffers in place of the real rows' ones. */
+  private graphFeeds(feeds: ForwardFeeds, graph: PaddedGraph): ForwardFeeds {
+    return {
+      ...feeds,
+      tokens: graph.tokens,
+      positions: graph.positions,
+      ctxSlots: graph.ctxSlots,
+      mask: graph.mask,
+      hiddenIn: graph.hiddenIn ?? feeds.hiddenIn,
+      auxIn: graph.auxIn ?? feeds.auxIn,
+    };
+  }
+
   private allocate(bucket: number, ctxBucket: number, like: ForwardFeeds): PaddedGraph {
     const Float = like.mask.constructor as { new (length: number): FloatArray };
+    const rows = like.tokens.length;
     return {
       tokens: new BigInt64Array(bucket),
       positions: new BigInt64Array(bucket),
       hiddenIn: like.hiddenIn ? new Float(bucket * this.options.hiddenSize) : undefined,
+      auxIn: like.auxIn && rows > 0 ? new Float(bucket * (like.auxIn.length / rows)) : undefined,
       ctxSlots: new BigInt64Array(ctxBucket),
       mask: new Float(bucket * (ctxBucket + bucket)),
     };
@@ -130,7 +147,7 @@ export class PaddedReplay {
     this.stats.captures += 1;
     for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] += 1n;
     this.copyIn(graph, feeds, bucket);
-    await this.session.run({ ...feeds, ...graph, hiddenIn: graph.hiddenIn ?? feeds.hiddenIn });
+    await this.session.run(this.graphFeeds(feeds, graph));
     if (!this.faults.has("positions-not-restored-after-capture")) {
       for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] -= 1n;
     }
@@ -151,6 +168,8 @@ export class PaddedReplay {
     graph.tokens.set(feeds.tokens);
     graph.positions.set(feeds.positions);
     if (graph.hiddenIn && feeds.hiddenIn) graph.hiddenIn.set(feeds.hiddenIn);
+    if (graph.auxIn && feeds.auxIn) graph.auxIn.set(feeds.auxIn);
+    const auxWidth = graph.auxIn ? graph.auxIn.length / bucket : 0;
     graph.ctxSlots.fill(0n);
     graph.ctxSlots.set(feeds.ctxSlots);
     graph.mask.fill(MASKED);
@@ -169,6 +188,7 @@ export class PaddedReplay {
       graph.positions[row] = BigInt(Math.floor(this.random() * this.options.maxPositions));
       if (graph.hiddenIn)
         for (let h = 0; h < hiddenSize; h++) graph.hiddenIn[row * hiddenSize + h] = (this.random() - 0.5) * 8;
+      if (graph.auxIn) for (let a = 0; a < auxWidth; a++) graph.auxIn[row * auxWidth + a] = (this.random() - 0.5) * 8;
       const column = paddingStart + p;
       graph.ctxSlots[column] = BigInt(Math.floor(this.random() * numSlots));
       graph.mask[row * width + column] = 0;
@@ -194,6 +214,10 @@ function sliceRows(
     hidden: result.hidden.subarray(0, rows * hiddenSize),
     kNew: firstRows(result.kNew, rows, bucket, layers),
     vNew: firstRows(result.vNew, rows, bucket, layers),
+    // EAGLE-3 targets: [layers + 1, bucket, hidden] residual streams.
+    ...(result.layerHidden
+      ? { layerHidden: firstRows(result.layerHidden, rows, bucket, result.layerHidden.length / (bucket * hiddenSize)) }
+      : {}),
   };
 }
 

@@ -14,7 +14,7 @@
 // another candidate is a near-tie only when that candidate's rank gap is below the draft epsilon in both
 // runs, and a draft row's children differ legitimately only when its margin at the topk cut is.
 import { epsilonFor, LawTally, notCheckable, type LawResult } from "./law.ts";
-import { MIRROR_LOGIT_SCALE } from "../model/spec.ts";
+import { isHead, MIRROR_LOGIT_SCALE, type DraftKind } from "../model/spec.ts";
 import type { Trace } from "../trace/schema.ts";
 import { requestViews, segmentOfOutput, type RequestView, type ViewRow } from "./request-view.ts";
 
@@ -31,8 +31,8 @@ export interface Tolerance {
 export function toleranceOf(trace: Trace): Tolerance {
   const dtype = trace.engine.dtype === "float64" ? "float64" : "float32";
   const epsilon = epsilonFor(dtype, trace.engine.ep ?? "cpu");
-  const draft = (trace.config?.draft ?? undefined) as { kind?: string } | undefined;
-  const scale = draft?.kind && draft.kind !== "eagle" ? MIRROR_LOGIT_SCALE : 1;
+  const draft = (trace.config?.draft ?? undefined) as { kind?: DraftKind } | undefined;
+  const scale = draft?.kind && !isHead(draft.kind) ? MIRROR_LOGIT_SCALE : 1;
   return { epsilon, draftEpsilon: epsilon * scale, relative: dtype === "float32" ? 1e-5 : 1e-12 };
 }
 

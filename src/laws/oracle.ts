@@ -16,6 +16,7 @@ import {
   type TeacherForcedTarget,
 } from "../reference/cache-free.ts";
 import { draftKv, targetKv, type KvRows } from "../reference/cache-free-kv.ts";
+import { eagle3ReadingOf, type Eagle3Reading } from "../reference/eagle3-reading.ts";
 import { processTarget, type ProcessedTarget } from "../reference/processed.ts";
 import { needsLogits, type RequestSampling } from "../sampling/params.ts";
 import { recomputeDraftRows, recomputeModuleRows, teacherForcedTargets } from "../reference/batched.ts";
@@ -66,6 +67,8 @@ export class ReferenceOracle {
     runtime: RuntimeOptions,
     scale: number,
     readonly batching: ReferenceBatching,
+    /** EAGLE-3 drafts: what the checkpoint's config and maps say (layer ids, norm_before_fc, d2t). */
+    readonly eagle3?: Eagle3Reading,
   ) {
     this.epsilon = epsilonFor(spec.dtype, runtime.ep);
     this.draftEpsilon = this.epsilon * scale;
@@ -91,6 +94,7 @@ export class ReferenceOracle {
       runtime,
       scale,
       batching,
+      eagle3ReadingOf(models.spec, models.draft),
     );
   }
 
@@ -192,7 +196,16 @@ export class ReferenceOracle {
     const pathHidden = [];
     for (let depth = 0; depth < pathTokens.length; depth++)
       pathHidden.push((await this.draftRow(sequence, rootPosition, pathTokens.slice(0, depth))).hidden);
-    return recomputeDraftRow(this.draft!, this.spec, this.draftLayers, target, rootPosition, pathTokens, pathHidden);
+    return recomputeDraftRow(
+      this.draft!,
+      this.spec,
+      this.draftLayers,
+      target,
+      rootPosition,
+      pathTokens,
+      pathHidden,
+      this.eagle3,
+    );
   }
 
   /** Computes these draft rows and their ancestors not computed yet, one packed forward per depth. */
@@ -210,6 +223,7 @@ export class ReferenceOracle {
       this.draftLayers,
       pending.map((request, i) => ({ ...request, target: targets[i] })),
       (query) => this.draftDone.get(draftKey(query.target.tokens, query.rootPosition, query.pathTokens)),
+      this.eagle3,
     );
     for (const { query, result } of computed) {
       const key = draftKey(query.target.tokens, query.rootPosition, query.pathTokens);

@@ -20,7 +20,9 @@ const twinOf = (name: string) => LAWS.find((law) => law.name === name)!.needs.tw
 function batchedPagedCase(): Case {
   const found = sample.find((candidate) => candidate.workload.requests.length > 1 && candidate.engine.pageSize > 1)!;
   const requests = found.workload.requests.map((request) => ({ ...request, arrivalStep: 0 }));
-  return { ...found, workload: { ...found.workload, requests, aborts: [] } };
+  // A roomy pool: one request's reservation (a tight pool) would admit them one at a time.
+  const engine = { ...found.engine, poolSlots: 256 * found.engine.pageSize };
+  return { ...found, engine, workload: { ...found.workload, requests, aborts: [] } };
 }
 
 /** The reference engine, counting what the runner asks of it. */

@@ -4,7 +4,7 @@
 // results, processed when the next step has been planned (engine.ts); a zombie's round runs but emits nothing.
 import type { EngineContext, PendingResult } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
-import { HiddenRows } from "../hidden-rows.ts";
+import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { logprobOf } from "../row-sampler.ts";
@@ -145,6 +145,8 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   }
   if (multiLayer) {
     for (const { request, path, pathHidden } of kept) {
+      // Multi-layer modules are mirrors (never EAGLE-3): their input is the target's hidden state.
+      if (pathHidden.kind !== "hidden") throw new Error("multi-layer drafting with auxiliary states");
       keepTargetHidden(request, request.targetKvLength, pathHidden);
       request.targetKvLength += path.length;
     }
@@ -166,16 +168,14 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   const hidden =
     context.faults.has("phase-confusion") && draftPhaseHidden
       ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
-      : HiddenRows.concat(
-          context.spec.hidden,
-          kept.map((round) => round.pathHidden),
-        );
+      : concatInputRows(kept.map((round) => round.pathHidden));
   await runDraftExtend(context, new DraftExtendInput(segments, hidden), true);
 }
 
-/** The verify event of a round (its path's hidden rows carry it). */
-function roundEvent(round: { pathHidden: HiddenRows }): number {
-  return round.pathHidden.provenance[0].event;
+/** The verify event of a round (its path's input rows carry it). */
+function roundEvent(round: { pathHidden: DraftInputRows }): number {
+  const rows = round.pathHidden;
+  return rows.kind === "hidden" ? rows.provenance[0].event : rows.provenance[0][0].event;
 }
 
 /** vLLM issue 34497, llama.cpp issue 27972: speculated tokens' logprobs reported as 0.0. */
