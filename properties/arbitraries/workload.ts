@@ -6,6 +6,7 @@ import type { AbortEvent, CaseRequest } from "../../src/case/case.ts";
 import type { ModelSpec } from "../../src/model/spec.ts";
 import { promptToken } from "./model.ts";
 import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingSpace } from "./sampling.ts";
+import { removableArray } from "./removable-array.ts";
 import type { CaseSpace } from "./space.ts";
 
 export interface RequestDraw {
@@ -32,7 +33,7 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     shared: fc.nat({ max: s.maxShared }),
     sampling: requestSamplingArbitrary(s.sampling),
   });
-  return fc.array(request, { minLength: s.requests.min, maxLength: s.requests.max });
+  return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
 
 // Runs of the space last a handful of steps: steps up to 4 and forwards up to 5 mostly land on live requests.
