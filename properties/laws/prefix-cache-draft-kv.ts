@@ -9,5 +9,6 @@ export default lawProperty(PREFIX_CACHE_DRAFT_KV, "prefix cache on, draft models
   prefixCache: [true],
   drafts: PROPERTY_DRAFTS,
   requests: { min: 2, max: 3 },
+  maxNewTokens: { min: 3, max: 10 },
   maxArrival: 4,
 });
