@@ -7,6 +7,7 @@ import type { RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
 import { logprobOf } from "../row-sampler.ts";
+import { drawNext, rowDistribution } from "../stochastic-sampler.ts";
 import type { Request } from "../request.ts";
 import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
@@ -65,8 +66,14 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     request.prefilledLength = end;
     request.targetKvLength = end;
     const lastRow = firstRow + (end - start) - 1;
-    const sampledAtChunkEnd = output.predict[lastRow];
     const resumingWithBonus = request.hasPendingBonus;
+    let sampledAtChunkEnd = output.predict[lastRow];
+    if (final && !resumingWithBonus && request.stochastic) {
+      const distribution = rowDistribution(request, output.sampled[lastRow], false, context.faults);
+      const { token, record } = drawNext(distribution, request);
+      context.recorder.annotateRow(output.event, lastRow, { draws: [record] });
+      sampledAtChunkEnd = token;
+    }
     if (final && !resumingWithBonus) {
       const logprob = logprobOf(output.sampled[lastRow], sampledAtChunkEnd, request.sampling);
       request.emit([sampledAtChunkEnd], context.spec.eosId, context.faults, [logprob]);
