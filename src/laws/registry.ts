@@ -7,6 +7,7 @@ import { law as terminationEquivalence } from "./termination-equivalence.ts";
 import { law as processingParity } from "./processing-parity.ts";
 import { law as logprobParity } from "./logprob-parity.ts";
 import { law as samplingReplay } from "./sampling-replay.ts";
+import { law as samplingDistribution } from "./sampling-distribution.ts";
 import { law as acceptanceCorrectness } from "./acceptance-correctness.ts";
 import { law as draftReference } from "./draft-reference.ts";
 import { law as mirrorAcceptance } from "./mirror-acceptance.ts";
@@ -30,6 +31,7 @@ export const LAWS: readonly Law[] = [
   processingParity,
   logprobParity,
   samplingReplay,
+  samplingDistribution,
   acceptanceCorrectness,
   draftReference,
   mirrorAcceptance,
