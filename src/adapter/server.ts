@@ -48,6 +48,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "rawPredict",
     "attended",
     "verify",
+    "draws",
     "lifecycle",
     "released",
     "batches",
