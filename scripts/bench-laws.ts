@@ -9,10 +9,22 @@
 // With --engine the same cases also run through the external engine (each worker starts its own), right
 // after the in-process pass, and the ratio of the two runs/s is reported (target, issue 10: >= 50%).
 //
+//   npx tsx scripts/bench-laws.ts --runs 300 --workers 1 --compare DIR   (DIR: another checkout, e.g. of main)
+//
 // Target (issue 4): >= 10,000 law checks from >= 2,000 generated runs in <= 2 minutes on 2 cores; a
-// failing case shrunk in <= 30 s.
+// failing case shrunk in <= 30 s. Per core: >= 25 generated runs per CPU-second of a worker.
+//
+// --compare measures a change side by side in one process: every case is checked by this checkout's runner
+// and by DIR's (its reference source), alternating which goes first, each timed in CPU seconds (other
+// people's processes on a shared machine slow both alike), and their verdicts (status, items checked and
+// ties per law) must be equal. --references per-row selects the one-forward-per-row cache-free references
+// (the packed references' baseline).
 import { fork } from "node:child_process";
+import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { join, resolve as resolvePath } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Case } from "../src/case/case.ts";
 import fc from "fast-check";
 import { checkLaws } from "../src/laws/runner.ts";
 import { referenceSource } from "../src/sources/reference.ts";
@@ -20,6 +32,7 @@ import { ExternalSource } from "../src/sources/external.ts";
 import { LAW_PROPERTIES, MIXED } from "../properties/index.ts";
 import { propertyArbitrary, runLawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
+import { setReferenceBatching, type ReferenceBatching } from "../src/laws/oracle.ts";
 
 const FLAGS = defineFlags({
   runs: { type: "integer", min: 1, default: 2000, description: "generated runs in all" },
@@ -28,7 +41,44 @@ const FLAGS = defineFlags({
   json: { type: "boolean", description: "print one JSON object" },
   worker: { type: "integer", min: 0, description: "internal: run as worker number N" },
   engine: { type: "string", valueName: "COMMAND", description: "also run the cases through this engine" },
+  compare: {
+    type: "string",
+    valueName: "DIR",
+    description: "another checkout: check every case with its runner too, side by side in one process",
+  },
+  references: {
+    type: "choice",
+    choices: ["packed", "per-row"],
+    default: "packed",
+    description: "how the cache-free references are computed",
+  },
 });
+
+/** Verdicts per law of one case's check, as the comparison reads them. */
+type CheckVerdicts = (
+  testCase: Case,
+) => Promise<{ results: { law: string; status: string; checked: number; ties: number }[] }>;
+
+/** The other checkout's runner over its reference engine (or, before the runner existed, its checkCase). */
+async function otherRunner(dir: string): Promise<CheckVerdicts> {
+  const load = (path: string) => import(pathToFileURL(join(dir, path)).href);
+  if (existsSync(join(dir, "src/laws/runner.ts"))) {
+    const { checkLaws: otherCheckLaws } = await load("src/laws/runner.ts");
+    const { referenceSource: otherSource } = await load("src/sources/reference.ts");
+    const source = otherSource();
+    return (testCase) => otherCheckLaws(source, testCase);
+  }
+  return (await load("src/laws/check-case.ts")).checkCase;
+}
+
+function verdictsOf(check: Awaited<ReturnType<CheckVerdicts>>): string {
+  return JSON.stringify(check.results.map((result) => [result.law, result.status, result.checked, result.ties]));
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1e6;
+}
 
 interface WorkerReport {
   runs: number;
@@ -36,6 +86,8 @@ interface WorkerReport {
   /** Seconds of the cases' own runs and target-only baselines. */
   runSeconds: number;
   laws: Record<string, { checks: number; seconds: number; failed: number }>;
+  /** --compare: the other checkout's CPU seconds on the same cases, and the cases whose verdicts differ. */
+  compare?: { cpuSeconds: number; mismatches: number; firstMismatch?: string };
 }
 
 async function worker(
@@ -44,10 +96,13 @@ async function worker(
   runs: number,
   seed: number,
   engine?: string,
+  other?: CheckVerdicts,
 ): Promise<WorkerReport> {
   const source = engine ? await ExternalSource.start(engine) : referenceSource();
   const cpu = process.cpuUsage();
   const report: WorkerReport = { runs: 0, cpuSeconds: 0, runSeconds: 0, laws: {} };
+  if (other) report.compare = { cpuSeconds: 0, mismatches: 0 };
+  let ownCpu = 0;
   const properties = LAW_PROPERTIES;
   // Case k goes to worker k mod workers; property k mod (number of properties) generates it.
   const perProperty = Math.ceil(runs / properties.length);
@@ -56,7 +111,23 @@ async function worker(
     for (const [i, testCase] of cases.entries()) {
       const k = p * perProperty + i;
       if (k >= runs || k % workers !== index) continue;
+      // With --compare the two runners take turns going first (caches and the heap warm up alike).
+      const otherFirst = other !== undefined && report.runs % 2 === 1;
+      let otherCheck: Awaited<ReturnType<CheckVerdicts>> | undefined;
+      const runOther = async () => {
+        const start = process.cpuUsage();
+        otherCheck = await other!(testCase);
+        report.compare!.cpuSeconds += cpuSince(start);
+      };
+      if (otherFirst) await runOther();
+      const start = other ? process.cpuUsage() : undefined;
       const check = await checkLaws(source, testCase);
+      if (start) ownCpu += cpuSince(start);
+      if (other && !otherFirst) await runOther();
+      if (otherCheck && verdictsOf(otherCheck) !== verdictsOf(check)) {
+        report.compare!.mismatches += 1;
+        report.compare!.firstMismatch ??= `${property.law} case ${i}: ${verdictsOf(check)} vs ${verdictsOf(otherCheck)}`;
+      }
       report.runs += 1;
       report.runSeconds += check.seconds.runs ?? 0;
       for (const result of check.results) {
@@ -67,8 +138,8 @@ async function worker(
       }
     }
   }
-  const used = process.cpuUsage(cpu);
-  report.cpuSeconds = (used.user + used.system) / 1e6;
+  // Alone, the whole worker loop; side by side, this checkout's checks only.
+  report.cpuSeconds = other ? ownCpu : cpuSince(cpu);
   if (source instanceof ExternalSource) await source.close();
   return report;
 }
@@ -80,6 +151,8 @@ function runWorker(index: number, workers: number, runs: number, seed: number, e
       [
         ...["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)],
         ...(engine ? ["--engine", engine] : []),
+        ...(values.compare && !engine ? ["--compare", resolvePath(values.compare)] : []),
+        ...["--references", values.references],
       ],
       { execArgv: process.execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] },
     );
@@ -95,7 +168,9 @@ function runWorker(index: number, workers: number, runs: number, seed: number, e
 
 const { values } = parseFlags(FLAGS, process.argv.slice(2));
 if (values.worker !== undefined) {
-  const report = await worker(values.worker, values.workers, values.runs, values.seed, values.engine);
+  setReferenceBatching(values.references as ReferenceBatching);
+  const other = values.compare ? await otherRunner(values.compare) : undefined;
+  const report = await worker(values.worker, values.workers, values.runs, values.seed, values.engine, other);
   process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exit(0);
 }
@@ -119,6 +194,14 @@ const runs = reports.reduce((sum, report) => sum + report.runs, 0);
 const checks = [...laws.values()].reduce((sum, entry) => sum + entry.checks, 0);
 const cpu = reports.reduce((sum, report) => sum + report.cpuSeconds, 0);
 const runSeconds = reports.reduce((sum, report) => sum + report.runSeconds, 0);
+const compared = values.compare
+  ? {
+      dir: resolvePath(values.compare),
+      cpuSeconds: reports.reduce((sum, report) => sum + report.compare!.cpuSeconds, 0),
+      mismatches: reports.reduce((sum, report) => sum + report.compare!.mismatches, 0),
+      firstMismatch: reports.find((report) => report.compare!.firstMismatch)?.compare!.firstMismatch,
+    }
+  : undefined;
 
 // Shrinking: a fault the mixed property finds, detected and shrunk.
 const shrinkStart = performance.now();
@@ -162,6 +245,14 @@ const summary = {
   wallSeconds: wall,
   cpuSeconds: cpu,
   runsPerSecond: runs / wall,
+  /** Per core: runs per CPU-second of the workers (with --compare, of this checkout's checks only). */
+  runsPerCpuSecond: runs / cpu,
+  compare: compared && {
+    ...compared,
+    runsPerCpuSecond: runs / compared.cpuSeconds,
+    /** How many times faster this checkout checks the same cases (CPU seconds, same process). */
+    speedup: compared.cpuSeconds / cpu,
+  },
   lawChecks: checks,
   lawChecksPerSecond: checks / wall,
   engineRunSeconds: runSeconds,
@@ -183,7 +274,7 @@ const summary = {
         totalSeconds: shrinkWall,
       }
     : null,
-  target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30 },
+  target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30, runsPerCpuSecond: 25 },
   ...(external ? { external } : {}),
 };
 
@@ -193,6 +284,12 @@ if (values.json) {
   const lines = [
     `${runs} generated runs on ${values.workers} worker(s) in ${wall.toFixed(1)}s (${cpu.toFixed(1)}s CPU): ${summary.runsPerSecond.toFixed(1)} runs/s, ${checks} law checks, ${summary.lawChecksPerSecond.toFixed(1)} law checks/s`,
     `engine runs of the cases and their target-only baselines: ${runSeconds.toFixed(1)}s of worker time`,
+    `per core: ${summary.runsPerCpuSecond.toFixed(1)} runs per CPU-second (target >= ${summary.target.runsPerCpuSecond})`,
+    ...(summary.compare
+      ? [
+          `side by side with ${summary.compare.dir} (the wall time above covers both): ${summary.compare.runsPerCpuSecond.toFixed(1)} runs per CPU-second there; this checkout is ${summary.compare.speedup.toFixed(2)}x; verdicts ${summary.compare.mismatches === 0 ? `equal on all ${runs} cases` : `DIFFER on ${summary.compare.mismatches} cases, first: ${summary.compare.firstMismatch}`}`,
+        ]
+      : []),
     "",
     `${"law".padEnd(26)} ${"checks".padStart(7)} ${"seconds".padStart(8)} ${"checks/s".padStart(9)}  (seconds: the law's own work, twin runs included)`,
     ...summary.laws.map(

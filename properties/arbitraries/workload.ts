@@ -67,7 +67,9 @@ export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[], sampl
     const params = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);
     return {
       id,
-      prompt: [...spec.preamble, ...draw.suffix.map((raw) => promptToken(spec, raw))],
+      // Offset by the request's index: shrunk requests of a batch still differ (request i's smallest token is
+      // 3 + i), since identical neighbours hide cross-request bugs (a stride reading the neighbour's row).
+      prompt: [...spec.preamble, ...draw.suffix.map((raw) => promptToken(spec, raw + id))],
       maxNewTokens: draw.maxNewTokens,
       arrivalStep: draw.arrivalStep,
       ...(params ? { sampling: params } : {}),

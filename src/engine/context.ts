@@ -4,6 +4,7 @@ import type { ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.t
 import { GraphReplay } from "./graph-replay.ts";
 import type { EngineConfig } from "./config.ts";
 import type { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import { runForward, type ForwardOutput, type ForwardPlan } from "./forward.ts";
 import type { KvPool } from "./kv-pool.ts";
 import type { Request } from "./request.ts";
@@ -42,6 +43,8 @@ export class EngineContext {
     readonly recorder: TraceRecorder,
     /** Runs before every forward: aborts and retracts happen here, between any two forwards. */
     private readonly betweenForwards: (step: number, forwardInStep: number) => void,
+    /** Shared with the other runs of a case (forward-memo.ts); none: every forward runs. */
+    readonly memo?: ForwardMemo,
   ) {}
 
   get numSteps(): number {
@@ -91,7 +94,8 @@ export class EngineContext {
 
   async forward(plan: ForwardPlan): Promise<ForwardOutput> {
     this.forwardInStep += 1;
-    return runForward({ step: this.step, faults: this.faults, recorder: this.recorder, vocab: this.spec.vocab }, plan);
+    const { step, faults, recorder, memo } = this;
+    return runForward({ step, faults, recorder, vocab: this.spec.vocab, memo }, plan);
   }
 
   /** Every draft-side pool: the chain/tree draft pool or the multi-layer modules' pools. */

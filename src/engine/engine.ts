@@ -4,6 +4,7 @@ import type { ModelSpec } from "../model/spec.ts";
 import type { EngineConfig } from "./config.ts";
 import { EngineContext, type EngineSessions } from "./context.ts";
 import { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import { KvPool, type IntegrityViolation } from "./kv-pool.ts";
 import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
 import { runPrefill } from "./phases/prefill.ts";
@@ -22,6 +23,8 @@ export interface EngineOptions {
   checkPools?: boolean;
   /** Called before every forward (step, index of the forward within the step). */
   betweenForwards?: (engine: Engine, step: number, forwardInStep: number) => void;
+  /** Exact repeats of forwards of earlier runs (of the same case) are not run again (forward-memo.ts). */
+  forwardMemo?: ForwardMemo;
 }
 
 export class Engine {
@@ -63,6 +66,7 @@ export class Engine {
       new Faults(config.faults),
       recorder,
       (step, forwardInStep) => options.betweenForwards?.(this, step, forwardInStep),
+      options.forwardMemo,
     );
   }
 
@@ -137,6 +141,11 @@ export class Engine {
     context.checkpoint([], new Map());
     if (this.checkPoolsEachStep) this.checkPools();
     context.step += 1;
+  }
+
+  /** Mutates: hands every pool's K/V buffers back for reuse (the run is over; the engine is unusable after). */
+  release(): void {
+    for (const pool of [this.context.pools.target, ...this.context.draftPools()]) pool.release();
   }
 
   /** KV conservation: integrity, and between steps no slot beyond the active requests' persisted KV. */

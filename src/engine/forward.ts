@@ -5,8 +5,9 @@ import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../r
 import { rowTop } from "./topk.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
-import type { KvPool } from "./kv-pool.ts";
+import type { KvPool, SlotOwner } from "./kv-pool.ts";
 import { sampleRow, type RowSampler, type SampledRow } from "./row-sampler.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
@@ -63,6 +64,8 @@ export interface ForwardContext {
   faults: Faults;
   recorder: TraceRecorder;
   vocab: number;
+  /** Forwards of the case's runs so far: an exact repeat is not run again (forward-memo.ts). */
+  memo?: ForwardMemo;
 }
 
 export async function runForward(context: ForwardContext, plan: ForwardPlan): Promise<ForwardOutput> {
@@ -117,9 +120,14 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     // Processing needs the whole row of logits; other forwards fetch only the graph's top-K.
     ...(rows.some((row) => row.sampler !== undefined) ? { withLogits: true } : {}),
   };
-  const result = await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds));
+  // Graph replay runs on its own static buffers: not memoized.
+  const memoized =
+    context.memo && !plan.runner
+      ? await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))
+      : { result: await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds)), contentBase: undefined };
+  const { result } = memoized;
   const writeSlots = rows.map((row) => row.writeSlot);
-  pool.writeRows(writeSlots, result.kNew, result.vNew, numRows);
+  pool.writeRows(writeSlots, result.kNew, result.vNew, numRows, 0, memoized.contentBase);
   rows.forEach((row) => {
     if (row.temporary) pool.setTemporaryPosition(row.writeSlot, row.position);
   });
@@ -141,6 +149,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     topLogits.push(top.topLogit);
   }
 
+  // Each context column's slot owner, looked up once per forward; every row reads its own mask row.
+  const columnOwners = context.recorder.enabled ? ctxSlots.map((slot) => pool.ownerOf(slot)) : [];
   const event = context.recorder.record(() => ({
     step: context.step,
     phase: plan.phase,
@@ -161,7 +171,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       margin: margins[r],
       topLogit: topLogits[r],
       ...(sampled[r]?.processed ? { rawPredict: rawPredict[r] } : {}),
-      attended: readAttended(pool, row.request, mask.subarray(r * width, (r + 1) * width), ctxSlots),
+      attended: readAttended(row.request, mask, r * width, width, columnOwners),
     })),
   }));
   return { event, result, predict, margins, sampled };
@@ -203,35 +213,48 @@ function leakAcrossRequests(
   });
 }
 
-/** What one mask row lets the row see, resolved through the pool's slot owners. */
+/** What one mask row (mask[base, base + width)) lets the row see, resolved through the slot owners. */
 function readAttended(
-  pool: KvPool,
   request: number,
-  maskRow: FloatArray,
-  ctxSlots: readonly number[],
+  mask: FloatArray,
+  base: number,
+  width: number,
+  columnOwners: readonly (SlotOwner | undefined)[],
 ): TraceRow["attended"] {
-  const persisted: number[] = [];
+  const numCtx = columnOwners.length;
+  // Persisted positions merged into ranges as they come: columns are laid out in position order, so only
+  // a scrambled layout (a bug) needs the collect-and-sort path.
+  let ranges: [number, number][] = [];
+  let scrambled: number[] | undefined;
   const temporary: number[] = [];
   const foreign: { request: number; position: number }[] = [];
   const batchRows: number[] = [];
-  for (let column = 0; column < maskRow.length; column++) {
-    if (maskRow[column] !== 0) continue;
-    if (column >= ctxSlots.length) {
-      batchRows.push(column - ctxSlots.length);
-      continue;
-    }
-    const owner = pool.ownerOf(ctxSlots[column]);
+  for (let column = 0; column < numCtx; column++) {
+    if (mask[base + column] !== 0) continue;
+    const owner = columnOwners[column];
     if (!owner || owner.request !== request)
       foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
-    else persisted.push(owner.position);
+    else {
+      const position = owner.position;
+      const last = ranges[ranges.length - 1];
+      if (scrambled) scrambled.push(position);
+      else if (last && position <= last[1]) {
+        scrambled = ranges.flatMap(([from, to]) => Array.from({ length: to - from + 1 }, (_, i) => from + i));
+        scrambled.push(position);
+      } else if (last && position === last[1] + 1) last[1] = position;
+      else ranges.push([position, position]);
+    }
   }
-  persisted.sort((a, b) => a - b);
-  const ranges: [number, number][] = [];
-  for (const position of persisted) {
-    const last = ranges[ranges.length - 1];
-    if (last && position <= last[1] + 1) last[1] = Math.max(last[1], position);
-    else ranges.push([position, position]);
+  for (let column = numCtx; column < width; column++) if (mask[base + column] === 0) batchRows.push(column - numCtx);
+  if (scrambled) {
+    scrambled.sort((a, b) => a - b);
+    ranges = [];
+    for (const position of scrambled) {
+      const last = ranges[ranges.length - 1];
+      if (last && position <= last[1] + 1) last[1] = Math.max(last[1], position);
+      else ranges.push([position, position]);
+    }
   }
   return {
     positions: ranges,

@@ -8,8 +8,19 @@
  * scratch) live in separate pages owned by one request. Sizes are counted in slots everywhere,
  * but allocation is page-granular: a partly used page counts as used.
  */
+import { giveBackBuffer, takeZeroedBuffer } from "./kv-buffers.ts";
+import { findIntegrityViolations } from "./kv-integrity.ts";
 
 export type KvDtype = "float32" | "float64";
+
+/** Rows a block of content ids covers: a forward's K/V row r has content id block base + r. */
+export const ROWS_PER_CONTENT_BLOCK = 1 << 16;
+let nextContentBlock = 1;
+
+/** A block of content ids never handed out before in this process. */
+export function freshContentBlock(): number {
+  return nextContentBlock++ * ROWS_PER_CONTENT_BLOCK;
+}
 export type KvArray = Float32Array | Float64Array;
 
 export interface KvPoolOptions {
@@ -80,9 +91,16 @@ export class KvPool {
   readonly layers: number;
   readonly kvDim: number;
   readonly dtype: KvDtype;
-  /** [layers, numSlots, kvDim] row-major; handed to ONNX Runtime as-is, so never reallocated. */
-  readonly keys: KvArray;
-  readonly values: KvArray;
+  private readonly keyBuffer: KvArray;
+  private readonly valueBuffer: KvArray;
+  /**
+   * What each slot's K/V bytes are: 0 never written, else the content id of the forward output row written
+   * there (copied along by copySlot). Equal ids mean equal bytes: the forward memo keys on them.
+   */
+  private readonly contentIds: Float64Array;
+  /** Slots [0, writtenSlots) may hold non-zero K/V (what release() zeroes); pages are taken lowest first. */
+  private writtenSlots = 0;
+  private released = false;
 
   private readonly numPages: number;
   private readonly state: KvPoolInternals;
@@ -110,9 +128,9 @@ export class KvPool {
     this.layers = layers;
     this.kvDim = kvDim;
     this.dtype = dtype;
-    const ArrayType = dtype === "float32" ? Float32Array : Float64Array;
-    this.keys = new ArrayType(layers * numSlots * kvDim);
-    this.values = new ArrayType(layers * numSlots * kvDim);
+    this.keyBuffer = takeZeroedBuffer(dtype, layers * numSlots * kvDim);
+    this.valueBuffer = takeZeroedBuffer(dtype, layers * numSlots * kvDim);
+    this.contentIds = new Float64Array(numSlots);
     this.numPages = numSlots / pageSize;
     this.state = {
       freePages: Array.from({ length: this.numPages }, (_, i) => this.numPages - 1 - i),
@@ -120,6 +138,33 @@ export class KvPool {
       slotOwners: new Array<SlotOwner | undefined>(numSlots).fill(undefined),
       tables: new Map(),
     };
+  }
+
+  /** [layers, numSlots, kvDim] row-major; handed to ONNX Runtime as-is, so never reallocated. */
+  get keys(): KvArray {
+    this.checkNotReleased();
+    return this.keyBuffer;
+  }
+
+  get values(): KvArray {
+    this.checkNotReleased();
+    return this.valueBuffer;
+  }
+
+  /**
+   * Hands the K/V buffers back for reuse by a later pool (zeroed where written) once the run is over.
+   * The pool's keys and values are unusable afterwards. Mutates.
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    const dirty: [number, number][] = [];
+    for (let layer = 0; layer < this.layers; layer++) {
+      const start = layer * this.numSlots * this.kvDim;
+      dirty.push([start, start + this.writtenSlots * this.kvDim]);
+    }
+    giveBackBuffer(this.keyBuffer, this.dtype, dirty);
+    giveBackBuffer(this.valueBuffer, this.dtype, dirty);
   }
 
   // --- queries (pure) ---
@@ -149,6 +194,11 @@ export class KvPool {
       const slot = table!.persistedPages[Math.floor(position / pageSize)] * pageSize + (position % pageSize);
       out.push(slot);
     }
+  }
+
+  /** The content ids of these slots' K/V, in order (see contentIds). Pure. */
+  contentOf(slots: readonly number[]): Float64Array {
+    return Float64Array.from(slots, (slot) => this.contentIds[slot]);
   }
 
   /** Number of persisted positions; they are always 0..length-1. Pure. */
@@ -332,9 +382,17 @@ export class KvPool {
 
   /**
    * Writes row (rowOffset + i) of newKeys/newValues ([layers, numRows, kvDim]) to slots[i] in
-   * every layer. Slots must be owned (writing a free slot is an engine bug). Mutates.
+   * every layer. Slots must be owned (writing a free slot is an engine bug). The rows' content ids are
+   * contentBase + row (the forward's, when the forward memo names it; else a fresh block). Mutates.
    */
-  writeRows(slots: readonly number[], newKeys: KvArray, newValues: KvArray, numRows: number, rowOffset = 0): void {
+  writeRows(
+    slots: readonly number[],
+    newKeys: KvArray,
+    newValues: KvArray,
+    numRows: number,
+    rowOffset = 0,
+    contentBase = freshContentBlock(),
+  ): void {
     const { name, layers, kvDim, numSlots } = this;
     const expected = layers * numRows * kvDim;
     for (const [label, source] of [
@@ -342,7 +400,7 @@ export class KvPool {
       ["values", newValues],
     ] as const) {
       // A silent float64 -> float32 downcast would hide a dtype mismatch between model and pool.
-      if (source.constructor !== this.keys.constructor) {
+      if (source.constructor !== this.keyBuffer.constructor) {
         throw new Error(`KvPool "${name}": new ${label} dtype differs from pool dtype ${this.dtype}`);
       }
       if (source.length !== expected) {
@@ -353,12 +411,17 @@ export class KvPool {
       throw new Error(`KvPool "${name}": rows [${rowOffset}, ${rowOffset + slots.length}) exceed numRows ${numRows}`);
     }
     for (const slot of slots) this.checkOwnedSlot(slot);
+    this.checkNotReleased();
+    slots.forEach((slot, i) => {
+      this.writtenSlots = Math.max(this.writtenSlots, slot + 1);
+      this.contentIds[slot] = contentBase + rowOffset + i;
+    });
     for (let layer = 0; layer < layers; layer++) {
       for (let i = 0; i < slots.length; i++) {
         const from = (layer * numRows + rowOffset + i) * kvDim;
         const to = (layer * numSlots + slots[i]) * kvDim;
-        this.keys.set(newKeys.subarray(from, from + kvDim), to);
-        this.values.set(newValues.subarray(from, from + kvDim), to);
+        this.keyBuffer.set(newKeys.subarray(from, from + kvDim), to);
+        this.valueBuffer.set(newValues.subarray(from, from + kvDim), to);
       }
     }
   }
@@ -367,11 +430,14 @@ export class KvPool {
   copySlot(fromSlot: number, toSlot: number): void {
     this.checkOwnedSlot(fromSlot);
     this.checkOwnedSlot(toSlot);
+    this.checkNotReleased();
+    this.writtenSlots = Math.max(this.writtenSlots, toSlot + 1);
+    this.contentIds[toSlot] = this.contentIds[fromSlot];
     for (let layer = 0; layer < this.layers; layer++) {
       const from = (layer * this.numSlots + fromSlot) * this.kvDim;
       const to = (layer * this.numSlots + toSlot) * this.kvDim;
-      this.keys.copyWithin(to, from, from + this.kvDim);
-      this.values.copyWithin(to, from, from + this.kvDim);
+      this.keyBuffer.copyWithin(to, from, from + this.kvDim);
+      this.valueBuffer.copyWithin(to, from, from + this.kvDim);
     }
   }
 
@@ -430,6 +496,10 @@ export class KvPool {
     }
   }
 
+  private checkNotReleased(): void {
+    if (this.released) throw new Error(`KvPool "${this.name}": used after release()`);
+  }
+
   private checkOwnedSlot(slot: number): void {
     if (!Number.isInteger(slot) || slot < 0 || slot >= this.numSlots) {
       throw new Error(`KvPool "${this.name}": slot ${slot} out of range`);
@@ -448,133 +518,4 @@ function insertAscending(sorted: number[], value: number): void {
   let index = sorted.length;
   while (index > 0 && sorted[index - 1] > value) index--;
   sorted.splice(index, 0, value);
-}
-
-function describeOwner(owner: SlotOwner): string {
-  return owner.temporary ? `request ${owner.request} temporary` : `request ${owner.request} position ${owner.position}`;
-}
-
-/**
- * Independent recomputation for KvPool.checkIntegrity: derives who should own every page and slot
- * from the free list and the request tables alone, then compares that with the reverse maps.
- * It shares no bookkeeping with the mutation paths, so a bug there shows up here.
- */
-function findIntegrityViolations(
-  pool: string,
-  pageSize: number,
-  numPages: number,
-  state: KvPoolInternals,
-): IntegrityViolation[] {
-  const violations: IntegrityViolation[] = [];
-  const report = (message: string, where: { slot?: number; request?: number } = {}): void => {
-    violations.push({ pool, ...where, message });
-  };
-  const inPageRange = (page: number): boolean => Number.isInteger(page) && page >= 0 && page < numPages;
-
-  // Pages: each must be claimed exactly once, by the free list or by one request's table.
-  const pageClaims: (PageOwner | "free")[][] = Array.from({ length: numPages }, () => []);
-  state.freePages.forEach((page, i) => {
-    if (!inPageRange(page)) return report(`free list holds out-of-range page ${page}`);
-    if (i > 0 && state.freePages[i - 1] <= page) report(`free list not strictly descending at index ${i}`);
-    pageClaims[page].push("free");
-  });
-  const expectedOwners: (SlotOwner | undefined)[] = new Array(numPages * pageSize).fill(undefined);
-  const claimSlot = (slot: number, owner: SlotOwner): void => {
-    const previous = expectedOwners[slot];
-    if (!previous) expectedOwners[slot] = owner;
-    else
-      report(`slot owned twice: ${describeOwner(previous)} and ${describeOwner(owner)}`, {
-        slot,
-        request: owner.request,
-      });
-  };
-
-  for (const [request, table] of state.tables) {
-    const { persistedPages, persistedLength, temporaryPages, temporarySlots } = table;
-    for (const [pages, temporary] of [
-      [persistedPages, false],
-      [temporaryPages, true],
-    ] as const) {
-      for (const page of pages) {
-        if (inPageRange(page)) pageClaims[page].push({ request, temporary });
-        else report(`table holds out-of-range page ${page}`, { request });
-      }
-    }
-    if (persistedPages.length === 0 && temporaryPages.length === 0) {
-      report("request owns nothing but is still listed", { request });
-    }
-    if (!Number.isSafeInteger(persistedLength) || persistedLength < 0) {
-      report(`invalid persisted length ${persistedLength}`, { request });
-    }
-    if (persistedPages.length !== Math.ceil(persistedLength / pageSize)) {
-      report(`${persistedPages.length} persisted pages for length ${persistedLength} (page size ${pageSize})`, {
-        request,
-      });
-    }
-    // Bounded by the pages held, so a corrupted huge length cannot make the check hang.
-    const covered = Math.min(persistedLength, persistedPages.length * pageSize);
-    if (persistedLength > covered) {
-      report(`persisted positions ${covered}..${persistedLength - 1} have no page`, { request });
-    }
-    for (let position = 0; position < covered; position++) {
-      const page = persistedPages[Math.floor(position / pageSize)];
-      if (!inPageRange(page)) {
-        report(`persisted position ${position} has no slot`, { request });
-        continue;
-      }
-      claimSlot(page * pageSize + (position % pageSize), { request, position, temporary: false });
-    }
-    const temporaryPageSet = new Set(temporaryPages);
-    const slotsPerTemporaryPage = new Map<number, number>();
-    for (const slot of temporarySlots) {
-      const page = Math.floor(slot / pageSize);
-      if (!Number.isInteger(slot) || !temporaryPageSet.has(page)) {
-        report(`temporary slot outside the request's temporary pages`, { slot, request });
-        continue;
-      }
-      slotsPerTemporaryPage.set(page, (slotsPerTemporaryPage.get(page) ?? 0) + 1);
-      claimSlot(slot, { request, position: state.slotOwners[slot]?.position ?? -1, temporary: true });
-    }
-    for (const page of temporaryPageSet) {
-      if (!slotsPerTemporaryPage.has(page)) {
-        report(`temporary page ${page} has no slots but was not freed`, { request });
-      }
-    }
-  }
-
-  pageClaims.forEach((claims, page) => {
-    const slot = page * pageSize;
-    if (claims.length === 0) return report(`page ${page} leaked: neither free nor owned`, { slot });
-    if (claims.length > 1) return report(`page ${page} claimed ${claims.length} times`, { slot });
-    const claim = claims[0];
-    const recorded = state.pageOwners[page];
-    const agrees =
-      claim === "free"
-        ? recorded === undefined
-        : recorded !== undefined && recorded.request === claim.request && recorded.temporary === claim.temporary;
-    if (!agrees) {
-      report(`page ${page} reverse map ${JSON.stringify(recorded ?? "free")} disagrees with ${JSON.stringify(claim)}`, {
-        slot,
-      });
-    }
-  });
-
-  expectedOwners.forEach((expected, slot) => {
-    const actual = state.slotOwners[slot];
-    const positionAgrees = expected?.temporary
-      ? Number.isInteger(actual?.position) && actual!.position >= -1
-      : actual?.position === expected?.position;
-    const agrees =
-      expected === undefined
-        ? actual === undefined
-        : actual?.request === expected.request && actual.temporary === expected.temporary && positionAgrees;
-    if (!agrees) {
-      const describe = (owner: SlotOwner | undefined): string => (owner ? describeOwner(owner) : "free");
-      const request = (expected ?? actual)?.request;
-      report(`slot reverse map says ${describe(actual)}, tables say ${describe(expected)}`, { slot, request });
-    }
-  });
-  if (state.slotOwners.length !== expectedOwners.length)
-    report(`slot reverse map has ${state.slotOwners.length} entries`);
-  return violations;
 }

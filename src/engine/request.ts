@@ -59,7 +59,7 @@ export class Request {
   readonly targetHidden = new Map<number, HiddenRows>();
   /** accept_len of every verify round (including the root). */
   readonly acceptLens: number[] = [];
-  /** Rounds cut short by EOS or max new tokens (they cannot accept everything). */
+  /** Rounds cut short by EOS, a stop id or max new tokens (they cannot accept everything). */
   cutRounds = 0;
   retracts = 0;
   /** The stale-draft-KV fault: resume skipped the draft pools, so the next prefill must not extend them. */

@@ -12,6 +12,7 @@ import { checkSampling } from "../sampling/check.ts";
 import { ConfigError, validateEngineConfig } from "./config.ts";
 import type { EngineSessions } from "./context.ts";
 import { Engine, type PoolCheck } from "./engine.ts";
+import type { ForwardMemo } from "./forward-memo.ts";
 
 export interface RequestOutput {
   id: number;
@@ -167,6 +168,11 @@ export interface RunOptions {
    */
   maxSteps?: number;
   onStep?: (step: number, engine: Engine) => void;
+  /**
+   * Shared by the runs of one case (the law runner's run, baseline and twins): a forward whose inputs
+   * exactly repeat an earlier one's returns its outputs without running (forward-memo.ts). Bit-identical.
+   */
+  forwardMemo?: ForwardMemo;
 }
 
 /** Sessions for a case's models (cached), shaped as the engine takes them. */
@@ -190,12 +196,12 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   // Consistency first: a bad case gets its JSON path, not an error from deep inside model building.
   checkCaseConsistency(testCase, resolveModelSpec(testCase.model));
   const models = loadModels(testCase);
-  const runtime = testCase.engine.runtime;
   const sessions = await engineSessions(testCase, models);
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
   const engine = new Engine(testCase.engine, models.spec, sessions, {
     trace: options.trace ?? true,
     checkPools: options.checkPools ?? options.trace ?? true,
+    forwardMemo: options.forwardMemo,
     betweenForwards: (self, step, forwardInStep) => {
       for (const abort of testCase.workload.aborts) {
         if (abort.step === step && abort.beforeForward === forwardInStep) self.abort(abort.request);
@@ -205,6 +211,22 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
       }
     },
   });
+  try {
+    return await runEngine(testCase, engine, models, draftGraphs, options);
+  } finally {
+    engine.release();
+  }
+}
+
+/** Steps the engine until the workload is done; the outputs and the trace. */
+async function runEngine(
+  testCase: Case,
+  engine: Engine,
+  models: LoadedModels,
+  draftGraphs: readonly { digest: string }[],
+  options: RunOptions,
+): Promise<RunResult> {
+  const runtime = testCase.engine.runtime;
   for (const request of testCase.workload.requests) engine.addRequest(request);
   const lastAbortStep = Math.max(
     0,

@@ -22,6 +22,7 @@ export async function checkAcceptanceCorrectness(
   const rounds = readRounds(trace);
   if (rounds.length === 0) return notCheckable(ACCEPTANCE_CORRECTNESS, "the trace has no verify events with results");
   const tally = new LawTally(ACCEPTANCE_CORRECTNESS);
+  await oracle.prepareRequests(trace.requests);
   for (const round of rounds) {
     const sequence = sequenceOf(trace, round.request);
     const rows = round.verifyRows;

@@ -6,7 +6,8 @@
 // hidden-state plumbing bugs; with every draft it catches wrong tokens and positions fed to the draft.
 import type { Trace, TraceEvent, TraceRow } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { RowPrediction } from "../reference/cache-free.ts";
+import type { DraftRowRequest, ModuleRowRequest, ReferenceOracle } from "./oracle.ts";
 import { sequenceOf } from "./rounds.ts";
 import type { Law } from "./definition.ts";
 
@@ -76,20 +77,42 @@ export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle)
   if (rows.some(({ row }) => row.predict === undefined))
     return notCheckable(DRAFT_REFERENCE, "draft rows carry no predict");
   const tally = new LawTally(DRAFT_REFERENCE);
-  for (const { event, rowIndex, row, rootPosition, pathTokens } of rows) {
-    const sequence = sequenceOf(trace, row.request);
+  // What each row is compared with, announced to the oracle first so it computes them all in a few forwards.
+  const references: { checked: CheckedRow; expected: () => Promise<RowPrediction> }[] = [];
+  const draftRows: DraftRowRequest[] = [];
+  const moduleRows: ModuleRowRequest[] = [];
+  const sequences = new Map<number, number[] | undefined>();
+  for (const checked of rows) {
+    const { event, row, rootPosition, pathTokens } = checked;
+    if (!sequences.has(row.request)) sequences.set(row.request, sequenceOf(trace, row.request));
+    const sequence = sequences.get(row.request);
     // The root must be verified: a request aborted or retracted mid-round has no sequence beyond it.
     if (!sequence || rootPosition >= sequence.length) continue;
     const module = event.module;
-    let expected;
     if (module === undefined) {
-      expected = (await oracle.draftRow(sequence, rootPosition, pathTokens)).prediction;
+      draftRows.push({ sequence, rootPosition, pathTokens });
+      references.push({
+        checked,
+        expected: async () => (await oracle.draftRow(sequence, rootPosition, pathTokens)).prediction,
+      });
     } else {
       // Module k's row at anchor i reads x_{i+k+1}: for a persisted extend row it must be verified.
       const root = event.phase === "draft-decode" ? rootPosition : sequence.length - 1;
       if (row.position + module + 1 > root + pathTokens.length) continue;
-      expected = await oracle.moduleRow(sequence, module, row.position, root, pathTokens);
+      const request = { sequence, module, lastAnchor: row.position, rootPosition: root, drafts: pathTokens };
+      moduleRows.push(request);
+      references.push({
+        checked,
+        expected: () => oracle.moduleRow(sequence, module, row.position, root, pathTokens),
+      });
     }
+  }
+  await oracle.prepareRequests(trace.requests);
+  await oracle.prepareDraftRows(draftRows);
+  await oracle.prepareModuleRows(moduleRows);
+  for (const { checked, expected: reference } of references) {
+    const { event, rowIndex, row, pathTokens } = checked;
+    const expected = await reference();
     tally.checked += 1;
     const where = { request: row.request, event: event.index, index: rowIndex };
     const label = `${event.phase} event ${event.index} row ${rowIndex} (request ${row.request}, position ${row.position}${pathTokens.length ? `, draft path ${pathTokens.join(" ")}` : ""})`;

@@ -62,6 +62,8 @@ export async function checkMirrorAcceptance(
   const rounds = readRounds(trace);
   if (rounds.length === 0) return notCheckable(MIRROR_ACCEPTANCE, "the trace has no verify events with results");
   const tally = new LawTally(MIRROR_ACCEPTANCE);
+  if (rounds.some((round) => !round.result.finished && round.result.acceptLen !== numSteps + 1))
+    await oracle.prepareRequests(trace.requests);
   for (const round of rounds) {
     if (round.result.finished || processed.has(round.request)) continue;
     tally.checked += 1;

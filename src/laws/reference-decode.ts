@@ -19,11 +19,13 @@ export async function checkReferenceDecode(
 ): Promise<LawResult> {
   if (!requests) return notCheckable(REFERENCE_DECODE, "the trace has no requests with outputs");
   const tally = new LawTally(REFERENCE_DECODE);
+  const sequenceOf = (request: TraceRequest) => [...request.prompt, ...request.output];
+  await oracle.prepareRequests(requests);
   for (const request of requests) {
     // A stochastic request's tokens are drawn: the sampling laws judge them.
     if (request.output.length === 0 || (testCase && isStochasticRequest(testCase, request.id))) continue;
     const sampling = testCase && requestSampling(testCase, request.id);
-    const reference = await oracle.targetOver([...request.prompt, ...request.output], sampling);
+    const reference = await oracle.targetOver(sequenceOf(request), sampling);
     const first = request.prompt.length - 1;
     const expected = request.output.map((_, k) => reference.predictions[first + k].argmax);
     const margins = request.output.map((_, k) => reference.predictions[first + k].margin);

@@ -44,6 +44,9 @@ function built(bytes: Uint8Array, layers: number): BuiltGraph {
 
 const targetCache = new Map<string, TargetModel>();
 const draftCache = new Map<string, DraftModel>();
+/** Mirror-family weights and graphs per draft step: drafts of 1..S modules share their first graphs. */
+const mirrorStackCache = new Map<string, { stack: TargetWeights; tap?: Float64Array }>();
+const mirrorGraphCache = new Map<string, BuiltGraph>();
 
 export function buildTarget(spec: ModelSpec): TargetModel {
   const key = JSON.stringify(spec);
@@ -73,15 +76,25 @@ export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1
       eagle,
     };
   } else {
-    const stack = draft.kind === "noisy-mirror" ? perturbTargetWeights(spec, target.weights, draft) : target.weights;
+    const mirrorKey = JSON.stringify([target.spec, draft]);
+    let mirror = mirrorStackCache.get(mirrorKey);
+    if (!mirror) {
+      const stack = draft.kind === "noisy-mirror" ? perturbTargetWeights(spec, target.weights, draft) : target.weights;
+      mirror = { stack, tap: draft.kind === "tapped-mirror" ? generateTapVector(spec, draft) : undefined };
+      mirrorStackCache.set(mirrorKey, mirror);
+    }
+    const { stack, tap } = mirror;
     const layerCount = draft.kind === "truncated-mirror" ? Math.min(draft.truncatedLayers, spec.layers) : spec.layers;
-    const tap = draft.kind === "tapped-mirror" ? generateTapVector(spec, draft) : undefined;
-    const graphs = Array.from({ length: numModules }, (_, step) =>
-      built(
-        writeMirrorGraph(spec, draft, { stack, layerCount, step, tap: tap && { vector: tap, delta: draft.tapDelta } }),
-        layerCount,
-      ),
-    );
+    const graphs = Array.from({ length: numModules }, (_, step) => {
+      const graphKey = JSON.stringify([target.spec, draft, step]);
+      let graph = mirrorGraphCache.get(graphKey);
+      if (!graph) {
+        const options = { stack, layerCount, step, tap: tap && { vector: tap, delta: draft.tapDelta } };
+        graph = built(writeMirrorGraph(spec, draft, options), layerCount);
+        mirrorGraphCache.set(graphKey, graph);
+      }
+      return graph;
+    });
     model = { spec: draft, graphs, stack, tap };
   }
   draftCache.set(key, model);

@@ -86,8 +86,9 @@ export class GraphBuilder {
   weight(name: string, dims: readonly number[], values: ArrayLike<number>): string {
     const expected = dims.reduce((a, b) => a * b, 1);
     if (values.length !== expected) throw new Error(`weight ${name}: ${values.length} values for dims [${dims}]`);
-    const typed = this.dtype === "float32" ? Float32Array.from(values) : Float64Array.from(values);
-    this.pushTensor(name, this.dtype, dims, new Uint8Array(typed.buffer.slice(0)));
+    // A fresh array (the constructors' fast copy; the same rounding as element-wise conversion).
+    const typed = this.dtype === "float32" ? new Float32Array(values) : new Float64Array(values);
+    this.pushTensor(name, this.dtype, dims, new Uint8Array(typed.buffer));
     return name;
   }
 

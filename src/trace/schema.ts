@@ -112,9 +112,9 @@ export const VerifyResultSchema = Type.Object(
     acceptLen: Type.Integer({ minimum: 1 }),
     acceptTokens: Type.Optional(Type.Array(Type.Integer())),
     bonus: Type.Integer({ minimum: 0 }),
-    /** Tokens emitted this round, after EOS / max-new-tokens cuts. */
+    /** Tokens emitted this round, after EOS / stop id / max-new-tokens cuts. */
     emitted: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
-    /** The round ended the request (EOS or max new tokens). */
+    /** The round ended the request (EOS, a stop id or max new tokens). */
     finished: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },

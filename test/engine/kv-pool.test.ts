@@ -208,6 +208,27 @@ describe("data movement", () => {
   });
 });
 
+describe("release", () => {
+  it("recycles the buffers zeroed: the next pool of that shape starts all zeros on the same memory", () => {
+    const options = { numSlots: 32, pageSize: 2, layers: 3, kvDim: 5, dtype: "float64" as const };
+    const pool = makePool(options);
+    const [a] = pool.extendPersisted(1, 2);
+    const [temp] = pool.allocateTemporary(2, 1);
+    const [highest] = pool.extendPersisted(3, 1); // written only by copySlot
+    const rows = Float64Array.from({ length: 3 * 2 * 5 }, (_, i) => i + 1);
+    pool.writeRows([a, temp], rows, rows, 2);
+    pool.copySlot(temp, highest);
+    const { keys, values } = pool;
+    expect(keys.some((value) => value !== 0)).toBe(true);
+    pool.release();
+    expect(() => pool.keys).toThrow(/used after release/);
+    expect(() => pool.writeRows([a], rows.subarray(0, 15), rows.subarray(0, 15), 1)).toThrow(/used after release/);
+    const next = makePool(options);
+    expect([next.keys, next.values].every((buffer) => buffer === keys || buffer === values)).toBe(true);
+    expect(next.keys.every((value) => value === 0) && next.values.every((value) => value === 0)).toBe(true);
+  });
+});
+
 describe("checkIntegrity detects corruption", () => {
   function healthyPool(): KvPool {
     const pool = makePool({ numSlots: 32 });
