@@ -17,6 +17,7 @@ import {
   controlSamples,
   distributionSamples,
   fitOf,
+  jitterSeed,
   SAMPLING_DISTRIBUTION,
 } from "../src/laws/sampling-distribution.ts";
 import { SAMPLING_REPLAY } from "../src/laws/sampling-replay.ts";
@@ -72,10 +73,10 @@ for (const setting of SETTINGS) {
     const oracle = await source.oracle(testCase);
     const { samples: drawn } = await distributionSamples(testCase, check.run!.outputs, oracle);
     samples += drawn.length;
-    const fit = fitOf(drawn);
+    const fit = fitOf(drawn, jitterSeed(testCase));
     if (fit.impossible === undefined && fit.test.pValue < 0.05) tally.pBelow05 += 1;
     if (fit.impossible === undefined && fit.test.pValue < 0.01) tally.pBelow01 += 1;
-    if (fitOf(controlSamples(drawn)).test.pValue < FALSE_ALARM_RATE) tally.controlRejected += 1;
+    if (fitOf(controlSamples(drawn), jitterSeed(testCase)).test.pValue < FALSE_ALARM_RATE) tally.controlRejected += 1;
   }
   const share = (count: number) => count / Math.max(1, tally.runs);
   const entry = {

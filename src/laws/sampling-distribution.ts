@@ -31,8 +31,7 @@ export const SAMPLING_DISTRIBUTION = "sampling distribution";
 
 /** The negative control's sampler: temperature times this factor (sharper). */
 export const CONTROL_TEMPERATURE_FACTOR = 0.7;
-/** Seeds of the PIT jitter and of the control's draws (fixed: independent of the engine's randomness). */
-const JITTER_SEED = 0x5eed;
+/** Seed of the control's draws (fixed: independent of the engine's randomness). */
 const CONTROL_SEED = 0xc0de;
 
 export interface PositionSample extends TokenSample {
@@ -81,8 +80,20 @@ export function controlSamples(samples: readonly TokenSample[], factor = CONTROL
   });
 }
 
-export function fitOf(samples: readonly TokenSample[]): FitResult {
-  return goodnessOfFit(samples, JITTER_SEED);
+/**
+ * The PIT jitter's seed: from the case (its prompts and sampling seeds), fixed before anything is drawn, so the
+ * jitter is independent of the tokens, and differs between cases, so runs of different cases do not share it.
+ */
+export function jitterSeed(testCase: Readonly<Case>): number {
+  let hash = 0x811c9dc5;
+  for (const request of testCase.workload.requests)
+    for (const value of [request.id, request.sampling?.seed ?? -1, ...request.prompt])
+      hash = Math.imul(hash ^ (value & 0xffff), 0x01000193);
+  return hash | 0;
+}
+
+export function fitOf(samples: readonly TokenSample[], seed: number): FitResult {
+  return goodnessOfFit(samples, seed);
 }
 
 export async function checkSamplingDistribution(
@@ -93,7 +104,7 @@ export async function checkSamplingDistribution(
   const { samples, ties } = await distributionSamples(testCase, outputs, oracle);
   const tally = new LawTally(SAMPLING_DISTRIBUTION);
   tally.ties = ties;
-  const fit = fitOf(samples);
+  const fit = fitOf(samples, jitterSeed(testCase));
   if (fit.impossible !== undefined) {
     const sample = samples[fit.impossible];
     tally.checked = samples.length;
