@@ -12,6 +12,8 @@ import { loadModels } from "../../src/engine/run-case.ts";
 import { planExport, writeExport } from "../../src/export/export.ts";
 import { ggufFiles } from "../../src/export/gguf.ts";
 import { referenceTarget } from "../../src/model/reference-forward.ts";
+import { changesLogits, type SamplingParams } from "../../src/sampling/params.ts";
+import { choose, contextOf, processLogits } from "../../src/sampling/process-logits.ts";
 import { defaultDraftSpec, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../../src/model/weights.ts";
 import { golden } from "../helpers/golden-runs.ts";
@@ -130,6 +132,27 @@ function argmaxAndMargin(logits: Float64Array, row: number, vocab: number): { ar
   return { argmax: best, margin: logits[row * vocab + best] - second };
 }
 
+/**
+ * The greedy choice at output token `index` of a golden request: a request with sampling options that change
+ * the logits (penalties, bias, min tokens) chose from the processed row, counted from the tokens before it.
+ */
+function goldenChoice(
+  logits: Float64Array,
+  spec: ModelSpec,
+  prompt: readonly number[],
+  tokens: readonly number[],
+  index: number,
+  sampling: SamplingParams | undefined,
+): { argmax: number; margin: number } {
+  const row = prompt.length - 1 + index;
+  if (!changesLogits(sampling)) return argmaxAndMargin(logits, row, spec.vocab);
+  const context = contextOf(prompt, tokens.slice(0, index));
+  const { predict, margin } = choose(
+    processLogits(logits, row * spec.vocab, spec.vocab, sampling!, context, spec.eosId),
+  );
+  return { argmax: predict, margin };
+}
+
 const SUITES = ["tiny-mirror", "small-gqa-mirror", "tiny-eagle", "tiny-f64-eagle"];
 
 beforeAll(() => {
@@ -174,13 +197,15 @@ describe("GGUF export", () => {
       let compared = 0;
       for (const goldenCase of goldenFile.cases) {
         for (const request of goldenCase.expected.requests) {
-          const prompt = goldenCase.case.workload.requests.find((candidate) => candidate.id === request.id)!.prompt;
+          const { prompt, sampling } = goldenCase.case.workload.requests.find(
+            (candidate) => candidate.id === request.id,
+          )!;
           const { logits } = referenceTarget({ ...spec, rmsEps: expected.rmsEps }, weights, [
             ...prompt,
             ...request.tokens,
           ]);
           for (const [i, token] of request.tokens.entries()) {
-            const { argmax, margin } = argmaxAndMargin(logits, prompt.length - 1 + i, spec.vocab);
+            const { argmax, margin } = goldenChoice(logits, spec, prompt, request.tokens, i, sampling);
             if (expected.dtype === "float32") {
               expect(argmax, `${goldenCase.name} request ${request.id} token ${i}`).toBe(token);
               // Golden margins were measured by the float32 ONNX graph: equal to float32 rounding.

@@ -4,7 +4,10 @@ import type { Case } from "../../src/case/case.ts";
 import { defaultEngineConfig } from "../../src/engine/config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, coverageLabels } from "../../src/laws/coverage.ts";
+import { readRounds } from "../../src/laws/rounds.ts";
+import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/laws/sampling-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
+import type { SamplingParams } from "../../src/sampling/params.ts";
 
 function testCase(
   engine: Partial<Case["engine"]>,
@@ -26,7 +29,7 @@ function testCase(
 }
 
 describe("coverage labels", () => {
-  it("finds each corner in a run built to hit it", async () => {
+  it("finds each engine corner in a run built to hit it (no sampling options: no request-semantics label)", async () => {
     const prompt = [1, 5, 9, 13, 17, 3, 4, 8];
     const all = testCase(
       { numSteps: 3, topk: 2, numDraftTokens: 6, chunkSize: 6, pageSize: 4 },
@@ -38,7 +41,51 @@ describe("coverage labels", () => {
       { aborts: [{ request: 2, step: 3, beforeForward: 1 }], retracts: [{ request: 1, step: 2, beforeForward: 0 }] },
     );
     const labels = coverageLabels(all, (await runCase(all)).trace);
-    expect([...labels].sort()).toEqual([...COVERAGE_LABELS].sort());
+    const engineLabels = COVERAGE_LABELS.filter(
+      (label) => !(SAMPLING_COVERAGE_LABELS as readonly string[]).includes(label),
+    );
+    expect([...labels].sort()).toEqual([...engineLabels].sort());
+  });
+
+  it("finds each request-semantics corner in a run built to hit it, and only there", async () => {
+    // The mirror accepts all S = 3 drafts: after the prefill's token, rounds commit 4 tokens each, so the
+    // second round's accepted run (output tokens 5..8) crosses the cap of 7.
+    const prompt = [1, 5, 9, 13, 17, 3];
+    const maxNewTokens = 7;
+    const withSampling = (sampling?: SamplingParams) => {
+      const built = testCase({ numSteps: 3 }, [[prompt, maxNewTokens, 0]], {}, "mirror");
+      if (sampling) built.workload.requests[0].sampling = sampling;
+      return built;
+    };
+    const plain = await runCase(withSampling());
+    const output = plain.trace.requests![0].output;
+    // A stop id first emitted inside the round whose accepted run reaches the cap, before its last token.
+    const last = readRounds(plain.trace).at(-1)!;
+    const committed = last.verifyRows[0].position - prompt.length + 1;
+    expect(committed + last.result.acceptLen).toBeGreaterThanOrEqual(maxNewTokens);
+    const stopAt = output.findIndex(
+      (token, i) => i >= committed && i < maxNewTokens - 1 && !output.slice(0, i).includes(token),
+    );
+    expect(stopAt, `no fresh token in the last round of ${output.join(" ")}`).toBeGreaterThanOrEqual(0);
+    // A token the target never emits here, biased far above every logit.
+    const unseen = [...Array(64).keys()].find((token) => token > 3 && !output.includes(token))!;
+    const corners: [SamplingCoverageLabel, SamplingParams][] = [
+      ["stop id and cap inside one accepted run", { stopTokenIds: [output[stopAt]] }],
+      ["min tokens end inside a round", { minNewTokens: 3 }],
+      ["penalties change the greedy token", { presencePenalty: 2, repetitionPenalty: 2 }],
+      ["bias forces a token the draft does not predict", { logitBias: { [unseen]: 100 } }],
+    ];
+    const isSamplingLabel = (label: string) => (SAMPLING_COVERAGE_LABELS as readonly string[]).includes(label);
+    expect(coverageLabels(withSampling(), plain.trace).filter(isSamplingLabel)).toEqual([]);
+    for (const [label, sampling] of corners) {
+      const built = withSampling(sampling);
+      const labels = coverageLabels(built, (await runCase(built)).trace);
+      expect(labels, `${label}: ${JSON.stringify(sampling)}`).toContain(label);
+      // The same options on a run that cannot show the corner: target-only has no rounds.
+      const targetOnly = { ...built, engine: { ...built.engine, mode: "target-only" as const } };
+      const reached = coverageLabels(targetOnly, (await runCase(targetOnly)).trace);
+      if (label !== "penalties change the greedy token") expect(reached).not.toContain(label);
+    }
   });
 
   it("a lone unchunked request on page 1 hits none but the cut round", async () => {
