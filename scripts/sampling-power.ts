@@ -74,9 +74,9 @@ for (const setting of SETTINGS) {
     const { samples: drawn } = await distributionSamples(testCase, check.run!.outputs, oracle);
     samples += drawn.length;
     const fit = fitOf(drawn, jitterSeed(testCase));
-    if (fit.impossible === undefined && fit.test.pValue < 0.05) tally.pBelow05 += 1;
-    if (fit.impossible === undefined && fit.test.pValue < 0.01) tally.pBelow01 += 1;
-    if (fitOf(controlSamples(drawn), jitterSeed(testCase)).test.pValue < FALSE_ALARM_RATE) tally.controlRejected += 1;
+    if (fit.impossible === undefined && fit.pValue < 0.05) tally.pBelow05 += 1;
+    if (fit.impossible === undefined && fit.pValue < 0.01) tally.pBelow01 += 1;
+    if (fitOf(controlSamples(drawn), jitterSeed(testCase)).pValue < FALSE_ALARM_RATE) tally.controlRejected += 1;
   }
   const share = (count: number) => count / Math.max(1, tally.runs);
   const entry = {

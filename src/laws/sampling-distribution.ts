@@ -1,8 +1,9 @@
 // Law "sampling distribution": the tokens stochastic requests emit follow the target's processed
 // distribution. Every output token of every stochastic request in the run is one sample of the cache-free
 // distribution at its position (prompt ++ the output before it, processed, temperature, min-p, top-k,
-// top-p: stochastic.ts); the samples' randomized PITs must be uniform (goodness-of-fit.ts: chi-square over
-// 10 bins and the mean's z-test, false-alarm rate 1e-4 per run), and no token may have reference probability 0. Reads outputs
+// top-p: stochastic.ts); the samples' randomized PITs must be uniform and their temperature score centred
+// (goodness-of-fit.ts: chi-square over 10 bins and the score's z, false-alarm rate 1e-4 per run), and no token
+// may have reference probability 0. Reads outputs
 // only, so it applies to any engine, with or without traces or uniforms: what `validate` and `check
 // --engine` can show of speculative sampling's losslessness. Its property draws workloads of replicas (a
 // request repeated with distinct seeds) for enough samples; runs with fewer than MIN_SAMPLES informative
@@ -121,11 +122,11 @@ export async function checkSamplingDistribution(
       ...notCheckable(SAMPLING_DISTRIBUTION, `${samples.length} sampled tokens, the test needs ${MIN_SAMPLES}`),
       ties,
     };
-  const { test } = fit;
+  const { test, score } = fit;
   tally.checked = samples.length;
-  if (test.pValue < FALSE_ALARM_RATE) {
+  if (fit.pValue < FALSE_ALARM_RATE) {
     tally.fail({
-      message: `${samples.length} sampled tokens do not follow the target's processed distribution: PIT chi-square ${test.statistic.toFixed(1)} over ${test.degrees} degrees of freedom, PIT mean z ${test.meanZ.toFixed(2)}, p = ${test.pValue.toExponential(2)} < ${FALSE_ALARM_RATE} (PIT bins ${test.counts.join(" ")})`,
+      message: `${samples.length} sampled tokens do not follow the target's processed distribution: temperature score z ${score.z.toFixed(2)} (${score.z > 0 ? "sharper" : "flatter"} than the reference), PIT chi-square ${test.statistic.toFixed(1)} over ${test.degrees} degrees of freedom, p = ${fit.pValue.toExponential(2)} < ${FALSE_ALARM_RATE} (PIT bins ${test.counts.join(" ")})`,
     });
     return tally.result();
   }
@@ -135,7 +136,7 @@ export async function checkSamplingDistribution(
 export const law: Law = {
   name: SAMPLING_DISTRIBUTION,
   summary:
-    "stochastic requests' tokens follow the target's processed distribution (PIT chi-square and mean, false alarms 1e-4)",
+    "stochastic requests' tokens follow the target's processed distribution (PIT chi-square, temperature score; false alarms 1e-4)",
   appliesTo: (testCase) => testCase.workload.requests.some((request) => isStochastic(request.sampling)),
   needs: { oracle: true },
   check: ({ testCase, run, oracle }) => checkSamplingDistribution(testCase, run.outputs, oracle),

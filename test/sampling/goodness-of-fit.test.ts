@@ -1,6 +1,6 @@
 // The distribution law's test (src/sampling/goodness-of-fit.ts): the randomized PIT is exactly uniform under
-// the null (its intervals tile [0, 1)), clean samples pass at about the stated rates, and the negative control
-// (a sampler at 0.7 times the temperature) fails: the test has power at the law's sample sizes.
+// the null (its intervals tile [0, 1)), the temperature score is standard normal, clean samples pass at about
+// the stated rates, and the negative control (a sampler at 0.7 times the temperature) fails.
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
@@ -10,6 +10,7 @@ import {
   FALSE_ALARM_RATE,
   goodnessOfFit,
   rankedPit,
+  temperatureScore,
   uniformityTest,
   type TokenSample,
 } from "../../src/sampling/goodness-of-fit.ts";
@@ -67,18 +68,27 @@ describe("goodnessOfFit", () => {
         samplesOf(seed, 600, (p) => biased(p, 0.7)),
         7,
       );
-      expect(fit.test.pValue).toBeLessThan(FALSE_ALARM_RATE);
-      expect(fit.test.meanZ).toBeLessThan(0); // sharper: tokens ranked higher, PITs towards 0
+      expect(fit.pValue).toBeLessThan(FALSE_ALARM_RATE);
+      expect(fit.score.z).toBeGreaterThan(0); // sharper: drawn tokens likelier than p says
     }
   });
 
-  it("a flatter sampler moves the PITs towards 1", () => {
+  it("a flatter sampler gives a negative score", () => {
     const fit = goodnessOfFit(
       samplesOf(3, 600, (p) => biased(p, 1.5)),
       7,
     );
-    expect(fit.test.pValue).toBeLessThan(FALSE_ALARM_RATE);
-    expect(fit.test.meanZ).toBeGreaterThan(0);
+    expect(fit.pValue).toBeLessThan(FALSE_ALARM_RATE);
+    expect(fit.score.z).toBeLessThan(0);
+  });
+
+  it("the temperature score of clean samples is standard normal: mean 0, variance 1 over 200 runs", () => {
+    const zs = Array.from({ length: 200 }, (_, seed) => temperatureScore(samplesOf(1000 + seed, 200, (p) => p)).z);
+    const mean = zs.reduce((sum, z) => sum + z, 0) / zs.length;
+    const variance = zs.reduce((sum, z) => sum + (z - mean) ** 2, 0) / (zs.length - 1);
+    expect(Math.abs(mean)).toBeLessThan(4 / Math.sqrt(zs.length));
+    expect(variance).toBeGreaterThan(0.7);
+    expect(variance).toBeLessThan(1.35);
   });
 
   it("reports the first token drawn where its distribution gives it probability 0", () => {
