@@ -88,17 +88,20 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
       request.status = "decoding";
       request.skipDraftOnResume = false;
     }
-    if (context.config.mode !== "speculative" || skipDraft) continue;
+    if (context.config.mode !== "speculative") continue;
     if (multiLayer) {
+      // Target-side bookkeeping: the modules read these hidden rows later even when the fault skips their KV.
       keepTargetHidden(
         request,
         start,
         HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)),
       );
+      if (skipDraft) continue;
       moduleRequests.push(request);
       if (final) finalRequests.add(request);
       continue;
     }
+    if (skipDraft) continue;
     // Draft row i pairs h_i with x_{i+1}; the chunk's last row takes x_b: the next known token (a prompt
     // token, or the pending bonus on resume), and only for a final chunk without one the sampled token.
     const tailToken =
