@@ -12,6 +12,12 @@ their requests one after another. Accept lengths are read where transformers dec
 update_candidate_strategy(num_matches) call (num_matches accepted drafts + the target's own token), and
 reported with roundsIncludeFirstToken (transformers' first round emits the first output token).
 
+Request sampling options (greedy either way) go through transformers' own generation options and logits
+processors, which assisted generation applies to every verified position: stop ids join eos_token_id (ending
+the request, and masked by min_new_tokens as EOS is), minNewTokens is min_new_tokens, repetitionPenalty is
+repetition_penalty, logitBias is sequence_bias over one-token sequences, logprobs come from the processed scores
+(output_scores). Presence and frequency penalties have no transformers option and are not declared.
+
     specconf check --engine "python3 examples/transformers_engine.py --device cuda"
 """
 import argparse
@@ -33,6 +39,7 @@ CAPABILITIES = {
     "arrivals": True,  # requests arriving at the same step are batched together
     "dtypes": ["float32", "float64"],
     "observes": ["acceptLens"],
+    "sampling": ["stopTokenIds", "minNewTokens", "repetitionPenalty", "logitBias", "logprobs"],
 }
 
 # Every round's accepted-draft count, as transformers' candidate generators are told it.
@@ -66,6 +73,40 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def generation_options(request, spec):
+    """generate() keyword arguments for one request's sampling options (shared by a batch with equal options)."""
+    sampling = request.get("sampling") or {}
+    options = dict(
+        do_sample=False,
+        num_beams=1,
+        eos_token_id=[spec["eosId"], *sampling.get("stopTokenIds", [])],
+        pad_token_id=0,
+        return_dict_in_generate=True,
+        output_scores="logprobs" in sampling,
+    )
+    if sampling.get("minNewTokens"):
+        options["min_new_tokens"] = sampling["minNewTokens"]
+    if sampling.get("repetitionPenalty", 1.0) != 1.0:
+        options["repetition_penalty"] = float(sampling["repetitionPenalty"])  # transformers takes floats only
+    if sampling.get("logitBias"):
+        # transformers' sequence bias with one-token sequences is an additive logit bias; its processor runs
+        # before the repetition penalty, as vLLM applies logit_bias before penalties (the contract's order).
+        options["sequence_bias"] = [[[int(token)], float(bias)] for token, bias in sampling["logitBias"].items()]
+    return options
+
+
+def logprob_entries(scores, row, tokens, count):
+    """Each emitted token's log-softmax of the processed scores, with the `count` best (ties: lower id)."""
+    entries = []
+    for index, token in enumerate(tokens):
+        logprobs = torch.log_softmax(scores[index][row].to(torch.float64), dim=-1)
+        values, ids = torch.topk(logprobs, k=min(logprobs.shape[0], count + 8))
+        ranked = sorted(zip(values.tolist(), ids.tolist()), key=lambda pair: (-pair[0], pair[1]))[:count]
+        top = [{"token": int(best), "logprob": float(value)} for value, best in ranked]
+        entries.append({"token": token, "logprob": float(logprobs[token]), "top": top})
+    return entries
+
+
 class Engine:
     def __init__(self, device):
         self.device = torch.device(device)
@@ -78,15 +119,23 @@ class Engine:
             self.models[key] = model.to(self.device).eval()
         return self.models[key]
 
-    def finish(self, request, new_tokens, eos):
-        """Cut at EOS (kept) or the request's own max new tokens."""
+    def finish(self, request, new_tokens, eos, scores=None, row=0):
+        """Cut at EOS or a stop id (kept) or the request's own max new tokens; logprobs when asked for."""
+        sampling = request.get("sampling") or {}
+        stops = set(sampling.get("stopTokenIds", []))
         tokens = []
         for token in new_tokens[: request["maxNewTokens"]]:
             tokens.append(int(token))
-            if token == eos:
+            if token == eos or token in stops:
                 break
-        reason = "eos" if tokens and tokens[-1] == eos else "length"
-        return {"id": request["id"], "tokens": tokens, "finishReason": reason}
+        result = {"id": request["id"], "tokens": tokens, "finishReason": "length"}
+        if tokens and tokens[-1] == eos:
+            result["finishReason"] = "eos"
+        elif tokens and tokens[-1] in stops:
+            result.update(finishReason="stop", stopTokenId=tokens[-1])
+        if "logprobs" in sampling:
+            result["logprobs"] = logprob_entries(scores, row, tokens, sampling["logprobs"])
+        return result
 
     def greedy_batch(self, target, requests, spec):
         """One batched greedy generate(), prompts left-padded (pad id 0, masked out)."""
@@ -101,24 +150,18 @@ class Engine:
             out = target.generate(
                 input_ids=ids.to(self.device),
                 attention_mask=mask.to(self.device),
-                do_sample=False,
-                num_beams=1,
                 max_new_tokens=max(request["maxNewTokens"] for request in requests),
-                eos_token_id=spec["eosId"],
-                pad_token_id=0,
+                **generation_options(requests[0], spec),
             )
-        return [self.finish(request, out[row, longest:].tolist(), spec["eosId"]) for row, request in enumerate(requests)]
+        return [
+            self.finish(request, out.sequences[row, longest:].tolist(), spec["eosId"], out.scores, row)
+            for row, request in enumerate(requests)
+        ]
 
     def speculative(self, target, draft, request, spec, steps):
         """One request by assisted generation (a draft model) or prompt lookup (draft None)."""
         ids = torch.tensor([request["prompt"]], device=self.device)
-        options = dict(
-            do_sample=False,
-            num_beams=1,
-            max_new_tokens=request["maxNewTokens"],
-            eos_token_id=spec["eosId"],
-            pad_token_id=0,
-        )
+        options = dict(max_new_tokens=request["maxNewTokens"], **generation_options(request, spec))
         if draft is not None:
             config = draft.generation_config
             config.num_assistant_tokens = steps
@@ -131,7 +174,7 @@ class Engine:
         ROUNDS.clear()
         with torch.no_grad():
             out = target.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **options)
-        result = self.finish(request, out[0, ids.shape[1] :].tolist(), spec["eosId"])
+        result = self.finish(request, out.sequences[0, ids.shape[1] :].tolist(), spec["eosId"], out.scores)
         if OBSERVED:
             result["acceptLens"] = [matches + 1 for matches in ROUNDS]
             result["roundsIncludeFirstToken"] = True
@@ -148,11 +191,16 @@ class Engine:
         target = self.model(files["target"], dtype)
         requests = case["workload"]["requests"]
         if engine["mode"] == "target-only":
-            # Requests arriving at the same step share one batch; later arrivals form batches of their own.
+            # Requests arriving at the same step with the same sampling options share one batch (generate() takes
+            # one set of options); later arrivals form batches of their own.
+            batches = {}
+            for request in requests:
+                options = json.dumps(request.get("sampling") or {}, sort_keys=True)
+                batches.setdefault((request["arrivalStep"], options), []).append(request)
             outputs = []
-            for step in sorted({request["arrivalStep"] for request in requests}):
-                outputs += self.greedy_batch(target, [r for r in requests if r["arrivalStep"] == step], spec)
-            return outputs
+            for key in sorted(batches):
+                outputs += self.greedy_batch(target, batches[key], spec)
+            return sorted(outputs, key=lambda output: [r["id"] for r in requests].index(output["id"]))
         kind = case["draft"]["kind"]
         if engine["topk"] != 1 or kind not in ("mirror", "truncated-mirror", "ngram"):
             raise NotImplementedError(f"draft {kind} with topk {engine['topk']}")
