@@ -4,10 +4,12 @@ import { LAW_NAMES } from "../src/laws/registry.ts";
 import { FULL_SPACE } from "./arbitraries/space.ts";
 import type { LawProperty } from "./law-property.ts";
 import acceptanceCorrectness from "./laws/acceptance-correctness.ts";
+import auxProvenance from "./laws/aux-provenance.ts";
 import batchInvariance from "./laws/batch-invariance.ts";
 import bonusStride from "./laws/bonus-stride.ts";
 import chunkInvariance from "./laws/chunk-invariance.ts";
 import draftReference from "./laws/draft-reference.ts";
+import draftVocabulary from "./laws/draft-vocabulary.ts";
 import kvConservation from "./laws/kv-conservation.ts";
 import lossless from "./laws/lossless.ts";
 import logprobParity from "./laws/logprob-parity.ts";
@@ -40,6 +42,8 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   positions,
   rowTokens,
   phaseContracts,
+  auxProvenance,
+  draftVocabulary,
   bonusStride,
   treeSelection,
   perStepPools,

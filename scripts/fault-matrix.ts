@@ -23,7 +23,7 @@ const requests = prompts.map((prompt, id) => ({
   sampling: sampling[id],
 }));
 const faults = [undefined, ...FAULT_NAMES];
-for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle"] as const) {
+for (const kind of ["mirror", "tapped-mirror", "noisy-mirror", "eagle", "eagle3", "eagle3-mirror"] as const) {
   const base = {
     formatVersion: 1 as const,
     model: { preset: "tiny" },

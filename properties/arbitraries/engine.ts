@@ -58,7 +58,10 @@ export function numDraftTokensFor(numSteps: number, topk: number, raw: number): 
 /** Multi-layer drafting runs with topk 1 and a mirror-family draft (modules); elsewhere the draw is ignored. */
 export function multiLayerApplies(choice: EngineChoice, draftKind: string | undefined): boolean {
   return (
-    choice.multiLayer && choice.topk === 1 && draftKind !== undefined && draftKind !== "eagle" && draftKind !== "ngram"
+    choice.multiLayer &&
+    choice.topk === 1 &&
+    draftKind !== undefined &&
+    !["eagle", "eagle3", "eagle3-mirror", "ngram"].includes(draftKind)
   );
 }
 

@@ -9,10 +9,14 @@ export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string
   return fc.constantFrom(...presets);
 }
 
+/**
+ * A draft kind; EAGLE-3 drafts also draw norm_before_fc (a checkpoint config option their laws read).
+ * Shrinks to the first kind and to norm_before_fc off.
+ */
 export function draftArbitrary(drafts: readonly DraftKind[]): fc.Arbitrary<DraftSpec> {
-  return fc.constantFrom(...drafts).map(
-    (kind) => defaultDraftSpec(kind),
-    (value) => (value as DraftSpec).kind,
+  return fc.tuple(fc.constantFrom(...drafts), fc.boolean()).map(
+    ([kind, normBeforeFc]) => defaultDraftSpec(kind, 1, { normBeforeFc }),
+    (value) => [(value as DraftSpec).kind, (value as DraftSpec).normBeforeFc === true],
   );
 }
 

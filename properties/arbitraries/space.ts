@@ -56,6 +56,8 @@ export const PROPERTY_DRAFTS: readonly DraftKind[] = [
   "noisy-mirror",
   "eagle",
   "truncated-mirror",
+  "eagle3-mirror",
+  "eagle3",
 ];
 
 /** The whole space: what the coverage suite and `specconf check`'s mixed runs draw from. */

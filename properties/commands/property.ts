@@ -14,7 +14,7 @@ import { EngineSystem } from "./system.ts";
 export function configArbitrary(faults: readonly FaultName[] = []): fc.Arbitrary<Case> {
   return fc
     .record({
-      draft: draftArbitrary(["mirror", "noisy-mirror", "eagle", "tapped-mirror"]),
+      draft: draftArbitrary(["mirror", "noisy-mirror", "eagle", "tapped-mirror", "eagle3-mirror", "eagle3"]),
       engine: engineChoiceArbitrary(space({ steps: { min: 1, max: 4 } })),
     })
     .map(({ draft, engine }): Case => ({

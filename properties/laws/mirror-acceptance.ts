@@ -3,8 +3,8 @@
 import { MIRROR_ACCEPTANCE } from "../../src/laws/mirror-acceptance.ts";
 import { lawProperty } from "../law-property.ts";
 
-export default lawProperty(MIRROR_ACCEPTANCE, "mirror and tapped mirror, several rounds", {
-  drafts: ["mirror", "tapped-mirror"],
+export default lawProperty(MIRROR_ACCEPTANCE, "mirror, tapped mirror and EAGLE-3 mirror, several rounds", {
+  drafts: ["mirror", "tapped-mirror", "eagle3-mirror"],
   maxNewTokens: { min: 2, max: 10 },
   sampling: { options: ["stopTokenIds", "logprobs"] },
 });

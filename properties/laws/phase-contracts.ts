@@ -3,8 +3,8 @@
 import { PHASE_CONTRACTS } from "../../src/laws/phase-contracts.ts";
 import { lawProperty } from "../law-property.ts";
 
-export default lawProperty(PHASE_CONTRACTS, "EAGLE head and tapped mirror, S 2..5, several rounds", {
-  drafts: ["eagle", "tapped-mirror", "noisy-mirror"],
+export default lawProperty(PHASE_CONTRACTS, "EAGLE heads and tapped mirror, S 2..5, several rounds", {
+  drafts: ["eagle", "tapped-mirror", "noisy-mirror", "eagle3"],
   steps: { min: 2, max: 5 },
   maxNewTokens: { min: 2, max: 10 },
 });

@@ -49,7 +49,8 @@ export const CapabilitiesSchema = Type.Object(
     /**
      * Draft kinds it can run (case /draft/kind). Model drafts are loaded from the exported files: mirror and
      * truncated-mirror as a standalone draft model (a Llama checkpoint: the target's copy, or its first
-     * layers), eagle as an EAGLE head; ngram needs no model (prompt lookup).
+     * layers), eagle as an EAGLE head, eagle3 as an EAGLE-3 head (LlamaForCausalLMEagle3, with d2t/t2d); ngram
+     * needs no model (prompt lookup).
      */
     drafts: Type.Array(Type.String({ minLength: 1 })),
     /** The model files it loads; each request names them (models.files). */
@@ -81,8 +82,9 @@ export const CapabilitiesSchema = Type.Object(
     sampling: Type.Optional(Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))))),
     /**
      * What its outputs and traces show: "acceptLens", "firstRoundDrafts" (outputs fields), "trace" (events with
-     * rows), and trace row/event fields it fills ("slot", "hidden", "predict", "margin", "topLogit", "rawPredict",
-     * "attended", "verify", "scores", "lifecycle", "draws"). Laws needing anything else are "not checkable".
+     * rows), and trace row/event fields it fills ("slot", "hidden", "aux", "predict", "draftPredict", "margin",
+     * "topLogit", "rawPredict", "attended", "verify", "scores", "lifecycle", "draws"). Laws needing anything else are
+     * "not checkable".
      */
     observes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },

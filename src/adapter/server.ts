@@ -22,7 +22,7 @@ import {
 /** The reference engine runs every case specconf generates: its handshake declares all of it. */
 export const REFERENCE_CAPABILITIES: Capabilities = {
   modes: ["target-only", "speculative"],
-  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"],
+  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "eagle3", "eagle3-mirror"],
   modelFormats: [],
   maxNumSteps: 8,
   maxTopk: 8,
@@ -45,6 +45,8 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "predict",
     "margin",
     "topLogit",
+    "aux",
+    "draftPredict",
     "rawPredict",
     "attended",
     "verify",

@@ -53,6 +53,14 @@ export const DraftSpecSchema = Type.Object(
     tapDelta: Type.Number({ minimum: 0, maximum: 1e4 }),
     truncatedLayers: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
     seed: SEED,
+    /** EAGLE-3 (eagle3, eagle3-mirror): the checkpoint's eagle_aux_hidden_state_layer_ids, each naming a target layer's output. */
+    auxLayers: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { minItems: 1, maxItems: 64 }),
+    ),
+    /** EAGLE-3: the checkpoint's norm_before_fc (one RMSNorm over the concatenated auxiliary states before fc). */
+    normBeforeFc: Type.Optional(Type.Boolean()),
+    /** EAGLE-3 head: its draft vocabulary's size (default half the target's; eagle3-mirror: the target's). */
+    draftVocab: Type.Optional(Type.Integer({ minimum: 2, maximum: INT32_MAX })),
   },
   { additionalProperties: false },
 );

@@ -10,7 +10,15 @@ import type { Case } from "./case.ts";
 import { ConfigError } from "../engine/config.ts";
 import { TOP_K } from "../model/graphs.ts";
 import { PRESETS, presetNames } from "../model/presets.ts";
-import { SpecError, validateModelSpec, type ModelSpec } from "../model/spec.ts";
+import { auxWidth } from "../model/eagle3-graphs.ts";
+import {
+  eagle3Options,
+  isEagle3,
+  SpecError,
+  validateEagle3Options,
+  validateModelSpec,
+  type ModelSpec,
+} from "../model/spec.ts";
 
 /** Limits a user may raise (each has a flag on the commands that run cases). */
 export interface ResourceLimits {
@@ -91,10 +99,14 @@ export function estimatedParameters(testCase: Case, spec: ModelSpec): number {
   const perDraft =
     draft.kind === "eagle"
       ? stackParameters(spec, 1) + 2 * spec.hidden * spec.hidden + spec.hidden
-      : stackParameters(
-          spec,
-          draft.kind === "truncated-mirror" ? Math.min(draft.truncatedLayers, spec.layers) : spec.layers,
-        );
+      : draft.kind === "eagle3"
+        ? stackParameters(spec, 1) + (auxWidth(spec, draft) + 3 * spec.hidden) * spec.hidden
+        : draft.kind === "eagle3-mirror"
+          ? stackParameters(spec, spec.layers) + (auxWidth(spec, draft) + 1) * spec.hidden
+          : stackParameters(
+              spec,
+              draft.kind === "truncated-mirror" ? Math.min(draft.truncatedLayers, spec.layers) : spec.layers,
+            );
   return target + graphs * perDraft;
 }
 
@@ -169,6 +181,20 @@ function checkEngine(testCase: Case, spec: ModelSpec): void {
   const draft = testCase.draft;
   if (draft?.kind === "truncated-mirror" && draft.truncatedLayers > spec.layers)
     fail("/draft/truncatedLayers", `${draft.truncatedLayers} is more than the target's ${spec.layers} layers`);
+  for (const field of ["auxLayers", "normBeforeFc", "draftVocab"] as const)
+    if (draft && !isEagle3(draft.kind) && draft[field] !== undefined)
+      fail(`/draft/${field}`, `is an EAGLE-3 checkpoint option; a ${draft.kind} draft has none`);
+  if (draft && isEagle3(draft.kind)) {
+    try {
+      validateEagle3Options(spec, draft);
+    } catch (error) {
+      if (error instanceof SpecError) fail(`/${error.field.replace(".", "/")}`, error.reason);
+      throw error;
+    }
+    const draftVocab = eagle3Options(spec, draft).draftVocab;
+    if (topk > Math.min(FIXED_LIMITS.maxTopk, draftVocab))
+      fail("/engine/topk", `${topk} is above the draft vocabulary's ${draftVocab} tokens`);
+  }
   const bufferBytes = poolSlots * spec.layers * spec.kvHeads * spec.headDim * (spec.dtype === "float64" ? 8 : 4);
   if (bufferBytes > FIXED_LIMITS.maxPoolBufferBytes)
     fail(

@@ -1,6 +1,7 @@
 // What every phase needs: config, models, pools, the recorder and the between-forwards hook.
 import type { ModelSpec } from "../model/spec.ts";
 import type { ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import { identityMap } from "./draft-vocabulary.ts";
 import { GraphReplay } from "./graph-replay.ts";
 import type { EngineConfig } from "./config.ts";
 import type { Faults } from "./faults.ts";
@@ -18,6 +19,16 @@ export interface EngineSessions {
   draftLayers?: number;
   /** Multi-layer drafting: module k's session at index k. */
   draftModules?: ModelSession[];
+  /** EAGLE-3 drafts: what the checkpoint's config and maps say (layer ids, draft vocabulary), as the engine read them. */
+  eagle3?: Eagle3Feed;
+}
+
+/** How an EAGLE-3 checkpoint is fed and what its draft ids mean. */
+export interface Eagle3Feed {
+  /** eagle_aux_hidden_state_layer_ids: each names a target layer whose output is captured. */
+  auxLayers: readonly number[];
+  /** The target id of each draft id (d + d2t[d]); undefined when the checkpoint has no d2t. */
+  draftToTarget: Int32Array;
 }
 
 export interface EnginePools {
@@ -95,8 +106,21 @@ export class EngineContext {
   async forward(plan: ForwardPlan): Promise<ForwardOutput> {
     this.forwardInStep += 1;
     const { step, faults, recorder, memo } = this;
-    return runForward({ step, faults, recorder, vocab: this.spec.vocab, memo }, plan);
+    const eagle3 = this.eagle3Forward;
+    return runForward({ step, faults, recorder, vocab: this.spec.vocab, memo, ...(eagle3 ? { eagle3 } : {}) }, plan);
   }
+
+  /** EAGLE-3: aux_in's width and the draft-to-target map the engine drafts with. */
+  private get eagle3Forward(): { auxWidth: number; draftToTarget: Int32Array } | undefined {
+    const feed = this.sessions.eagle3;
+    if (!feed) return undefined;
+    this.eagle3Map ??= this.faults.has("eagle3-d2t-missing")
+      ? identityMap(feed.draftToTarget.length) // the checkpoint's d2t not loaded: draft id d read as target id d
+      : feed.draftToTarget;
+    return { auxWidth: feed.auxLayers.length * this.spec.hidden, draftToTarget: this.eagle3Map };
+  }
+
+  private eagle3Map: Int32Array | undefined;
 
   /** Every draft-side pool: the chain/tree draft pool or the multi-layer modules' pools. */
   draftPools(): KvPool[] {

@@ -35,6 +35,12 @@ export const FAULT_NAMES = [
   "temperature-applied-twice",
   /** vllm-ascend PRs 2881/7808: after a rejection the recovered token is drawn from p instead of norm(max(p - q, 0)). */
   "recovery-from-target",
+  /** sglang PR 25454: EAGLE-3 auxiliary states captured at the input of each named layer, not its output (the +1 of the checkpoint convention dropped). */
+  "eagle3-aux-layer-off-by-one",
+  /** sglang PR 21272: the auxiliary states are never captured; the target's final hidden state is H wide, so the width check passes and fc is silently skipped. */
+  "eagle3-fc-skipped",
+  /** vLLM with a checkpoint lacking d2t (NeMo Automodel PR 2447): draft id d is drafted as target id d, the identity map. */
+  "eagle3-d2t-missing",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -6,7 +6,7 @@
 //
 // It is a cache of a pure function, not a shortcut: a session's outputs depend only on its inputs, and
 // repeated runs on the same inputs are bitwise identical (ECOSYSTEM.md, CPU). The key is every input the
-// graph reads: tokens, positions, hidden rows, the mask, and the K/V rows it gathers. Those rows are named
+// graph reads: tokens, positions, hidden rows (and EAGLE-3 auxiliary rows), the mask, and the K/V rows it gathers. Those rows are named
 // by content ids the pool keeps per slot (the forward and row that wrote the slot, or zero for a slot
 // never written), so an equal id means equal bytes. A hit compares the inputs exactly, not by hash, and
 // returns copies of the outputs. Everything around the forward (slots, masks, K/V writes, the trace) still
@@ -62,6 +62,7 @@ function copyResult(result: ForwardResult): ForwardResult {
     hidden: result.hidden.slice(),
     kNew: result.kNew.slice(),
     vNew: result.vNew.slice(),
+    ...(result.layerHidden ? { layerHidden: result.layerHidden.slice() } : {}),
   };
 }
 
@@ -85,6 +86,7 @@ export class ForwardMemo {
       feeds.mask,
       ctxContent,
       feeds.hiddenIn ?? new Float32Array(0),
+      feeds.auxIn ?? new Float32Array(0),
       Int32Array.of(feeds.withLogits ? 1 : 0),
     ]);
     const hash = hashOf(key);

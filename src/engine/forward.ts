@@ -5,8 +5,9 @@ import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../r
 import { rowTop } from "./topk.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
+import { toTargetIds } from "./draft-vocabulary.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
-import type { HiddenRows } from "./hidden-rows.ts";
+import type { DraftInputRows } from "./hidden-rows.ts";
 import type { KvPool, SlotOwner } from "./kv-pool.ts";
 import { sampleRow, type RowSampler, type SampledRow } from "./row-sampler.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
@@ -41,8 +42,8 @@ export interface ForwardPlan {
   pool: KvPool;
   session: ModelSession;
   rows: RowPlan[];
-  /** Draft graphs: one hidden row per plan row. */
-  hidden?: HiddenRows;
+  /** Draft graphs: one input row per plan row (a hidden state, or EAGLE-3 auxiliary states). */
+  hidden?: DraftInputRows;
   /** Runs the forward instead of session.run (graph replay). */
   runner?: (feeds: ForwardFeeds) => Promise<ForwardResult>;
   draftStep?: number;
@@ -64,6 +65,8 @@ export interface ForwardContext {
   faults: Faults;
   recorder: TraceRecorder;
   vocab: number;
+  /** EAGLE-3 drafts: aux_in's width, and the target id of each draft id (what the engine believes d2t says). */
+  eagle3?: { auxWidth: number; draftToTarget: Int32Array };
   /** Forwards of the case's runs so far: an exact repeat is not run again (forward-memo.ts). */
   memo?: ForwardMemo;
 }
@@ -108,10 +111,13 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   const tokens = int64Array(rows.map((row) => row.token));
   const positions = int64Array(rows.map((row) => row.position));
   const ctxSlotTensor = int64Array(ctxSlots);
+  // EAGLE-3 graphs take both inputs: a row fed auxiliary states has a zero hidden input and vice versa.
+  const { hiddenIn, auxIn } = draftFeeds(context, plan, pool.dtype, numRows);
   const feeds: ForwardFeeds = {
     tokens,
     positions,
-    hiddenIn: plan.hidden?.values,
+    hiddenIn,
+    auxIn,
     kCache: pool.keys,
     vCache: pool.values,
     cacheDims: [pool.layers, pool.numSlots, pool.kvDim],
@@ -125,7 +131,11 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     context.memo && !plan.runner
       ? await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))
       : { result: await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds)), contentBase: undefined };
-  const { result } = memoized;
+  const ran = memoized.result;
+  // EAGLE-3: the graph ranks draft ids; what the engine drafts are their target ids through d2t (a copy:
+  // the memo's outputs stay as the graph returned them).
+  const vocabMap = plan.session.hasAuxInput ? context.eagle3?.draftToTarget : undefined;
+  const result = vocabMap ? toTargetIds(ran, vocabMap) : ran;
   const writeSlots = rows.map((row) => row.writeSlot);
   pool.writeRows(writeSlots, result.kNew, result.vNew, numRows, 0, memoized.contentBase);
   rows.forEach((row) => {
@@ -166,8 +176,10 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       temporary: row.temporary,
       ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
       ...(row.candidate !== undefined ? { candidate: row.candidate } : {}),
-      hidden: plan.hidden?.provenance[r],
+      ...(plan.hidden?.kind === "aux" ? { aux: [...plan.hidden.provenance[r]] } : {}),
+      hidden: plan.hidden?.kind === "hidden" ? plan.hidden.provenance[r] : undefined,
       predict: predict[r],
+      ...(vocabMap ? { draftPredict: Number(ran.topIndices[r * ran.topK]) } : {}),
       margin: margins[r],
       topLogit: topLogits[r],
       ...(sampled[r]?.processed ? { rawPredict: rawPredict[r] } : {}),
@@ -175,6 +187,24 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     })),
   }));
   return { event, result, predict, margins, sampled };
+}
+
+/** hidden_in and aux_in of a draft forward: the plan's rows in the one they belong to, zeros in the other. */
+function draftFeeds(
+  context: ForwardContext,
+  plan: ForwardPlan,
+  dtype: "float32" | "float64",
+  numRows: number,
+): { hiddenIn?: FloatArray; auxIn?: FloatArray } {
+  const input = plan.hidden;
+  if (!plan.session.hasAuxInput) return { hiddenIn: input?.values };
+  const auxWidth = context.eagle3?.auxWidth;
+  if (auxWidth === undefined) throw new Error("an EAGLE-3 draft forward without the checkpoint's aux width");
+  const FloatCtor = dtype === "float32" ? Float32Array : Float64Array;
+  return {
+    hiddenIn: input?.kind === "hidden" ? input.values : new FloatCtor(numRows * plan.session.hiddenSize),
+    auxIn: input?.kind === "aux" ? input.values : new FloatCtor(numRows * auxWidth),
+  };
 }
 
 /**

@@ -2,7 +2,7 @@
 // request ([bs, H]; bs * topk inside a tree loop), draft-extend hidden states are one row per extended
 // position ([sum(rows), H]). Constructors check the row counts, so one phase's buffer cannot be passed
 // where the other's is expected without saying so (the phase-confusion fault does it on purpose).
-import { HiddenRows } from "./hidden-rows.ts";
+import type { DraftInputRows, HiddenRows } from "./hidden-rows.ts";
 import type { Request } from "./request.ts";
 
 export interface DraftExtendSegment {
@@ -20,8 +20,8 @@ export class DraftExtendInput {
 
   constructor(
     readonly segments: readonly DraftExtendSegment[],
-    /** [sum(segment rows), H] */
-    readonly hidden: HiddenRows,
+    /** [sum(segment rows), H] (EAGLE-3: the auxiliary states, [sum(segment rows), auxLayers * H]) */
+    readonly hidden: DraftInputRows,
   ) {
     const rows = segments.reduce((sum, segment) => sum + segment.tokens.length, 0);
     if (hidden.count !== rows) throw new Error(`draft extend: ${hidden.count} hidden rows for ${rows} extend rows`);

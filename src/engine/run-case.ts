@@ -4,7 +4,8 @@ import type { Case } from "../case/case.ts";
 import { caseModelSpec, checkCaseBounds, checkPoolSize, stepBound } from "../case/limits.ts";
 import { buildDraft, buildTarget, type DraftModel, type TargetModel } from "../model/build.ts";
 import { getPreset } from "../model/presets.ts";
-import type { ModelSpec } from "../model/spec.ts";
+import { draftToTarget } from "../model/weights.ts";
+import { isEagle3, isHead, type ModelSpec } from "../model/spec.ts";
 import { ModelSession, runtimeInfo, type RuntimeOptions } from "../runtime/ort.ts";
 import { TRACE_FORMAT_VERSION, type Trace, type TraceRequest } from "../trace/schema.ts";
 import type { LogprobEntry } from "../sampling/params.ts";
@@ -60,7 +61,8 @@ export function resolveModelSpec(modelRef: Case["model"]): ModelSpec {
 
 export function loadModels(testCase: Case): LoadedModels {
   const spec = resolveModelSpec(testCase.model);
-  const target = buildTarget(spec);
+  // EAGLE-3 drafts read the target's auxiliary states: its graph also outputs the residual streams.
+  const target = buildTarget(spec, isEagle3(testCase.draft?.kind));
   const numModules =
     testCase.engine.mode === "speculative" && testCase.engine.multiLayer ? testCase.engine.numSteps : 1;
   const draft =
@@ -99,10 +101,10 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   const multiLayer = testCase.engine.mode === "speculative" && testCase.engine.multiLayer === true;
   if (multiLayer) {
     if (testCase.engine.topk !== 1) throw new ConfigError("/engine/topk", "multi-layer drafting needs topk 1");
-    if (testCase.draft?.kind === "eagle")
+    if (testCase.draft?.kind === "eagle" || isEagle3(testCase.draft?.kind))
       throw new ConfigError(
         "/draft/kind",
-        "multi-layer drafting needs a mirror-family draft (modules), not the EAGLE head",
+        `multi-layer drafting needs a mirror-family draft (modules), not ${testCase.draft?.kind}`,
       );
     if (spec.preamble.length < testCase.engine.numSteps) {
       throw new ConfigError(
@@ -130,7 +132,7 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
           `multi-layer mirror modules need prompts starting with the preamble [${preamble.join(", ")}]`,
         );
     }
-    const mirror = testCase.draft && testCase.draft.kind !== "eagle";
+    const mirror = testCase.draft && !isHead(testCase.draft.kind);
     if (mirror && testCase.engine.mode === "speculative" && request.prompt[0] !== spec.bosId) {
       throw new ConfigError(
         `/workload/requests/${i}/prompt/0`,
@@ -184,11 +186,15 @@ export async function engineSessions(testCase: Case, models: LoadedModels): Prom
     draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)),
   );
   const multiLayer = testCase.engine.multiLayer === true;
+  const eagle3 = testCase.engine.mode === "speculative" ? models.draft?.eagle3 : undefined;
   return {
     target,
     draft: multiLayer ? undefined : drafts[0],
     draftModules: multiLayer ? drafts : undefined,
     draftLayers: draftGraphs[0]?.layers,
+    ...(eagle3
+      ? { eagle3: { auxLayers: eagle3.options.auxLayers, draftToTarget: draftToTarget(eagle3.input.d2t) } }
+      : {}),
   };
 }
 

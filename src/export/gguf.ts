@@ -152,6 +152,10 @@ export function standaloneDraftWeights(models: LoadedModels, draft: DraftSpec): 
       return "tapped-mirror: its logits depend on the target's hidden state, which a standalone Llama does not see";
     case "eagle":
       return "eagle: an EAGLE head is not a standalone Llama (see the HF export's eagle checkpoint)";
+    case "eagle3":
+      return "eagle3: an EAGLE-3 head is not a standalone Llama (see the HF export's eagle3 checkpoint)";
+    case "eagle3-mirror":
+      return "eagle3-mirror: its logits depend on the target's auxiliary hidden states, which a standalone Llama does not see";
     case "ngram":
       return "ngram: prompt lookup has no model";
   }

@@ -20,11 +20,11 @@ export interface ExportIdentity {
   /** sha256 of the ONNX bytes of the model this checkpoint is a copy of. */
   digest: string;
   /** What this checkpoint is, recorded in config.json under "specconf". */
-  role: "target" | "standalone-draft" | "eagle";
+  role: "target" | "standalone-draft" | "eagle" | "eagle3";
   suite?: string;
 }
 
-function dtypeOf(spec: ModelSpec): SafetensorsDtype {
+export function dtypeOf(spec: ModelSpec): SafetensorsDtype {
   return spec.dtype === "float32" ? "F32" : "F64";
 }
 
@@ -124,11 +124,11 @@ export function tokenizerFiles(spec: ModelSpec): CheckpointFiles {
   ]);
 }
 
-function json(value: unknown): string {
+export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-function generationConfig(spec: ModelSpec): string {
+export function generationConfig(spec: ModelSpec): string {
   return json({ bos_token_id: spec.bosId, eos_token_id: spec.eosId, do_sample: false });
 }
 

@@ -3,17 +3,17 @@
 // "__metadata__": { string: string } } padded with spaces to a multiple of 8 bytes, then the tensors'
 // little-endian bytes back to back in header order. No dependency: the npm package of that name is a stub.
 
-export type SafetensorsDtype = "F32" | "F64";
+export type SafetensorsDtype = "F32" | "F64" | "I64" | "BOOL";
 
 export interface TensorEntry {
   name: string;
   dtype: SafetensorsDtype;
   shape: number[];
-  /** Row-major values (rounded to float32 for F32). */
+  /** Row-major values (rounded to float32 for F32; integers for I64; 0 or 1 for BOOL). */
   data: ArrayLike<number>;
 }
 
-const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F64: 8 };
+const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F64: 8, I64: 8, BOOL: 1 };
 
 export function writeSafetensors(tensors: readonly TensorEntry[], metadata: Record<string, string> = {}): Uint8Array {
   const sorted = [...tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -41,9 +41,12 @@ export function writeSafetensors(tensors: readonly TensorEntry[], metadata: Reco
   out.set(headerBuffer, 8);
   let at = 8 + headerBuffer.length;
   for (const tensor of sorted) {
-    if (tensor.dtype === "F32")
-      for (let i = 0; i < tensor.data.length; i++, at += 4) view.setFloat32(at, tensor.data[i], true);
-    else for (let i = 0; i < tensor.data.length; i++, at += 8) view.setFloat64(at, tensor.data[i], true);
+    const { data } = tensor;
+    if (tensor.dtype === "F32") for (let i = 0; i < data.length; i++, at += 4) view.setFloat32(at, data[i], true);
+    else if (tensor.dtype === "F64") for (let i = 0; i < data.length; i++, at += 8) view.setFloat64(at, data[i], true);
+    else if (tensor.dtype === "I64")
+      for (let i = 0; i < data.length; i++, at += 8) view.setBigInt64(at, BigInt(data[i]), true);
+    else for (let i = 0; i < data.length; i++, at += 1) view.setUint8(at, data[i] ? 1 : 0);
   }
   return out;
 }

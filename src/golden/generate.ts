@@ -51,7 +51,7 @@ export function goldenCaseInput(suite: GoldenSuiteDefinition, definition: Golden
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { spec: { ...spec, preamble: [...spec.preamble] } },
-    draft: defaultDraftSpec(suite.draft),
+    draft: defaultDraftSpec(suite.draft, 1, suite.draftOptions),
     engine: defaultEngineConfig({
       ...definition.engine,
       mode: "speculative",

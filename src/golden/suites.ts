@@ -2,7 +2,7 @@
 // per suite; each case has its own seeded workload (workloads differ, so a trace can be matched to its
 // case by its requests). Keep them small: `golden verify` runs in `npm test`.
 import type { EngineConfig } from "../engine/config.ts";
-import type { Dtype, DraftKind } from "../model/spec.ts";
+import type { Dtype, DraftKind, DraftSpec } from "../model/spec.ts";
 import type { SamplingParams } from "../sampling/params.ts";
 
 export interface GoldenCaseDefinition {
@@ -25,6 +25,8 @@ export interface GoldenSuiteDefinition {
   preset: string;
   dtype?: Dtype;
   draft: DraftKind;
+  /** EAGLE-3 checkpoint options of the draft (norm_before_fc). */
+  draftOptions?: Pick<DraftSpec, "normBeforeFc">;
   cases: GoldenCaseDefinition[];
 }
 
@@ -143,6 +145,32 @@ export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
         requests: 3,
         maxNewTokens: 24,
         engine: { numSteps: 2, chunkSize: 5 },
+      },
+    ],
+  },
+  {
+    suite: "small-gqa-eagle3",
+    description:
+      "small-gqa target (3 layers) with an EAGLE-3 head in the checkpoint layout (LlamaForCausalLMEagle3): fc over the outputs of layers 0, 1 and 2 with norm_before_fc, one midlayer over concat(embedding, hidden), its own vocabulary of 24 ids mapped to target ids by d2t. Its drafts are target ids only through d2t, and depend on every auxiliary layer.",
+    preset: "small-gqa",
+    draft: "eagle3",
+    draftOptions: { normBeforeFc: true },
+    cases: [
+      {
+        name: "chunked",
+        description: "chunk 3, S = 3: the first-round drafts depend on every chunk tail's auxiliary states",
+        seed: 108,
+        requests: 3,
+        maxNewTokens: 10,
+        engine: { numSteps: 3, chunkSize: 3 },
+      },
+      {
+        name: "tree",
+        description: "tree drafting: topk 2, 5 verify rows per request, S = 2 (every child a d2t image)",
+        seed: 109,
+        requests: 2,
+        maxNewTokens: 10,
+        engine: { numSteps: 2, topk: 2, numDraftTokens: 5 },
       },
     ],
   },

@@ -2,8 +2,9 @@
 // cache-free recomputation of the draft over the verified sequence (target hidden states recomputed
 // too) followed by the row's draft path. Checked rows: the last row of each request in a draft-extend
 // event (it yields the root's candidates) and every draft-decode row (chain or tree node), whose path is
-// read back through hidden-state provenance. With the EAGLE head and the tapped mirror this catches
-// hidden-state plumbing bugs; with every draft it catches wrong tokens and positions fed to the draft.
+// read back through hidden-state provenance. With the EAGLE heads and the tapped mirrors this catches
+// hidden-state plumbing bugs; with every draft it catches wrong tokens and positions fed to the draft. EAGLE-3
+// references are fed what the checkpoint's own config names (oracle.eagle3), argmaxes mapped by its d2t.
 import type { Trace, TraceEvent, TraceRow } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { RowPrediction } from "../reference/cache-free.ts";

@@ -16,7 +16,7 @@
 // request's rows record their decisions' uniforms (equal in both runs: the stream is the request's own) and
 // margins; a decision within epsilon of its boundary is a near-tie like a prediction.
 import { epsilonFor, LawTally, notCheckable, type LawResult } from "./law.ts";
-import { MIRROR_LOGIT_SCALE } from "../model/spec.ts";
+import { isHead, MIRROR_LOGIT_SCALE, type DraftKind } from "../model/spec.ts";
 import type { Trace } from "../trace/schema.ts";
 import { requestViews, segmentOfOutput, type RequestView, type ViewRow } from "./request-view.ts";
 
@@ -33,8 +33,8 @@ export interface Tolerance {
 export function toleranceOf(trace: Trace): Tolerance {
   const dtype = trace.engine.dtype === "float64" ? "float64" : "float32";
   const epsilon = epsilonFor(dtype, trace.engine.ep ?? "cpu");
-  const draft = (trace.config?.draft ?? undefined) as { kind?: string } | undefined;
-  const scale = draft?.kind && draft.kind !== "eagle" ? MIRROR_LOGIT_SCALE : 1;
+  const draft = (trace.config?.draft ?? undefined) as { kind?: DraftKind } | undefined;
+  const scale = draft?.kind && !isHead(draft.kind) ? MIRROR_LOGIT_SCALE : 1;
   return { epsilon, draftEpsilon: epsilon * scale, relative: dtype === "float32" ? 1e-5 : 1e-12 };
 }
 

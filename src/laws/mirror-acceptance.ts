@@ -140,7 +140,9 @@ export const law: Law = {
   summary: "a mirror draft accepts every draft of every uncut round",
   appliesTo: (testCase) =>
     testCase.engine.mode === "speculative" &&
-    (testCase.draft?.kind === "mirror" || testCase.draft?.kind === "tapped-mirror"),
+    (testCase.draft?.kind === "mirror" ||
+      testCase.draft?.kind === "tapped-mirror" ||
+      testCase.draft?.kind === "eagle3-mirror"),
   needs: { oracle: true },
   check: ({ testCase, run, oracle }) => {
     const { numSteps, numDraftTokens } = testCase.engine;

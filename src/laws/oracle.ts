@@ -15,6 +15,7 @@ import {
   type RowPrediction,
   type TeacherForcedTarget,
 } from "../reference/cache-free.ts";
+import { eagle3ReadingOf, type Eagle3Reading } from "../reference/eagle3-reading.ts";
 import { processTarget, type ProcessedTarget } from "../reference/processed.ts";
 import { needsLogits, type RequestSampling } from "../sampling/params.ts";
 import { recomputeDraftRows, recomputeModuleRows, teacherForcedTargets } from "../reference/batched.ts";
@@ -65,6 +66,8 @@ export class ReferenceOracle {
     runtime: RuntimeOptions,
     scale: number,
     readonly batching: ReferenceBatching,
+    /** EAGLE-3 drafts: what the checkpoint's config and maps say (layer ids, norm_before_fc, d2t). */
+    readonly eagle3?: Eagle3Reading,
   ) {
     this.epsilon = epsilonFor(spec.dtype, runtime.ep);
     this.draftEpsilon = this.epsilon * scale;
@@ -90,6 +93,7 @@ export class ReferenceOracle {
       runtime,
       scale,
       batching,
+      eagle3ReadingOf(models.spec, models.draft),
     );
   }
 
@@ -191,7 +195,16 @@ export class ReferenceOracle {
     const pathHidden = [];
     for (let depth = 0; depth < pathTokens.length; depth++)
       pathHidden.push((await this.draftRow(sequence, rootPosition, pathTokens.slice(0, depth))).hidden);
-    return recomputeDraftRow(this.draft!, this.spec, this.draftLayers, target, rootPosition, pathTokens, pathHidden);
+    return recomputeDraftRow(
+      this.draft!,
+      this.spec,
+      this.draftLayers,
+      target,
+      rootPosition,
+      pathTokens,
+      pathHidden,
+      this.eagle3,
+    );
   }
 
   /** Computes these draft rows and their ancestors not computed yet, one packed forward per depth. */
@@ -209,6 +222,7 @@ export class ReferenceOracle {
       this.draftLayers,
       pending.map((request, i) => ({ ...request, target: targets[i] })),
       (query) => this.draftDone.get(draftKey(query.target.tokens, query.rootPosition, query.pathTokens)),
+      this.eagle3,
     );
     for (const { query, result } of computed) {
       const key = draftKey(query.target.tokens, query.rootPosition, query.pathTokens);

@@ -14,6 +14,8 @@ import { law as mirrorAcceptance } from "./mirror-acceptance.ts";
 import { law as positions } from "./positions.ts";
 import { law as rowTokens } from "./row-tokens.ts";
 import { law as phaseContracts } from "./phase-contracts.ts";
+import { law as auxProvenance } from "./aux-provenance.ts";
+import { law as draftVocabulary } from "./draft-vocabulary.ts";
 import { law as bonusStride } from "./bonus-stride.ts";
 import { law as treeSelection } from "./tree-selection.ts";
 import { law as perStepPools } from "./per-step-pools.ts";
@@ -38,6 +40,8 @@ export const LAWS: readonly Law[] = [
   positions,
   rowTokens,
   phaseContracts,
+  auxProvenance,
+  draftVocabulary,
   bonusStride,
   treeSelection,
   perStepPools,

@@ -1,12 +1,26 @@
 // Builds (and caches) the ONNX bytes of a target and its draft from specs, with sha256 digests.
 import { createHash } from "node:crypto";
+import { writeEagle3Graph, writeEagle3MirrorGraph } from "./eagle3-graphs.ts";
 import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "./graphs.ts";
-import { validateModelSpec, type DraftSpec, type ModelSpec } from "./spec.ts";
 import {
+  eagle3Options,
+  isEagle3,
+  validateEagle3Options,
+  validateModelSpec,
+  type DraftSpec,
+  type Eagle3Options,
+  type ModelSpec,
+} from "./spec.ts";
+import {
+  generateEagle3MirrorWeights,
+  generateEagle3Weights,
   generateEagleWeights,
   generateTapVector,
   generateTargetWeights,
   perturbTargetWeights,
+  type Eagle3Input,
+  type Eagle3MirrorWeights,
+  type Eagle3Weights,
   type EagleWeights,
   type TargetWeights,
 } from "./weights.ts";
@@ -22,6 +36,15 @@ export interface TargetModel {
   spec: ModelSpec;
   weights: TargetWeights;
   graph: BuiltGraph;
+  /** The graph also outputs every layer's residual stream (layer_hidden): what EAGLE-3 drafts read. */
+  layerStreams: boolean;
+}
+
+/** What an EAGLE-3 checkpoint says about how it is fed and what it drafts: config fields and vocabulary maps. */
+export interface Eagle3Checkpoint {
+  options: Eagle3Options;
+  /** d2t (offsets) and t2d, fc and its optional input norm. */
+  input: Eagle3Input;
 }
 
 export interface DraftModel {
@@ -32,6 +55,10 @@ export interface DraftModel {
   stack: TargetWeights;
   eagle?: EagleWeights;
   tap?: Float64Array;
+  /** EAGLE-3 drafts: the checkpoint's config and maps, and the weights of the head or the EAGLE-3 mirror. */
+  eagle3?: Eagle3Checkpoint;
+  eagle3Head?: Eagle3Weights;
+  eagle3Mirror?: Eagle3MirrorWeights;
 }
 
 export function digestOf(bytes: Uint8Array): string {
@@ -48,13 +75,14 @@ const draftCache = new Map<string, DraftModel>();
 const mirrorStackCache = new Map<string, { stack: TargetWeights; tap?: Float64Array }>();
 const mirrorGraphCache = new Map<string, BuiltGraph>();
 
-export function buildTarget(spec: ModelSpec): TargetModel {
-  const key = JSON.stringify(spec);
+/** layerStreams: the graph that also outputs every layer's residual stream (for EAGLE-3 drafts); same weights. */
+export function buildTarget(spec: ModelSpec, layerStreams = false): TargetModel {
+  const key = JSON.stringify([spec, layerStreams]);
   let model = targetCache.get(key);
   if (!model) {
     validateModelSpec(spec);
-    const weights = generateTargetWeights(spec);
-    model = { spec, weights, graph: built(writeTargetGraph(spec, weights), spec.layers) };
+    const weights = layerStreams ? buildTarget(spec).weights : generateTargetWeights(spec);
+    model = { spec, weights, graph: built(writeTargetGraph(spec, weights, layerStreams), spec.layers), layerStreams };
     targetCache.set(key, model);
   }
   return model;
@@ -66,7 +94,30 @@ export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1
   let model = draftCache.get(key);
   if (model) return model;
   const spec = target.spec;
-  if (draft.kind === "eagle") {
+  if (isEagle3(draft.kind)) {
+    if (numModules !== 1) throw new Error("multi-layer drafting needs a mirror-family draft");
+    validateEagle3Options(spec, draft);
+    const options = eagle3Options(spec, draft);
+    if (draft.kind === "eagle3") {
+      const head = generateEagle3Weights(spec, draft);
+      model = {
+        spec: draft,
+        graphs: [built(writeEagle3Graph(spec, draft, target.weights, head), 1)],
+        stack: target.weights,
+        eagle3: { options, input: head },
+        eagle3Head: head,
+      };
+    } else {
+      const mirror = generateEagle3MirrorWeights(spec, target.weights, draft);
+      model = {
+        spec: draft,
+        graphs: [built(writeEagle3MirrorGraph(spec, draft, target.weights, mirror), spec.layers)],
+        stack: target.weights,
+        eagle3: { options, input: mirror },
+        eagle3Mirror: mirror,
+      };
+    }
+  } else if (draft.kind === "eagle") {
     if (numModules !== 1) throw new Error("multi-layer drafting needs a mirror-family draft");
     const eagle = generateEagleWeights(spec, draft);
     model = {

@@ -22,7 +22,7 @@ export const ROPE_TABLE_SLACK = 16;
  */
 export const TOP_K = 8;
 
-interface StackGraph {
+export interface StackGraph {
   name: string;
   layers: readonly LayerWeights[];
   /** Added to the positions input before RoPE (the mirror runs anchor i at RoPE position i + 1). */
@@ -34,6 +34,20 @@ interface StackGraph {
   logitScale: number;
   tap?: { vector: Float64Array; delta: number };
   hasHiddenInput: boolean;
+  /**
+   * EAGLE-3 input path: an aux_in [T, auxWidth] input (the target's auxiliary states), and the draft input
+   * fc(norm?(aux_in)) + hidden_in. Rows fed aux carry zeros in hidden_in and vice versa (fc(0) = 0, exactly),
+   * so one graph serves draft-extend rows (aux) and draft-decode rows (the draft's own hidden).
+   */
+  eagle3?: { fc: Float64Array; inputNorm?: Float64Array; auxWidth: number; tapDraftInput: boolean };
+  /** EAGLE-3 head: the layers read the draft input (not the embedding) as the residual stream. */
+  residualFromDraftInput?: boolean;
+  /** EAGLE-3 head: the hidden output is the residual stream before the final norm (the next step's input). */
+  hiddenBeforeNorm?: boolean;
+  /** An LM head of its own (EAGLE-3: over the draft vocabulary); default the target's. */
+  lmHead?: { weights: Float64Array; vocab: number };
+  /** Target for EAGLE-3: also output layer_hidden [layers + 1, T, H], the residual stream before each layer and after the last. */
+  layerStreams?: boolean;
 }
 
 function ropeTables(spec: ModelSpec): { cos: Float64Array; sinSigned: Float64Array; rows: number } {
@@ -53,7 +67,8 @@ function ropeTables(spec: ModelSpec): { cos: Float64Array; sinSigned: Float64Arr
   return { cos, sinSigned, rows };
 }
 
-function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGraph): Uint8Array {
+/** Writes one decoder-stack graph (every model here is one); exported for the EAGLE-3 writers (eagle3-graphs.ts). */
+export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGraph): Uint8Array {
   const { hidden, heads, kvHeads, headDim, intermediate, vocab } = spec;
   const kvDimension = kvHeads * headDim;
   const groupSize = heads / kvHeads;
@@ -62,6 +77,7 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   const tokens = g.input("tokens", "int64", ["T"]);
   const positions = g.input("positions", "int64", ["T"]);
   const hiddenIn = graph.hasHiddenInput ? g.input("hidden_in", spec.dtype, ["T", hidden]) : undefined;
+  const auxIn = graph.eagle3 ? g.input("aux_in", spec.dtype, ["T", graph.eagle3.auxWidth]) : undefined;
   const kCache = g.input("k_cache", spec.dtype, [layerCount, "S", kvDimension]);
   const vCache = g.input("v_cache", spec.dtype, [layerCount, "S", kvDimension]);
   const ctxSlots = g.input("ctx_slots", "int64", ["C"]);
@@ -107,8 +123,25 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
     mask = g.op("Concat", [prefixColumns, mask], { axis: 1 });
   }
 
+  // EAGLE-3: the draft input, fc over the (optionally normed) auxiliary states plus the hidden input.
+  let draftInput: string | undefined;
+  if (graph.eagle3) {
+    const { fc, inputNorm, auxWidth } = graph.eagle3;
+    let fcIn = auxIn!;
+    if (inputNorm) {
+      const meanSquare = g.op("ReduceMean", [g.op("Mul", [fcIn, fcIn]), axesLast], { keepdims: 1 });
+      const normed = g.op("Div", [fcIn, g.op("Sqrt", [g.op("Add", [meanSquare, eps])])]);
+      fcIn = g.op("Mul", [normed, g.weight("input_norm", [auxWidth], inputNorm)]);
+    }
+    draftInput = g.op("Add", [g.op("MatMul", [fcIn, g.weight("fc", [auxWidth, hidden], fc)]), hiddenIn!]);
+  }
+
   let x: string;
-  if (graph.input.kind === "embed") {
+  let embeddedTokens: string | undefined;
+  if (graph.residualFromDraftInput) {
+    embeddedTokens = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
+    x = draftInput!;
+  } else if (graph.input.kind === "embed") {
     x = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
   } else {
     const embedded = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
@@ -138,19 +171,29 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
     return g.op("Reshape", [expanded, mergedHeadsShape]);
   };
 
+  const streams: string[] = [];
   graph.layers.forEach((layer, l) => {
-    const normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
+    streams.push(x);
+    let normed: string;
+    let attnIn = hidden;
+    if (layer.embedNorm && layer.hiddenNorm) {
+      // EAGLE-3 midlayer: attention over concat(input_layernorm(embedding), hidden_norm(hidden)).
+      const embedPart = rmsNorm(embeddedTokens!, layer.embedNorm, `l${l}_input_layernorm`);
+      const hiddenPart = rmsNorm(x, layer.hiddenNorm, `l${l}_hidden_norm`);
+      normed = g.op("Concat", [embedPart, hiddenPart], { axis: -1 });
+      attnIn = 2 * hidden;
+    } else normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
     const q = rope(
       g.op("Reshape", [
-        g.op("MatMul", [normed, g.weight(`l${l}_wq`, [hidden, heads * headDim], layer.wq)]),
+        g.op("MatMul", [normed, g.weight(`l${l}_wq`, [attnIn, heads * headDim], layer.wq)]),
         headsShape,
       ]),
     );
     const k = rope(
-      g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wk`, [hidden, kvDimension], layer.wk)]), kvHeadsShape]),
+      g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wk`, [attnIn, kvDimension], layer.wk)]), kvHeadsShape]),
     );
     const kFlat = g.op("Reshape", [k, kvFlatShape]);
-    const vFlat = g.op("MatMul", [normed, g.weight(`l${l}_wv`, [hidden, kvDimension], layer.wv)]);
+    const vFlat = g.op("MatMul", [normed, g.weight(`l${l}_wv`, [attnIn, kvDimension], layer.wv)]);
     newKeys.push(g.op("Unsqueeze", [kFlat, axis0]));
     newValues.push(g.op("Unsqueeze", [vFlat, axis0]));
     const layerIndex = g.int64(`layer_${l}`, [], [l]);
@@ -184,17 +227,26 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   });
 
   const hiddenOut = graph.finalNorm ? rmsNorm(x, graph.finalNorm, "final_norm") : x;
-  g.op("Identity", [hiddenOut], {}, "hidden");
-  let logits = g.op("MatMul", ["hidden", g.weight("lm_head", [hidden, vocab], target.lmHead)]);
+  const head = graph.lmHead ?? { weights: target.lmHead, vocab };
+  let logits: string;
+  if (graph.hiddenBeforeNorm) {
+    g.op("Identity", [x], {}, "hidden");
+    logits = g.op("MatMul", [hiddenOut, g.weight("lm_head", [hidden, head.vocab], head.weights)]);
+  } else {
+    g.op("Identity", [hiddenOut], {}, "hidden");
+    logits = g.op("MatMul", ["hidden", g.weight("lm_head", [hidden, head.vocab], head.weights)]);
+  }
   if (graph.logitScale !== 1) logits = g.op("Mul", [logits, g.scalar(graph.logitScale)]);
   if (graph.tap) {
     // The tap adds delta * (w . hidden_in) to every logit of a row: the logits now depend on the hidden
     // input (so plumbing bugs show in draft logits) while softmax and argmax stay the mirror's exactly.
-    const tapColumn = g.op("MatMul", [hiddenIn!, g.weight("tap", [hidden, 1], graph.tap.vector)]);
+    // The EAGLE-3 mirror taps its draft input instead, so they depend on every auxiliary state as well.
+    const tapped = graph.eagle3?.tapDraftInput ? draftInput! : hiddenIn!;
+    const tapColumn = g.op("MatMul", [tapped, g.weight("tap", [hidden, 1], graph.tap.vector)]);
     logits = g.op("Add", [logits, g.op("Mul", [tapColumn, g.scalar(graph.tap.delta * graph.logitScale)])]);
   }
   g.op("Identity", [logits], {}, "logits");
-  const topK = Math.min(TOP_K, vocab);
+  const topK = Math.min(TOP_K, head.vocab);
   g.node("TopK", ["logits", g.int64("top_k", [1], [topK])], { axis: -1, largest: 1, sorted: 1 }, [
     "top_values",
     "top_indices",
@@ -205,25 +257,42 @@ function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGra
   g.op("Add", [rowMax, g.op("Log", [sumExp])], {}, "log_normalizer");
   g.op("Concat", newKeys, { axis: 0 }, "k_new");
   g.op("Concat", newValues, { axis: 0 }, "v_new");
-  g.output("logits", spec.dtype, ["T", vocab]);
+  if (graph.layerStreams) {
+    streams.push(x);
+    g.op(
+      "Concat",
+      streams.map((stream) => g.op("Unsqueeze", [stream, axis0])),
+      { axis: 0 },
+      "layer_hidden",
+    );
+  }
+  g.output("logits", spec.dtype, ["T", head.vocab]);
   g.output("top_values", spec.dtype, ["T", topK]);
   g.output("top_indices", "int64", ["T", topK]);
   g.output("log_normalizer", spec.dtype, ["T", 1]);
   g.output("hidden", spec.dtype, ["T", hidden]);
   g.output("k_new", spec.dtype, [layerCount, "T", kvDimension]);
   g.output("v_new", spec.dtype, [layerCount, "T", kvDimension]);
+  if (graph.layerStreams) g.output("layer_hidden", spec.dtype, [layerCount + 1, "T", hidden]);
   return g.toBytes(graph.name);
 }
 
-export function writeTargetGraph(spec: ModelSpec, weights: TargetWeights): Uint8Array {
+/**
+ * The target. With layerStreams (EAGLE-3 drafts need the target's auxiliary states) it also outputs every
+ * residual stream: layer_hidden[j] is the input of layer j, so layer i's output is stream i + 1 and the
+ * last stream is the output before the final norm. The same model; a separate graph (and digest), so the
+ * plain target's bytes do not change.
+ */
+export function writeTargetGraph(spec: ModelSpec, weights: TargetWeights, layerStreams = false): Uint8Array {
   return writeStackGraph(spec, weights, {
-    name: `${spec.name}-target`,
+    name: layerStreams ? `${spec.name}-target-aux` : `${spec.name}-target`,
     layers: weights.layers,
     ropeOffset: 0,
     input: { kind: "embed" },
     finalNorm: weights.finalNorm,
     logitScale: 1,
     hasHiddenInput: false,
+    ...(layerStreams ? { layerStreams } : {}),
   });
 }
 

@@ -2,7 +2,14 @@
 // One causal sequence at a time. Tests prove every ONNX graph against it; it is written from the
 // math (RMSNorm, RoPE rotate-half, grouped-query attention, SwiGLU), not from the graph writers.
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
-import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
+import type {
+  Eagle3Input,
+  Eagle3MirrorWeights,
+  Eagle3Weights,
+  EagleWeights,
+  LayerWeights,
+  TargetWeights,
+} from "./weights.ts";
 
 export interface StackOutput {
   /** [T, hidden]: the residual stream after the last layer (before any final norm). */
@@ -14,7 +21,13 @@ export interface HeadOutput {
   hidden: Float64Array; // [T, hidden]: the draft's/target's hidden state output
 }
 
-function matmul(x: Float64Array, rows: number, inDim: number, w: ArrayLike<number>, outDim: number): Float64Array {
+export function matmul(
+  x: Float64Array,
+  rows: number,
+  inDim: number,
+  w: ArrayLike<number>,
+  outDim: number,
+): Float64Array {
   const out = new Float64Array(rows * outDim);
   for (let r = 0; r < rows; r++) {
     for (let k = 0; k < inDim; k++) {
@@ -28,7 +41,13 @@ function matmul(x: Float64Array, rows: number, inDim: number, w: ArrayLike<numbe
   return out;
 }
 
-function rmsNorm(x: Float64Array, rows: number, dim: number, gain: ArrayLike<number>, eps: number): Float64Array {
+export function rmsNorm(
+  x: Float64Array,
+  rows: number,
+  dim: number,
+  gain: ArrayLike<number>,
+  eps: number,
+): Float64Array {
   const out = new Float64Array(x.length);
   for (let r = 0; r < rows; r++) {
     let sumSquares = 0;
@@ -84,7 +103,9 @@ export function runLayers(
   input: Float64Array,
   positions: readonly number[],
   prefix?: PrefixKv,
-): StackOutput & LayerKv {
+  /** EAGLE-3's midlayer: the token embeddings its attention reads next to the hidden input. */
+  embedded?: Float64Array,
+): StackOutput & LayerKv & { streams: Float64Array[] } {
   const { hidden, heads, kvHeads, headDim, intermediate, rmsEps } = spec;
   const rows = positions.length;
   const kvDimension = kvHeads * headDim;
@@ -94,11 +115,25 @@ export function runLayers(
   const x = Float64Array.from(input);
   const keysOut: Float64Array[] = [];
   const valuesOut: Float64Array[] = [];
+  const streams: Float64Array[] = [];
   layers.forEach((layer, layerIndex) => {
-    const normed = layer.attnNorm ? rmsNorm(x, rows, hidden, layer.attnNorm, rmsEps) : x;
-    const q = matmul(normed, rows, hidden, layer.wq, heads * headDim);
-    const k = matmul(normed, rows, hidden, layer.wk, kvDimension);
-    const v = matmul(normed, rows, hidden, layer.wv, kvDimension);
+    streams.push(Float64Array.from(x));
+    let normed = layer.attnNorm ? rmsNorm(x, rows, hidden, layer.attnNorm, rmsEps) : x;
+    let attnIn = hidden;
+    if (layer.embedNorm && layer.hiddenNorm) {
+      if (!embedded) throw new Error("an EAGLE-3 midlayer needs the token embeddings");
+      const embedPart = rmsNorm(embedded, rows, hidden, layer.embedNorm, rmsEps);
+      const hiddenPart = rmsNorm(x, rows, hidden, layer.hiddenNorm, rmsEps);
+      attnIn = 2 * hidden;
+      normed = new Float64Array(rows * attnIn);
+      for (let r = 0; r < rows; r++) {
+        normed.set(embedPart.subarray(r * hidden, (r + 1) * hidden), r * attnIn);
+        normed.set(hiddenPart.subarray(r * hidden, (r + 1) * hidden), r * attnIn + hidden);
+      }
+    }
+    const q = matmul(normed, rows, attnIn, layer.wq, heads * headDim);
+    const k = matmul(normed, rows, attnIn, layer.wk, kvDimension);
+    const v = matmul(normed, rows, attnIn, layer.wv, kvDimension);
     applyRope(q, rows, heads, headDim, positions, spec.ropeTheta);
     applyRope(k, rows, kvHeads, headDim, positions, spec.ropeTheta);
     keysOut.push(k);
@@ -144,10 +179,11 @@ export function runLayers(
     const down = matmul(gate, rows, intermediate, layer.wDown, hidden);
     for (let i = 0; i < x.length; i++) x[i] += down[i];
   });
-  return { residual: x, keys: keysOut, values: valuesOut };
+  streams.push(Float64Array.from(x));
+  return { residual: x, keys: keysOut, values: valuesOut, streams };
 }
 
-function embed(spec: ModelSpec, weights: TargetWeights, tokens: readonly number[]): Float64Array {
+export function embed(spec: ModelSpec, weights: TargetWeights, tokens: readonly number[]): Float64Array {
   const out = new Float64Array(tokens.length * spec.hidden);
   tokens.forEach((token, row) =>
     out.set(weights.embed.subarray(token * spec.hidden, (token + 1) * spec.hidden), row * spec.hidden),
@@ -162,7 +198,7 @@ export function referenceTarget(
   tokens: readonly number[],
   positions?: readonly number[],
   layerCount = spec.layers,
-): HeadOutput & LayerKv {
+): HeadOutput & LayerKv & { streams: Float64Array[] } {
   const pos = positions ?? tokens.map((_, i) => i);
   const stack = runLayers(spec, weights.layers.slice(0, layerCount), embed(spec, weights, tokens), pos);
   const hidden = rmsNorm(stack.residual, tokens.length, spec.hidden, weights.finalNorm, spec.rmsEps);
@@ -171,6 +207,8 @@ export function referenceTarget(
     hidden,
     keys: stack.keys,
     values: stack.values,
+    // streams[j]: the input of layer j; streams[layers]: the last layer's output before the final norm.
+    streams: stack.streams,
   };
 }
 

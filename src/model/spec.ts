@@ -31,9 +31,24 @@ export interface ModelSpec {
   residualScale?: { fromLayer: number; factor: number };
 }
 
-export type DraftKind = "mirror" | "tapped-mirror" | "noisy-mirror" | "truncated-mirror" | "eagle" | "ngram";
+export type DraftKind =
+  "mirror" | "tapped-mirror" | "noisy-mirror" | "truncated-mirror" | "eagle" | "eagle3" | "eagle3-mirror" | "ngram";
 /** Model drafts (a graph each): what the reference engine runs. */
-export const MODEL_DRAFT_KINDS = ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"] as const;
+export const MODEL_DRAFT_KINDS = [
+  "mirror",
+  "tapped-mirror",
+  "noisy-mirror",
+  "truncated-mirror",
+  "eagle",
+  "eagle3",
+  "eagle3-mirror",
+] as const;
+/**
+ * EAGLE-3 drafts: fed the target's auxiliary hidden states (3 chosen layers) through fc, drafting over their
+ * own vocabulary mapped to target ids by d2t. "eagle3" is the head in the checkpoint layout SGLang and vLLM
+ * load; "eagle3-mirror" the mirror with an EAGLE-3 input path and a permuted draft vocabulary (accepts all).
+ */
+export const EAGLE3_DRAFT_KINDS: readonly DraftKind[] = ["eagle3", "eagle3-mirror"];
 /**
  * Every draft kind a case can name. "ngram" is prompt lookup (no model: drafts are copied from earlier tokens
  * of the request), run by external engines; the reference engine does not implement it yet.
@@ -50,18 +65,75 @@ export interface DraftSpec {
   truncatedLayers: number;
   /** seed for the draft's own weights (eagle head, noise, tap). */
   seed: number;
+  /**
+   * EAGLE-3: the checkpoint's eagle_aux_hidden_state_layer_ids, the target layers whose outputs feed fc
+   * (default eagle3AuxLayers(spec)); an id names a layer's output, the residual stream before the next layer.
+   */
+  auxLayers?: number[];
+  /** EAGLE-3: one RMSNorm over the concatenated auxiliary states before fc (the checkpoint's norm_before_fc). */
+  normBeforeFc?: boolean;
+  /** EAGLE-3: the draft vocabulary's size (eagle3: default half the target's; eagle3-mirror: always the target's). */
+  draftVocab?: number;
 }
 
 /** Mirror logits are scaled by 2^16: exact in binary floating point, argmax unchanged (DESIGN section 2). */
 export const MIRROR_LOGIT_SCALE = 65536;
 
-export function defaultDraftSpec(kind: DraftKind, seed = 1): DraftSpec {
-  return { kind, noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed };
+export function defaultDraftSpec(kind: DraftKind, seed = 1, eagle3: Pick<DraftSpec, "normBeforeFc"> = {}): DraftSpec {
+  const spec: DraftSpec = { kind, noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed };
+  return isEagle3(kind) && eagle3.normBeforeFc ? { ...spec, normBeforeFc: true } : spec;
+}
+
+export function isEagle3(kind: DraftKind | undefined): boolean {
+  return kind === "eagle3" || kind === "eagle3-mirror";
+}
+
+/** Trained heads (EAGLE, EAGLE-3): no mirror of the target inside, so no BOS or preamble requirement. */
+export function isHead(kind: DraftKind | undefined): boolean {
+  return kind === "eagle" || kind === "eagle3";
 }
 
 /** The factor the draft's logits carry relative to target logit units (tie thresholds scale with it). */
 export function draftLogitScale(draft: DraftSpec): number {
-  return draft.kind === "eagle" ? 1 : MIRROR_LOGIT_SCALE;
+  return isHead(draft.kind) ? 1 : MIRROR_LOGIT_SCALE;
+}
+
+/**
+ * Default auxiliary layers: the first, the middle and the last layer's outputs. Production defaults
+ * (2, L/2, L-3) assume dozens of layers; the presets have 2 or 3, so ids may repeat (the format allows it).
+ */
+export function eagle3AuxLayers(spec: ModelSpec): number[] {
+  return [0, Math.floor((spec.layers - 1) / 2), spec.layers - 1];
+}
+
+/** What an EAGLE-3 draft spec resolves to against its target: the checkpoint's config fields. */
+export interface Eagle3Options {
+  auxLayers: number[];
+  normBeforeFc: boolean;
+  draftVocab: number;
+}
+
+export function eagle3Options(spec: ModelSpec, draft: DraftSpec): Eagle3Options {
+  return {
+    auxLayers: draft.auxLayers ?? eagle3AuxLayers(spec),
+    normBeforeFc: draft.normBeforeFc ?? false,
+    draftVocab: draft.kind === "eagle3-mirror" ? spec.vocab : (draft.draftVocab ?? Math.ceil(spec.vocab / 2)),
+  };
+}
+
+/** Throws SpecError (field "draft.<name>") for EAGLE-3 options the target cannot serve. */
+export function validateEagle3Options(spec: ModelSpec, draft: DraftSpec): void {
+  if (!isEagle3(draft.kind)) return;
+  const options = eagle3Options(spec, draft);
+  if (options.auxLayers.length < 1) throw new SpecError("draft.auxLayers", "must name at least one target layer");
+  options.auxLayers.forEach((layer) => {
+    if (!Number.isInteger(layer) || layer < 0 || layer >= spec.layers)
+      throw new SpecError("draft.auxLayers", `layer ${layer} is not a layer of the ${spec.layers}-layer target`);
+  });
+  if (draft.kind === "eagle3-mirror" && draft.draftVocab !== undefined && draft.draftVocab !== spec.vocab)
+    throw new SpecError("draft.draftVocab", `eagle3-mirror drafts over the whole target vocabulary (${spec.vocab})`);
+  if (!Number.isInteger(options.draftVocab) || options.draftVocab < 2 || options.draftVocab > spec.vocab)
+    throw new SpecError("draft.draftVocab", `must be an integer in [2, ${spec.vocab}]`);
 }
 
 /** An impossible model spec (exit 2); `field` is the spec's key ("vocab"), the message starts with it. */

@@ -3,13 +3,20 @@
 // ONNX graph and the float64 TypeScript forward use bit-identical weights.
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
+import { uniformInt } from "pure-rand/distribution/uniformInt";
 import type { RandomGenerator } from "pure-rand/types/RandomGenerator";
-import { type DraftSpec, type ModelSpec } from "./spec.ts";
+import { eagle3Options, type DraftSpec, type ModelSpec } from "./spec.ts";
 
 /** Matrices are row-major [in, out]: y = x W. */
 export interface LayerWeights {
   /** Absent in the EAGLE head's decoder layer (it has no input RMSNorm). */
   attnNorm?: Float64Array;
+  /**
+   * EAGLE-3's decoder layer (midlayer): attention reads concat(input_layernorm(embedding), hidden_norm(hidden))
+   * [2 * hidden], so wq/wk/wv are [2 * hidden, *]; the residual is the hidden input itself.
+   */
+  embedNorm?: Float64Array;
+  hiddenNorm?: Float64Array;
   wq: Float64Array;
   wk: Float64Array;
   wv: Float64Array;
@@ -31,6 +38,37 @@ export interface EagleWeights {
   fc: Float64Array; // [2 * hidden, hidden] over concat(embedding, target hidden)
   fcBias: Float64Array; // [hidden]
   layer: LayerWeights; // no attnNorm
+}
+
+/**
+ * The EAGLE-3 input path and vocabulary, shared by the head and the EAGLE-3 mirror: fc (no bias) over the
+ * concatenated auxiliary states [auxLayers * hidden], optionally after one RMSNorm over that concatenation
+ * (norm_before_fc), and the draft vocabulary: draft id d is target id d + d2t[d] (d2t holds offsets, as
+ * checkpoints store it); t2d marks the target ids the draft vocabulary holds.
+ */
+export interface Eagle3Input {
+  fc: Float64Array; // [auxLayers * hidden, hidden]
+  inputNorm?: Float64Array; // [auxLayers * hidden]
+  d2t: Int32Array; // [draftVocab]: offsets
+  t2d: Uint8Array; // [vocab]: 1 where the draft vocabulary holds the target id
+}
+
+/** The EAGLE-3 head: its input path, one decoder layer (midlayer), its own final norm and LM head over the draft vocabulary. */
+export interface Eagle3Weights extends Eagle3Input {
+  layer: LayerWeights; // embedNorm and hiddenNorm, no attnNorm; wq/wk/wv over 2 * hidden
+  norm: Float64Array; // [hidden]
+  lmHead: Float64Array; // [hidden, draftVocab]
+}
+
+/** The EAGLE-3 mirror: the mirror stack, its LM head's columns permuted into draft order, a tap over the fc path. */
+export interface Eagle3MirrorWeights extends Eagle3Input {
+  tap: Float64Array; // [hidden]
+  lmHead: Float64Array; // [hidden, vocab]: column d is the target's column d + d2t[d]
+}
+
+/** Target id of each draft id: d + d2t[d]. */
+export function draftToTarget(d2t: Int32Array): Int32Array {
+  return d2t.map((offset, draftId) => draftId + offset);
 }
 
 export class Gaussian {
@@ -143,4 +181,70 @@ export function perturbTargetWeights(spec: ModelSpec, weights: TargetWeights, dr
 export function generateTapVector(spec: ModelSpec, draft: DraftSpec): Float64Array {
   const gauss = new Gaussian(draft.seed * 31337 + 5);
   return roundTo(spec.dtype, gauss.fill(spec.hidden, 1 / Math.sqrt(spec.hidden)));
+}
+
+/** Seeded draft vocabulary: eagle3 keeps a sorted subset of the target ids (as trained checkpoints do, most
+ * frequent tokens in id order); eagle3-mirror a permutation of all of them, so an identity map is wrong. */
+function draftVocabulary(spec: ModelSpec, draft: DraftSpec, size: number): Int32Array {
+  const rng = xoroshiro128plus((draft.seed * 7727 + 41) | 0);
+  const ids = Array.from({ length: spec.vocab }, (_, id) => id);
+  for (let i = ids.length - 1; i > 0; i--) {
+    const j = uniformInt(rng, 0, i); // Fisher-Yates
+    [ids[i], ids[j]] = [ids[j], ids[i]];
+  }
+  const chosen = draft.kind === "eagle3-mirror" ? ids : ids.slice(0, size).sort((a, b) => a - b);
+  return Int32Array.from(chosen);
+}
+
+function eagle3Input(spec: ModelSpec, draft: DraftSpec, gauss: Gaussian): Eagle3Input {
+  const options = eagle3Options(spec, draft);
+  const r = (v: Float64Array) => roundTo(spec.dtype, v);
+  const fcIn = options.auxLayers.length * spec.hidden;
+  const fc = r(gauss.fill(fcIn * spec.hidden, 1 / Math.sqrt(fcIn)));
+  const inputNorm = options.normBeforeFc ? r(gauss.fill(fcIn, 0.1, 1)) : undefined;
+  const targets = draftVocabulary(spec, draft, options.draftVocab);
+  const t2d = new Uint8Array(spec.vocab);
+  for (const id of targets) t2d[id] = 1;
+  return { fc, inputNorm, d2t: targets.map((target, draftId) => target - draftId), t2d };
+}
+
+export function generateEagle3Weights(spec: ModelSpec, draft: DraftSpec): Eagle3Weights {
+  const gauss = new Gaussian(draft.seed * 6007 + 29);
+  const input = eagle3Input(spec, draft, gauss);
+  const r = (v: Float64Array) => roundTo(spec.dtype, v);
+  const { hidden, heads, kvHeads, headDim, intermediate } = spec;
+  const attnIn = 2 * hidden;
+  const layer: LayerWeights = {
+    embedNorm: r(gauss.fill(hidden, 0.1, 1)),
+    hiddenNorm: r(gauss.fill(hidden, 0.1, 1)),
+    wq: r(gauss.fill(attnIn * heads * headDim, 1 / Math.sqrt(attnIn))),
+    wk: r(gauss.fill(attnIn * kvHeads * headDim, 1 / Math.sqrt(attnIn))),
+    wv: r(gauss.fill(attnIn * kvHeads * headDim, 1 / Math.sqrt(attnIn))),
+    wo: r(gauss.fill(heads * headDim * hidden, 1 / Math.sqrt(heads * headDim))),
+    mlpNorm: r(gauss.fill(hidden, 0.1, 1)),
+    wGate: r(gauss.fill(hidden * intermediate, 1 / Math.sqrt(hidden))),
+    wUp: r(gauss.fill(hidden * intermediate, 1 / Math.sqrt(hidden))),
+    wDown: r(gauss.fill(intermediate * hidden, 1 / Math.sqrt(intermediate))),
+  };
+  const norm = r(gauss.fill(hidden, 0.1, 1));
+  const draftVocab = input.d2t.length;
+  const lmHead = r(gauss.fill(hidden * draftVocab, spec.logitStd / Math.sqrt(hidden)));
+  return { ...input, layer, norm, lmHead };
+}
+
+/** The EAGLE-3 mirror's own parts: input path, permuted LM head (exact copies of target columns), tap vector. */
+export function generateEagle3MirrorWeights(
+  spec: ModelSpec,
+  target: TargetWeights,
+  draft: DraftSpec,
+): Eagle3MirrorWeights {
+  const gauss = new Gaussian(draft.seed * 6007 + 31);
+  const input = eagle3Input(spec, draft, gauss);
+  const targets = draftToTarget(input.d2t);
+  const lmHead = new Float64Array(spec.hidden * spec.vocab);
+  for (let row = 0; row < spec.hidden; row++)
+    for (let draftId = 0; draftId < spec.vocab; draftId++)
+      lmHead[row * spec.vocab + draftId] = target.lmHead[row * spec.vocab + targets[draftId]];
+  const tap = roundTo(spec.dtype, gauss.fill(spec.hidden, 1 / Math.sqrt(spec.hidden)));
+  return { ...input, tap, lmHead };
 }

@@ -11,6 +11,8 @@
 import type { ModelSpec } from "../model/spec.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import type { DraftRowReference, RowPrediction, TeacherForcedTarget } from "./cache-free.ts";
+import { auxStates, toTargetPrediction } from "./eagle3-rows.ts";
+import type { Eagle3Reading } from "./eagle3-reading.ts";
 import { runSegments, type PackedRow } from "./packed.ts";
 
 /** Teacher-forced target forwards over several sequences, packed (each sequence causal, alone). */
@@ -23,7 +25,12 @@ export async function teacherForcedTargets(
     tokens.map((token, i): PackedRow => ({ token, position: i, attendRange: [0, i] })),
   );
   const results = await runSegments(session, spec, spec.layers, segments);
-  return results.map((result, s) => ({ tokens: sequences[s], predictions: result.predictions, hidden: result.hidden }));
+  return results.map((result, s) => ({
+    tokens: sequences[s],
+    predictions: result.predictions,
+    hidden: result.hidden,
+    ...(result.layerHidden ? { layerHidden: result.layerHidden } : {}),
+  }));
 }
 
 export interface DraftRowQuery {
@@ -52,8 +59,11 @@ export async function recomputeDraftRows(
   draftLayers: number,
   queries: readonly DraftRowQuery[],
   known: (query: DraftRowQuery) => DraftRowReference | undefined,
+  /** EAGLE-3 drafts: anchor rows are fed the checkpoint's auxiliary states; argmaxes map through its d2t. */
+  eagle3?: Eagle3Reading,
 ): Promise<{ query: DraftRowQuery; result: DraftRowReference }[]> {
   const width = spec.hidden;
+  const auxWidth = eagle3 ? eagle3.auxLayers.length * width : 0;
   // Every query and its ancestors, one node per (sequence, root, path), grouped by sequence.
   const groups = new Map<TeacherForcedTarget, Map<string, DraftNode>>();
   const created: DraftNode[] = [];
@@ -80,12 +90,15 @@ export async function recomputeDraftRows(
       const pending = [...group.values()].filter((node) => node.depth === depth && !node.result);
       if (pending.length === 0) continue;
       const anchors = Math.max(...pending.map((node) => node.query.rootPosition));
-      // Anchor row i: target hidden h_i with token x_{i+1}, causal.
+      // Anchor row i: target hidden h_i (EAGLE-3: the auxiliary states at position i) with token x_{i+1}, causal.
+      const aux = eagle3 ? auxStates(spec, target, eagle3, anchors) : undefined;
       const rows: PackedRow[] = Array.from({ length: anchors }, (_, i) => ({
         token: target.tokens[i + 1],
         position: i,
         attendRange: [0, i],
-        hidden: target.hidden.subarray(i * width, (i + 1) * width),
+        ...(aux
+          ? { aux: aux.subarray(i * auxWidth, (i + 1) * auxWidth) }
+          : { hidden: target.hidden.subarray(i * width, (i + 1) * width) }),
       }));
       const rowOf = new Map<DraftNode, number>();
       const addPathRow = (node: DraftNode): number => {
@@ -110,11 +123,12 @@ export async function recomputeDraftRows(
       );
       segments.push(rows);
     }
-    const results = await runSegments(session, spec, draftLayers, segments);
+    const results = await runSegments(session, spec, draftLayers, segments, auxWidth);
     results.forEach((result, s) => {
       for (const { node, row } of outputs[s]) {
+        const prediction = result.predictions[row];
         node.result = {
-          prediction: result.predictions[row],
+          prediction: eagle3 ? toTargetPrediction(prediction, eagle3) : prediction,
           hidden: result.hidden.slice(row * width, (row + 1) * width),
         };
       }

@@ -5,12 +5,17 @@
 import type { ModelSpec } from "../model/spec.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "../engine/topk.ts";
+import { auxStates, toTargetPrediction, zeros } from "./eagle3-rows.ts";
+import type { Eagle3Reading } from "./eagle3-reading.ts";
 
 export interface RowPrediction {
+  /** A target id (an EAGLE-3 draft's argmax mapped through the checkpoint's d2t). */
   argmax: number;
   margin: number;
   /** The logit of argmax. */
   topLogit: number;
+  /** EAGLE-3 drafts: the argmax over the draft vocabulary (a draft id). */
+  draftArgmax?: number;
 }
 
 export interface TeacherForcedTarget {
@@ -19,6 +24,8 @@ export interface TeacherForcedTarget {
   predictions: RowPrediction[];
   /** [tokens.length, hidden]: the LM-head input at every position. */
   hidden: FloatArray;
+  /** Targets built for EAGLE-3 drafts: [layers + 1, tokens.length, hidden], every residual stream. */
+  layerHidden?: FloatArray;
   /** [tokens.length, vocab]: every row's logits, when asked for (request processing and logprobs need them). */
   logits?: FloatArray;
 }
@@ -38,6 +45,8 @@ async function runCacheFree(
   positions: readonly number[],
   hiddenIn?: FloatArray,
   withLogits = false,
+  auxIn?: FloatArray,
+  eagle3?: Eagle3Reading,
 ) {
   const emptyCache =
     spec.dtype === "float32"
@@ -47,6 +56,7 @@ async function runCacheFree(
     tokens: BigInt64Array.from(tokens, BigInt),
     positions: BigInt64Array.from(positions, BigInt),
     hiddenIn,
+    auxIn,
     kCache: emptyCache,
     vCache: emptyCache,
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
@@ -56,9 +66,10 @@ async function runCacheFree(
   });
   const predictions: RowPrediction[] = tokens.map((_, row) => {
     const top = rowTop(result, row);
-    return { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
+    const prediction = { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
+    return eagle3 ? toTargetPrediction(prediction, eagle3) : prediction;
   });
-  return { predictions, hidden: result.hidden, logits: result.logits };
+  return { predictions, hidden: result.hidden, logits: result.logits, layerHidden: result.layerHidden };
 }
 
 export async function teacherForcedTarget(
@@ -67,7 +78,7 @@ export async function teacherForcedTarget(
   tokens: readonly number[],
   withLogits = false,
 ): Promise<TeacherForcedTarget> {
-  const { predictions, hidden, logits } = await runCacheFree(
+  const { predictions, hidden, logits, layerHidden } = await runCacheFree(
     session,
     spec,
     spec.layers,
@@ -76,7 +87,7 @@ export async function teacherForcedTarget(
     undefined,
     withLogits,
   );
-  return { tokens, predictions, hidden, ...(logits ? { logits } : {}) };
+  return { tokens, predictions, hidden, ...(logits ? { logits } : {}), ...(layerHidden ? { layerHidden } : {}) };
 }
 
 export interface DraftRowReference {
@@ -99,11 +110,21 @@ export async function recomputeDraftRow(
   rootPosition: number,
   pathTokens: readonly number[],
   pathHidden: readonly FloatArray[],
+  eagle3?: Eagle3Reading,
 ): Promise<DraftRowReference> {
   const width = spec.hidden;
   const L = rootPosition;
   const tokens = [...target.tokens.slice(1, L + 1), ...pathTokens];
-  const hiddenIn = concatRows([target.hidden.slice(0, L * width), ...pathHidden], spec.dtype);
+  // EAGLE-3: anchor rows are fed the auxiliary states the checkpoint names (hidden zero), path rows their
+  // parent's draft hidden (aux zero). Other drafts: the target's hidden states, then the path's.
+  const anchorHidden = eagle3 ? zeros(spec.dtype, L * width) : target.hidden.slice(0, L * width);
+  const hiddenIn = concatRows([anchorHidden, ...pathHidden], spec.dtype);
+  const auxIn = eagle3
+    ? concatRows(
+        [auxStates(spec, target, eagle3, L), zeros(spec.dtype, pathTokens.length * eagle3.auxLayers.length * width)],
+        spec.dtype,
+      )
+    : undefined;
   const out = await runCacheFree(
     session,
     spec,
@@ -111,6 +132,9 @@ export async function recomputeDraftRow(
     tokens,
     tokens.map((_, i) => i),
     hiddenIn,
+    false,
+    auxIn,
+    eagle3,
   );
   const last = tokens.length - 1;
   return { prediction: out.predictions[last], hidden: out.hidden.slice(last * width, (last + 1) * width) };

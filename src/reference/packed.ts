@@ -21,28 +21,38 @@ export interface PackedRow {
   attendRange: readonly [number, number];
   /** Further rows of this batch the row attends (tree ancestors). */
   attendRows?: readonly number[];
-  /** Draft graphs: the row's hidden input ([hidden]). */
+  /** Draft graphs: the row's hidden input ([hidden]); EAGLE-3 rows fed auxiliary states have none (zeros). */
   hidden?: FloatArray;
+  /** EAGLE-3 drafts: the row's auxiliary states ([auxLayers * hidden]); zeros when absent. */
+  aux?: FloatArray;
 }
 
 export interface PackedResult {
   predictions: RowPrediction[];
   /** [rows, hidden] */
   hidden: FloatArray;
+  /** Targets built for EAGLE-3 drafts: [layers + 1, rows, hidden], every residual stream. */
+  layerHidden?: FloatArray;
 }
 
 /** The additive [rows, rows] mask of a packed batch. Exposed for tests. */
 export function packedMask(rows: readonly PackedRow[], dtype: ModelSpec["dtype"]): FloatArray {
-  return runInputs([rows], dtype, 0).mask;
+  return runInputs([rows], dtype, 0, 0).mask;
 }
 
 /** The inputs of one forward over these segments, end to end (each segment's indices offset by its start). */
-function runInputs(segments: readonly (readonly PackedRow[])[], dtype: ModelSpec["dtype"], width: number) {
+function runInputs(
+  segments: readonly (readonly PackedRow[])[],
+  dtype: ModelSpec["dtype"],
+  width: number,
+  auxWidth: number,
+) {
   const FloatCtor = dtype === "float32" ? Float32Array : Float64Array;
   const count = segments.reduce((sum, segment) => sum + segment.length, 0);
   const tokens = new BigInt64Array(count);
   const positions = new BigInt64Array(count);
   const hiddenIn = width > 0 ? new FloatCtor(count * width) : undefined;
+  const auxIn = auxWidth > 0 ? new FloatCtor(count * auxWidth) : undefined;
   const mask = new FloatCtor(count * count).fill(MASKED);
   let r = 0;
   for (const segment of segments) {
@@ -50,7 +60,11 @@ function runInputs(segments: readonly (readonly PackedRow[])[], dtype: ModelSpec
     for (const row of segment) {
       tokens[r] = BigInt(row.token);
       positions[r] = BigInt(row.position);
-      if (hiddenIn) {
+      if (auxIn && row.aux) {
+        if (row.aux.length !== auxWidth) throw new Error(`packed row ${r}: ${row.aux.length} auxiliary values`);
+        auxIn.set(row.aux, r * auxWidth);
+      }
+      if (hiddenIn && !(auxIn && row.aux)) {
         if (!row.hidden || row.hidden.length !== width) throw new Error(`packed row ${r} has no hidden input`);
         hiddenIn.set(row.hidden, r * width);
       }
@@ -62,7 +76,7 @@ function runInputs(segments: readonly (readonly PackedRow[])[], dtype: ModelSpec
       r++;
     }
   }
-  return { tokens, positions, hiddenIn, mask, count };
+  return { tokens, positions, hiddenIn, auxIn, mask, count };
 }
 
 /** One forward over segments packed end to end, with an empty KV context: every row sees only its mask's rows. */
@@ -71,18 +85,22 @@ async function runPacked(
   spec: ModelSpec,
   layers: number,
   segments: readonly (readonly PackedRow[])[],
+  auxWidth: number,
 ): Promise<PackedResult> {
   const FloatCtor = spec.dtype === "float32" ? Float32Array : Float64Array;
   const emptyCache = new FloatCtor(layers * spec.kvHeads * spec.headDim);
-  const { tokens, positions, hiddenIn, mask, count } = runInputs(
+  if (session.hasAuxInput && auxWidth === 0) throw new Error("an EAGLE-3 draft's packed rows need the aux width");
+  const { tokens, positions, hiddenIn, auxIn, mask, count } = runInputs(
     segments,
     spec.dtype,
     session.hasHiddenInput ? spec.hidden : 0,
+    session.hasAuxInput ? auxWidth : 0,
   );
   const result = await session.run({
     tokens,
     positions,
     hiddenIn,
+    auxIn,
     kCache: emptyCache,
     vCache: emptyCache,
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
@@ -94,7 +112,7 @@ async function runPacked(
     const top = rowTop(result, r);
     predictions[r] = { argmax: top.predict, margin: top.margin, topLogit: top.topLogit };
   }
-  return { predictions, hidden: result.hidden };
+  return { predictions, hidden: result.hidden, layerHidden: result.layerHidden };
 }
 
 /**
@@ -107,6 +125,8 @@ export async function runSegments(
   spec: ModelSpec,
   layers: number,
   segments: readonly (readonly PackedRow[])[],
+  /** EAGLE-3 drafts: the width of a row's auxiliary states. */
+  auxWidth = 0,
 ): Promise<PackedResult[]> {
   const results: PackedResult[] = new Array(segments.length);
   const width = spec.hidden;
@@ -115,17 +135,27 @@ export async function runSegments(
     let end = start + 1;
     let total = segments[start].length;
     while (end < segments.length && total + segments[end].length <= MAX_PACKED_ROWS) total += segments[end++].length;
-    const out = await runPacked(session, spec, layers, segments.slice(start, end));
+    const out = await runPacked(session, spec, layers, segments.slice(start, end), auxWidth);
     let offset = 0;
     for (let s = start; s < end; s++) {
       const count = segments[s].length;
       results[s] = {
         predictions: out.predictions.slice(offset, offset + count),
         hidden: out.hidden.slice(offset * width, (offset + count) * width),
+        ...(out.layerHidden ? { layerHidden: segmentStreams(out.layerHidden, total, offset, count, width) } : {}),
       };
       offset += count;
     }
     start = end;
   }
   return results;
+}
+
+/** One segment's rows [offset, offset + count) of every residual stream of a packed forward of `rows` rows. */
+function segmentStreams(streams: FloatArray, rows: number, offset: number, count: number, width: number): FloatArray {
+  const layers = streams.length / (rows * width);
+  const out = new (streams.constructor as { new (n: number): FloatArray })(layers * count * width);
+  for (let j = 0; j < layers; j++)
+    out.set(streams.subarray((j * rows + offset) * width, (j * rows + offset + count) * width), j * count * width);
+  return out;
 }

@@ -37,6 +37,8 @@ export interface ForwardFeeds {
   positions: BigInt64Array;
   /** Draft graphs only: [T, hidden]. */
   hiddenIn?: FloatArray;
+  /** EAGLE-3 drafts only: [T, auxLayers * hidden], the target's auxiliary states (zeros on draft-decode rows). */
+  auxIn?: FloatArray;
   kCache: FloatArray;
   vCache: FloatArray;
   cacheDims: readonly [number, number, number];
@@ -59,6 +61,8 @@ export interface ForwardResult {
   hidden: FloatArray; // [T, hidden]
   kNew: FloatArray; // [layers, T, kvDim]
   vNew: FloatArray;
+  /** Targets built for EAGLE-3 drafts: [layers + 1, T, hidden], the residual stream before each layer and after the last. */
+  layerHidden?: FloatArray;
 }
 
 /** What the engine fetches from every forward (benchmarks replay raw runs with the same list). */
@@ -93,6 +97,10 @@ export class ModelSession {
     readonly hiddenSize: number,
     readonly hasHiddenInput: boolean,
     readonly ep: ExecutionProvider,
+    /** EAGLE-3 drafts: the graph takes aux_in. */
+    readonly hasAuxInput: boolean,
+    /** Targets built for EAGLE-3 drafts: the graph outputs layer_hidden. */
+    readonly hasLayerStreams: boolean,
   ) {}
 
   static async create(
@@ -122,7 +130,15 @@ export class ModelSession {
         graphOptimizationLevel: options.graphOptimizationLevel,
         logSeverityLevel: 3,
       });
-      return new ModelSession(session, dtype, hiddenSize, session.inputNames.includes("hidden_in"), options.ep);
+      return new ModelSession(
+        session,
+        dtype,
+        hiddenSize,
+        session.inputNames.includes("hidden_in"),
+        options.ep,
+        session.inputNames.includes("aux_in"),
+        session.outputNames.includes("layer_hidden"),
+      );
     } catch (error) {
       const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
       const hint = providerHint(options.ep);
@@ -150,14 +166,24 @@ export class ModelSession {
       if (!feeds.hiddenIn) throw new Error("draft forward without hidden_in");
       inputs.hidden_in = new ort.Tensor(floatType, feeds.hiddenIn, [rows, this.hiddenSize]);
     }
+    if (this.hasAuxInput) {
+      if (!feeds.auxIn) throw new Error("EAGLE-3 draft forward without aux_in");
+      inputs.aux_in = new ort.Tensor(floatType, feeds.auxIn, [rows, rows > 0 ? feeds.auxIn.length / rows : 0]);
+    }
     return inputs;
   }
 
+  /** The outputs run() fetches: the engine's, layer_hidden where the graph has it, logits when asked. */
+  outputsFor(feeds: ForwardFeeds): string[] {
+    return [
+      ...ENGINE_OUTPUTS,
+      ...(this.hasLayerStreams ? ["layer_hidden"] : []),
+      ...(feeds.withLogits ? ["logits"] : []),
+    ];
+  }
+
   async run(feeds: ForwardFeeds): Promise<ForwardResult> {
-    const out = await this.session.run(
-      this.tensorsFor(feeds),
-      feeds.withLogits ? [...ENGINE_OUTPUTS, "logits"] : ENGINE_OUTPUTS,
-    );
+    const out = await this.session.run(this.tensorsFor(feeds), this.outputsFor(feeds));
     return {
       logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
       topValues: out.top_values.data as FloatArray,
@@ -167,6 +193,7 @@ export class ModelSession {
       hidden: out.hidden.data as FloatArray,
       kNew: out.k_new.data as FloatArray,
       vNew: out.v_new.data as FloatArray,
+      ...(this.hasLayerStreams ? { layerHidden: out.layer_hidden.data as FloatArray } : {}),
     };
   }
 

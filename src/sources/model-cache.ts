@@ -9,6 +9,7 @@ import type { Case } from "../case/case.ts";
 import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../engine/run-case.ts";
 import { GGUF_DRAFT_KINDS, ggufFiles } from "../export/gguf.ts";
+import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
 import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "../export/hf.ts";
 import type { DraftKind } from "../model/spec.ts";
 
@@ -18,12 +19,12 @@ type ModelFiles = NonNullable<AdapterRequest["models"]["files"]>;
 
 /**
  * Which draft kinds each format can carry. A standalone draft model (mirror: an exact copy of the target;
- * truncated-mirror: its first layers) is what engines' draft-model mode loads; the EAGLE head has its own
- * checkpoint layout; ONNX carries every graph as specconf runs it. ngram needs no model at all.
+ * truncated-mirror: its first layers) is what engines' draft-model mode loads; the EAGLE and EAGLE-3 heads have
+ * their own checkpoint layouts; ONNX carries every graph as specconf runs it. ngram needs no model at all.
  */
 const DRAFTS_BY_FORMAT: Record<ModelFormat, readonly DraftKind[]> = {
-  onnx: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle"],
-  hf: ["mirror", "truncated-mirror", "eagle"],
+  onnx: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "eagle3", "eagle3-mirror"],
+  hf: ["mirror", "truncated-mirror", "eagle", "eagle3"],
   gguf: GGUF_DRAFT_KINDS,
 };
 
@@ -58,6 +59,14 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
     result.draft = {
       name: digest,
       content: eagleCheckpoint(spec, target.weights, draft.eagle, { digest, role: "eagle" }),
+    };
+  else if (draft.spec.kind === "eagle3" && draft.eagle3Head && draft.eagle3)
+    result.draft = {
+      name: digest,
+      content: eagle3Checkpoint(spec, target.weights, draft.eagle3Head, draft.eagle3.options.auxLayers, {
+        digest,
+        role: "eagle3",
+      }),
     };
   else if (draft.spec.kind === "mirror")
     result.draft = {

@@ -12,6 +12,21 @@ const HiddenProvenance = Type.Object(
   { additionalProperties: false, description: "the forward event and row whose hidden-state output fed this row" },
 );
 
+const AuxSource = Type.Object(
+  {
+    event: Type.Integer({ minimum: 0 }),
+    row: Type.Integer({ minimum: 0 }),
+    /** The target layer whose output this state is (-1: the embeddings, the input of layer 0). */
+    layer: Type.Integer({ minimum: -1 }),
+    /** Read after the final norm (the LM-head input) rather than from the residual stream. */
+    normed: Type.Boolean(),
+  },
+  {
+    additionalProperties: false,
+    description: "one auxiliary hidden state fed to an EAGLE-3 draft row: the forward event and row it was read from",
+  },
+);
+
 const Attended = Type.Object(
   {
     /** Own request's persisted positions in this pool, as inclusive [lo, hi] ranges. */
@@ -70,6 +85,16 @@ export const TraceRowSchema = Type.Object(
     /** Verify rows: the tree parent's index within the request's verify rows (-1 for the root). */
     parent: Type.Optional(Type.Integer({ minimum: -1 })),
     hidden: Type.Optional(HiddenProvenance),
+    /**
+     * EAGLE-3 draft rows fed the target's auxiliary states (draft extend): the states concatenated into fc's
+     * input, in order, each with its provenance, layer and norm side.
+     */
+    aux: Type.Optional(Type.Array(AuxSource)),
+    /**
+     * EAGLE-3 draft rows: the argmax over the draft's own vocabulary (a draft id); predict and the children's
+     * tokens are target ids (the draft id plus its d2t offset).
+     */
+    draftPredict: Type.Optional(Type.Integer({ minimum: 0 })),
     /** argmax of this row's logits (ties to the lower id) and its top-1 margin in the model's logit units. */
     predict: Type.Optional(Type.Integer({ minimum: 0 })),
     margin: Type.Optional(Type.Number()),

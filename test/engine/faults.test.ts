@@ -38,6 +38,13 @@ const EXPOSURE: Record<
   },
   // Trees only, with a frontier chosen from the previous step's children (S >= 3).
   "frontier-by-own-logprob": { draft: "mirror", laws: ["tree selection"], engine: { topk: 2, numDraftTokens: 4 } },
+  // EAGLE-3: the mirror variant accepts everything, so a wrong map also collapses acceptance.
+  "eagle3-aux-layer-off-by-one": { draft: "eagle3-mirror", laws: ["aux provenance", "draft reference"] },
+  "eagle3-fc-skipped": { draft: "eagle3-mirror", laws: ["aux provenance", "draft reference"] },
+  "eagle3-d2t-missing": {
+    draft: "eagle3-mirror",
+    laws: ["draft vocabulary", "mirror acceptance", "draft reference"],
+  },
   // Needs a retract of a decoding request.
   "stale-draft-kv-after-retract": {
     draft: "mirror",

@@ -392,6 +392,26 @@ export const impossibleConfig: fc.Arbitrary<CaseEdit> = fc.oneof(
     .map((page): CaseEdit => [(c) => (c.engine.pageSize = page), "/engine/pageSize"]),
   fc.constant<CaseEdit>([(c) => c.workload.requests.push({ ...c.workload.requests[0] }), "/workload/requests/1/id"]),
   fc.constant<CaseEdit>([(c) => ((c.draft.kind = "eagle"), (c.engine.multiLayer = true)), "/draft/kind"]),
+  // EAGLE-3 checkpoint options the target cannot serve, or given to a draft that has none.
+  fc
+    .integer({ min: 2, max: INT32 })
+    .map((layer): CaseEdit => [
+      (c) => Object.assign(c.draft, { kind: "eagle3", auxLayers: [0, layer, 1] }),
+      "/draft/auxLayers",
+    ]),
+  fc
+    .integer({ min: VOCAB + 1, max: INT32 })
+    .map((size): CaseEdit => [
+      (c) => Object.assign(c.draft, { kind: "eagle3", draftVocab: size }),
+      "/draft/draftVocab",
+    ]),
+  fc
+    .constantFrom("normBeforeFc", "auxLayers", "draftVocab")
+    .map((field): CaseEdit => [
+      (c) => Object.assign(c.draft, { [field]: field === "normBeforeFc" ? true : field === "auxLayers" ? [0] : 8 }),
+      `/draft/${field}`,
+    ]),
+  fc.constant<CaseEdit>([(c) => ((c.draft.kind = "eagle3"), (c.engine.multiLayer = true)), "/draft/kind"]),
   fc.constant<CaseEdit>([(c) => (c.draft = null), "/draft"]),
   fc.constant<CaseEdit>([(c) => (c.workload.requests[0].prompt[0] = 2), "/workload/requests/0/prompt/0"]),
   // Model specs no engine should build.

@@ -99,8 +99,14 @@ describe("case arbitraries", () => {
     expect(sample("graph-replay equivalence").every((c) => c.engine.graphReplay === true)).toBe(true);
     expect(sample("retract/resume invariance").every((c) => (c.workload.retracts ?? []).length >= 1)).toBe(true);
     expect(
-      sample("mirror acceptance").every((c) => c.draft?.kind === "mirror" || c.draft?.kind === "tapped-mirror"),
+      sample("mirror acceptance").every((c) => ["mirror", "tapped-mirror", "eagle3-mirror"].includes(c.draft!.kind)),
     ).toBe(true);
+    for (const law of ["aux provenance", "draft vocabulary"]) {
+      const cases = sample(law);
+      expect(cases.every((c) => c.draft?.kind === "eagle3" || c.draft?.kind === "eagle3-mirror")).toBe(true);
+      // Both checkpoint variants of the fc input are drawn.
+      expect(new Set(cases.map((c) => c.draft?.normBeforeFc === true))).toEqual(new Set([false, true]));
+    }
     expect(
       sample("termination equivalence").every((c) =>
         c.workload.requests.every((r) => (r.sampling?.stopTokenIds?.length ?? 0) > 0),

@@ -104,6 +104,8 @@ describe("packed references", () => {
     "the whole space": FULL_SPACE,
     trees: space({ topks: [2, 4], steps: { min: 2, max: 5 }, requests: { min: 2, max: 3 }, multiLayer: [false] }),
     "multi-layer": space({ topks: [1], multiLayer: [true], drafts: ["mirror", "tapped-mirror", "noisy-mirror"] }),
+    // Anchor rows fed auxiliary states (hidden zero), path rows the draft's hidden (aux zero), d2t-mapped argmaxes.
+    "EAGLE-3": space({ drafts: ["eagle3", "eagle3-mirror"], steps: { min: 2, max: 4 }, topks: [1, 2] }),
   };
   for (const [name, caseSpace] of Object.entries(spaces)) {
     it(`agree with the per-row references on generated runs: ${name}`, { timeout: 120_000 }, async () => {

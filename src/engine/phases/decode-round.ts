@@ -2,7 +2,7 @@
 // Speculative (chain): draft decode, verify, emit, then draft extend over the accepted path.
 import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
-import { HiddenRows } from "../hidden-rows.ts";
+import { concatInputRows, HiddenRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { logprobOf } from "../row-sampler.ts";
@@ -97,6 +97,8 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   if (kept.length === 0) return;
   if (multiLayer) {
     for (const { request, path, pathHidden } of kept) {
+      // Multi-layer modules are mirrors (never EAGLE-3): their input is the target's hidden state.
+      if (pathHidden.kind !== "hidden") throw new Error("multi-layer drafting with auxiliary states");
       keepTargetHidden(request, request.targetKvLength, pathHidden);
       request.targetKvLength += path.length;
     }
@@ -117,10 +119,7 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   const hidden =
     context.faults.has("phase-confusion") && draftPhaseHidden
       ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
-      : HiddenRows.concat(
-          context.spec.hidden,
-          kept.map((round) => round.pathHidden),
-        );
+      : concatInputRows(kept.map((round) => round.pathHidden));
   await runDraftExtend(context, new DraftExtendInput(segments, hidden));
 }
 

@@ -4,7 +4,8 @@
 // After a retract the same path re-prefills the verified tokens; the pending bonus x_L is kept.
 import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
-import { HiddenRows } from "../hidden-rows.ts";
+import { captureDraftInput } from "../aux-capture.ts";
+import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
 import { logprobOf } from "../row-sampler.ts";
 import { drawNext, rowDistribution } from "../stochastic-sampler.ts";
@@ -57,7 +58,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
   });
 
   const segments: DraftExtendSegment[] = [];
-  const hiddenParts: HiddenRows[] = [];
+  const hiddenParts: DraftInputRows[] = [];
   const multiLayer = context.pools.draftModules !== undefined;
   const moduleRequests: Request[] = [];
   const finalRequests = new Set<Request>();
@@ -110,9 +111,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
         : request.tokens[end];
     const tokens = [...request.tokens.slice(start + 1, end), tailToken];
     segments.push({ request, firstAnchor: start, tokens, yieldsDraft: final });
-    hiddenParts.push(
-      HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)),
-    );
+    hiddenParts.push(captureDraftInput(context, output, range(firstRow, lastRow + 1)));
   }
   if (moduleRequests.length > 0) {
     const kept = context.checkpoint(moduleRequests, epochs);
@@ -131,10 +130,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     .map((segment, i) => ({ segment, hidden: hiddenParts[i] }))
     .filter(({ segment }) => extendActive.has(segment.request));
   if (kept.length > 0) {
-    const hidden = HiddenRows.concat(
-      context.spec.hidden,
-      kept.map((k) => k.hidden),
-    );
+    const hidden = concatInputRows(kept.map((k) => k.hidden));
     await runDraftExtend(
       context,
       new DraftExtendInput(

@@ -5,7 +5,8 @@
 import type { VerifyResult } from "../../trace/schema.ts";
 import type { EngineContext } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
-import { HiddenRows } from "../hidden-rows.ts";
+import { captureDraftInput } from "../aux-capture.ts";
+import type { DraftInputRows } from "../hidden-rows.ts";
 import type { Request } from "../request.ts";
 import type { SampledRow } from "../row-sampler.ts";
 import { rejectionWalk, rowDistribution } from "../stochastic-sampler.ts";
@@ -24,8 +25,8 @@ export interface AcceptedRound {
   request: Request;
   /** Node indices of the accepted path, root first. */
   path: number[];
-  /** The path's verify hidden states, root first ([accept_len, H]). */
-  pathHidden: HiddenRows;
+  /** The path's verify hidden states, root first ([accept_len, H]; EAGLE-3: the auxiliary states). */
+  pathHidden: DraftInputRows;
   /** The path's sampled rows, root first (requests with sampling options; else undefined entries). */
   pathSampled: (SampledRow | undefined)[];
   result: VerifyResult;
@@ -131,10 +132,9 @@ export async function runVerify(
     // is there. Padding and out-of-range reads become token 0 so the fault corrupts instead of crashing.
     const bonus = read === undefined || read < 0 ? 0 : read;
     const row = acceptIndex.slice(r * (numSteps + 1), (r + 1) * (numSteps + 1));
-    const pathHidden = HiddenRows.fromForward(
-      context.spec.hidden,
-      output.result.hidden,
-      output.event,
+    const pathHidden = captureDraftInput(
+      context,
+      output,
       path.map((node) => r * numNodes + node),
     );
     return {
