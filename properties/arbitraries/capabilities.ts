@@ -48,6 +48,13 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   if (!chunked && !space.budget.unlimited) return "chunked prefill (a token budget below the prompt)";
   const maxRequests = Math.min(space.requests.max, capabilities.maxBatch);
   if (space.requests.min > maxRequests) return `batches of ${space.requests.min}+ requests`;
+  // Replicas go into one batch: the engine's maxBatch bounds them.
+  const replicas = space.replicas && {
+    min: space.replicas.min,
+    max: Math.min(space.replicas.max, Math.floor(capabilities.maxBatch / maxRequests)),
+  };
+  if (replicas && replicas.min > replicas.max)
+    return `batches of ${replicas.min}+ replicas (maxBatch ${capabilities.maxBatch})`;
   const retractsMax = capabilities.retracts ? space.retracts.max : 0;
   if (space.retracts.min > retractsMax) return "retracts";
   const steps = { min: space.steps.min, max: Math.min(space.steps.max, capabilities.maxNumSteps) };
@@ -68,6 +75,7 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
     chunk: chunked ? space.chunk : { ...space.chunk, noneOnly: true },
     budget: chunked ? space.budget : { ...space.budget, unlimitedOnly: true },
     requests: { min: space.requests.min, max: maxRequests },
+    ...(replicas ? { replicas } : {}),
     maxArrival: capabilities.arrivals ? space.maxArrival : 0,
     maxAborts: capabilities.aborts ? space.maxAborts : 0,
     retracts: { min: space.retracts.min, max: retractsMax },

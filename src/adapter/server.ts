@@ -50,6 +50,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "rawPredict",
     "attended",
     "verify",
+    "draws",
     "lifecycle",
     "released",
     "batches",

@@ -3,6 +3,7 @@
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { SAMPLING_COVERAGE_LABELS, samplingCoverageLabels } from "./sampling-coverage.ts";
+import { STOCHASTIC_COVERAGE_LABELS, stochasticCoverageLabels } from "./stochastic-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -20,6 +21,7 @@ export const COVERAGE_LABELS = [
   /** Pages above 1 and a request's verify rows spanning a page boundary. */
   "page boundary inside a verify",
   ...SAMPLING_COVERAGE_LABELS,
+  ...STOCHASTIC_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -70,7 +72,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   if (abortLanded) labels.push("abort between forwards");
   if ((trace.lifecycle ?? []).some((entry) => entry.kind === "retract")) labels.push("retract between forwards");
   if (pageInVerify) labels.push("page boundary inside a verify");
-  labels.push(...samplingCoverageLabels(testCase, trace));
+  labels.push(...samplingCoverageLabels(testCase, trace), ...stochasticCoverageLabels(trace));
   return labels;
 }
 

@@ -6,6 +6,7 @@ import { concatInputRows, HiddenRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { logprobOf } from "../row-sampler.ts";
+import { drawNext, rowDistribution } from "../stochastic-sampler.ts";
 import type { LogprobEntry } from "../../sampling/params.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-layer.ts";
@@ -40,7 +41,12 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   });
   active.forEach((request, r) => {
     request.targetKvLength += 1;
-    const token = output.predict[r];
+    let token = output.predict[r];
+    if (request.stochastic) {
+      const drawn = drawNext(rowDistribution(request, output.sampled[r], false, context.faults), request);
+      context.recorder.annotateRow(output.event, r, { draws: [drawn.record] });
+      token = drawn.token;
+    }
     request.emit([token], context.spec.eosId, context.faults, [logprobOf(output.sampled[r], token, request.sampling)]);
     if (request.status === "finished") context.releaseRequest(request);
   });
