@@ -15,6 +15,8 @@ import lossless from "./laws/lossless.ts";
 import logprobParity from "./laws/logprob-parity.ts";
 import processingParity from "./laws/processing-parity.ts";
 import terminationEquivalence from "./laws/termination-equivalence.ts";
+import samplingReplay from "./laws/sampling-replay.ts";
+import samplingDistribution from "./laws/sampling-distribution.ts";
 import mirrorAcceptance from "./laws/mirror-acceptance.ts";
 import pageSizeInvariance from "./laws/page-size-invariance.ts";
 import perStepPools from "./laws/per-step-pools.ts";
@@ -39,6 +41,8 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   terminationEquivalence,
   processingParity,
   logprobParity,
+  samplingReplay,
+  samplingDistribution,
   acceptanceCorrectness,
   draftReference,
   mirrorAcceptance,

@@ -59,6 +59,13 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   const maxRequests = Math.min(space.requests.max, capabilities.maxBatch);
   if (space.requests.min > maxRequests) return `batches of ${space.requests.min}+ requests`;
   if ((space.minAborts ?? 0) > 0 && !capabilities.aborts) return "aborts";
+  // Replicas go into one batch: the engine's maxBatch bounds them.
+  const replicas = space.replicas && {
+    min: space.replicas.min,
+    max: Math.min(space.replicas.max, Math.floor(capabilities.maxBatch / maxRequests)),
+  };
+  if (replicas && replicas.min > replicas.max)
+    return `batches of ${replicas.min}+ replicas (maxBatch ${capabilities.maxBatch})`;
   const retractsMax = capabilities.retracts ? space.retracts.max : 0;
   if (space.retracts.min > retractsMax) return "retracts";
   const steps = { min: space.steps.min, max: Math.min(space.steps.max, capabilities.maxNumSteps) };
@@ -83,6 +90,7 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
     chunk: chunked ? space.chunk : { ...space.chunk, noneOnly: true },
     budget: chunked ? space.budget : { ...space.budget, unlimitedOnly: true },
     requests: { min: space.requests.min, max: maxRequests },
+    ...(replicas ? { replicas } : {}),
     maxArrival: capabilities.arrivals ? space.maxArrival : 0,
     maxAborts: capabilities.aborts ? space.maxAborts : 0,
     retracts: { min: space.retracts.min, max: retractsMax },

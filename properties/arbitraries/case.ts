@@ -11,6 +11,7 @@ import {
   abortsArbitrary,
   abortsOf,
   requestsArbitrary,
+  replicate,
   requestsOf,
   retractsArbitrary,
   type AbortDraw,
@@ -24,6 +25,8 @@ export interface CaseDraw {
   requests: RequestDraw[];
   aborts: AbortDraw[];
   retracts: AbortDraw[];
+  /** Copies of each request (replicas; 1 without). */
+  copies: number;
 }
 
 export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
@@ -35,6 +38,7 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
     requests: requestsArbitrary(s),
     aborts: abortsArbitrary(s),
     retracts: retractsArbitrary(s),
+    copies: s.replicas ? fc.integer(s.replicas) : fc.constant(1),
   });
 }
 
@@ -51,13 +55,17 @@ export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "s
 
 function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
   const spec = getPreset(draw.preset);
+  const requests = replicate(requestsOf(spec, draw.requests, s.sampling), draw.copies);
+  const engine = engineConfigOf(draw.engine, s.faults, draw.draft?.kind);
+  // 256 pages hold 3 requests of the space; replicas scale the pools with them.
+  engine.poolSlots *= Math.ceil(requests.length / 3);
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { preset: draw.preset },
     draft: draw.draft,
-    engine: { ...engineConfigOf(draw.engine, s.faults, draw.draft?.kind), mode: s.mode ?? "speculative" },
+    engine: { ...engine, mode: s.mode ?? "speculative" },
     workload: {
-      requests: requestsOf(spec, draw.requests, s.sampling),
+      requests,
       aborts: abortsOf(draw.aborts, draw.requests.length),
       ...(draw.retracts.length > 0 ? { retracts: abortsOf(draw.retracts, draw.requests.length) } : {}),
     },

@@ -1,6 +1,8 @@
 // Request sampling options (src/sampling/params.ts), drawn raw and mapped once the preset is known: each
 // option shrinks to its neutral value (no stop id, min tokens 0, penalties 1 / 0 / 0, no bias, no
-// logprobs), so a counterexample keeps only the options it needs. Stop ids and biased tokens are drawn
+// logprobs, greedy), so a counterexample keeps only the options it needs. Temperature turns stochastic
+// sampling on (top-k, top-p, min-p and the seed only with it); the temperatures avoid 1, where a temperature
+// applied twice does nothing. Stop ids and biased tokens are drawn
 // mostly among the tokens the target emits (likely-tokens.ts): that is what puts a stop inside an
 // accepted run, or a bias on a token the draft does not predict, within reach.
 import fc from "fast-check";
@@ -29,6 +31,12 @@ export interface SamplingDraw {
   bias: { token: number; strength: number }[];
   /** 0: no logprobs; else logprobs = value - 1 top alternatives. */
   logprobs: number;
+  /** Stochastic sampling: indices into the lists below (0: greedy, all kept); the stream's seed. */
+  temperature: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  seed: number;
 }
 
 const TOKEN_RANGE = 4096;
@@ -40,6 +48,11 @@ const FREQUENCY = [0, 0.5, 1.5, -0.5];
 /** +5 and +10 move a likely token to the top, -100 bans it (as OpenAI clients do), +2 nudges. */
 const BIAS = [5, 10, -100, 2];
 const MAX_LOGPROBS_DRAWN = 3;
+/** Never 1: a temperature applied twice is invisible at 1. Below 1 sharpens, above flattens. */
+const TEMPERATURE = [0, 0.7, 1.3, 0.5];
+const TOP_K = [0, 8, 3];
+const TOP_P = [1, 0.9, 0.7];
+const MIN_P = [0, 0.1, 0.02];
 
 const token = fc.nat({ max: TOKEN_RANGE - 1 });
 /** Off (0, the shrink target) half the time, else one of 1..max: options vary in combination. */
@@ -53,6 +66,11 @@ export const samplingDrawArbitrary: fc.Arbitrary<SamplingDraw> = fc.record({
   frequency: sometimes(FREQUENCY.length - 1),
   bias: fc.array(fc.record({ token, strength: fc.integer({ min: 0, max: BIAS.length - 1 }) }), { maxLength: 2 }),
   logprobs: sometimes(MAX_LOGPROBS_DRAWN + 1),
+  temperature: sometimes(TEMPERATURE.length - 1),
+  topK: sometimes(TOP_K.length - 1),
+  topP: sometimes(TOP_P.length - 1),
+  minP: sometimes(MIN_P.length - 1),
+  seed: fc.nat({ max: 1 << 20 }),
 });
 
 /** A request's sampling draw: always, or null one time in four (null is the shrink target). */
@@ -100,5 +118,13 @@ export function samplingOf(
     );
   const logprobs = pick(draw.logprobs, "logprobs");
   if (allowed("logprobs") && logprobs > 0) params.logprobs = logprobs - 1;
+  const temperature = pick(draw.temperature, "temperature");
+  if (allowed("temperature") && temperature > 0) {
+    params.temperature = TEMPERATURE[temperature];
+    if (allowed("topK") && pick(draw.topK, "topK") > 0) params.topK = TOP_K[pick(draw.topK, "topK")];
+    if (allowed("topP") && pick(draw.topP, "topP") > 0) params.topP = TOP_P[pick(draw.topP, "topP")];
+    if (allowed("minP") && pick(draw.minP, "minP") > 0) params.minP = MIN_P[pick(draw.minP, "minP")];
+    if (allowed("seed")) params.seed = draw.seed;
+  }
   return Object.keys(params).length > 0 ? params : undefined;
 }

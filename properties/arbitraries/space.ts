@@ -61,6 +61,8 @@ export interface CaseSpace {
   retracts: IntRange;
   /** Request sampling options (stop ids, min tokens, penalties, bias, logprobs) drawn per request. */
   sampling: SamplingSpace;
+  /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */
+  replicas?: IntRange;
   /** Faults switched on in every generated case (mutants). */
   faults: readonly FaultName[];
   /** The engine mode of every case (default speculative; an engine that only decodes target-only gets those). */

@@ -68,6 +68,20 @@ export function suffixOf(spec: ModelSpec, draws: readonly RequestDraw[], index: 
   ];
 }
 
+/** Each request `copies` times in a row (ids renumbered), the copies' sampling seeds distinct. */
+export function replicate(requests: readonly CaseRequest[], copies: number): CaseRequest[] {
+  if (copies <= 1) return [...requests];
+  return requests.flatMap((request, r) =>
+    Array.from({ length: copies }, (_, copy) => ({
+      ...request,
+      id: r * copies + copy,
+      ...(request.sampling
+        ? { sampling: { ...request.sampling, seed: ((request.sampling.seed ?? r) * 7919 + copy) % 2 ** 31 } }
+        : {}),
+    })),
+  );
+}
+
 export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[], sampling: SamplingSpace): CaseRequest[] {
   return draws.map((draw, id) => {
     const params = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);

@@ -1,7 +1,7 @@
 // Law "processing parity": every request has sampling options (penalties, bias and min tokens move the
 // greedy token), drafts that accept and reject, trees and batches, so processing runs at verified
 // positions, at the bonus and across rounds.
-import { SAMPLING_OPTIONS } from "../../src/sampling/params.ts";
+import { GREEDY_SAMPLING_OPTIONS } from "../../src/sampling/params.ts";
 import { PROCESSING_PARITY } from "../../src/laws/processing-parity.ts";
 import { lawProperty } from "../law-property.ts";
 
@@ -11,6 +11,6 @@ export default lawProperty(
   {
     steps: { min: 1, max: 5 },
     maxNewTokens: { min: 2, max: 10 },
-    sampling: { options: SAMPLING_OPTIONS, always: true },
+    sampling: { options: GREEDY_SAMPLING_OPTIONS, always: true },
   },
 );

@@ -1,6 +1,6 @@
 // Law "termination equivalence": every request has sampling options, mostly high-acceptance drafts and
 // S up to 5, so accepted runs cross stop ids, EOS, min new tokens and the cap inside one round.
-import { SAMPLING_OPTIONS } from "../../src/sampling/params.ts";
+import { GREEDY_SAMPLING_OPTIONS } from "../../src/sampling/params.ts";
 import { TERMINATION_EQUIVALENCE } from "../../src/laws/termination-equivalence.ts";
 import { lawProperty } from "../law-property.ts";
 
@@ -11,6 +11,6 @@ export default lawProperty(
     drafts: ["mirror", "tapped-mirror", "noisy-mirror", "eagle"],
     steps: { min: 2, max: 5 },
     maxNewTokens: { min: 2, max: 10 },
-    sampling: { options: SAMPLING_OPTIONS, always: true, required: ["stopTokenIds"] },
+    sampling: { options: GREEDY_SAMPLING_OPTIONS, always: true, required: ["stopTokenIds"] },
   },
 );

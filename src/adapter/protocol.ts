@@ -80,15 +80,17 @@ export const CapabilitiesSchema = Type.Object(
     dtypes: Type.Optional(Type.Array(Type.Union([Type.Literal("float32"), Type.Literal("float64")]), { minItems: 1 })),
     /**
      * The request sampling options it honors (case /workload/requests/i/sampling): stopTokenIds,
-     * minNewTokens, repetitionPenalty, presencePenalty, frequencyPenalty, logitBias, logprobs. Absent: none,
-     * and no generated case carries sampling options.
+     * minNewTokens, repetitionPenalty, presencePenalty, frequencyPenalty, logitBias, logprobs, and for
+     * stochastic sampling temperature, topK, topP, minP, seed (law "sampling distribution" needs temperature
+     * and seed: replicas of a request with distinct seeds in one batch; "sampling replay" needs the trace's
+     * row draws). Absent: none, and no generated case carries sampling options.
      */
     sampling: Type.Optional(Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))))),
     /**
      * What its outputs and traces show: "acceptLens", "firstRoundDrafts" (outputs fields), "trace" (events with
      * rows), and trace row/event fields it fills ("slot", "hidden", "aux", "predict", "draftPredict", "margin",
-     * "topLogit", "rawPredict", "attended", "verify", "scores", "lifecycle"). Laws needing anything else are "not
-     * checkable".
+     * "topLogit", "rawPredict", "attended", "verify", "scores", "lifecycle", "draws"). Laws needing anything else are
+     * "not checkable".
      */
     observes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },

@@ -53,6 +53,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "rawPredict",
     "attended",
     "verify",
+    "draws",
     "lifecycle",
     "released",
     "batches",

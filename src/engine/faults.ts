@@ -60,12 +60,16 @@ export const FAULT_NAMES = [
   "length-before-stop",
   /** sglang PR 33643: the penalizer counts one token per step (the round's last) instead of every accepted token. */
   "penalties-per-step",
-  /** vLLM issue 42744 (PR 42802): logits processing (penalties, bias, min tokens) applied to the bonus position only, verified drafts compared with the raw argmax. */
+  /** vLLM issue 42744 (PR 42802): logits processing (penalties, bias, min tokens; min-p when sampling) applied to the bonus position only, verified drafts judged on the raw logits. */
   "processing-bonus-only",
   /** vLLM issue 34497 (PR 31082), llama.cpp issue 27972: logprobs of accepted draft tokens reported as 0.0. */
   "speculated-logprobs-zero",
   /** sglang PR 33643: min new tokens counted in steps, not tokens, so EOS and the stop ids stay masked too long. */
   "min-tokens-per-step",
+  /** vllm-ascend PR 6685: the rejection sampler receives probabilities where it expects logits, so the temperature divides twice. */
+  "temperature-applied-twice",
+  /** vllm-ascend PRs 2881/7808: after a rejection the recovered token is drawn from p instead of norm(max(p - q, 0)). */
+  "recovery-from-target",
   /** sglang PR 25454: EAGLE-3 auxiliary states captured at the input of each named layer, not its output (the +1 of the checkpoint convention dropped). */
   "eagle3-aux-layer-off-by-one",
   /** sglang PR 21272: the auxiliary states are never captured; the target's final hidden state is H wide, so the width check passes and fc is silently skipped. */

@@ -1,6 +1,13 @@
 // One request's state, with explicit counters (no derived guesses): how much of the prompt has target
 // KV, how long the verified sequence is, and the pending draft token with its hidden state.
-import { needsLogits, stopTokenIdsOf, type LogprobEntry, type SamplingParams } from "../sampling/params.ts";
+import {
+  isStochastic,
+  needsLogits,
+  stopTokenIdsOf,
+  type LogprobEntry,
+  type SamplingParams,
+} from "../sampling/params.ts";
+import { streamSeed, UniformStream } from "../sampling/uniform-stream.ts";
 import type { Faults } from "./faults.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import { Penalizer } from "./penalizer.ts";
@@ -40,6 +47,8 @@ export class Request {
   /** One entry per output token when the request asks for logprobs. */
   readonly logprobs: LogprobEntry[] = [];
   readonly penalizer: Penalizer;
+  /** Stochastic requests: the request's own stream of uniforms (kept across retracts: resume does not resample). */
+  readonly stream: UniformStream | undefined;
   private readonly stopTokenIds: ReadonlySet<number>;
   /** Verified tokens x_0..x_L: the prompt, then every emitted token; x_L (the bonus) has no target KV yet. */
   readonly tokens: number[];
@@ -88,6 +97,12 @@ export class Request {
     this.sampling = init.sampling ?? {};
     this.stopTokenIds = stopTokenIdsOf(this.sampling);
     this.penalizer = new Penalizer(init.prompt);
+    this.stream = isStochastic(this.sampling) ? new UniformStream(streamSeed(this.sampling.seed, this.id)) : undefined;
+  }
+
+  /** The request draws its tokens (temperature > 0). */
+  get stochastic(): boolean {
+    return this.stream !== undefined;
   }
 
   /**

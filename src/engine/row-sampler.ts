@@ -1,7 +1,8 @@
 // Greedy sampling of one target row for a request with sampling options: the processed logits
-// (src/sampling/process-logits.ts) in the row's context, their argmax and margin (what verification
-// compares drafts with), and the processed row kept when the request asks for logprobs.
-import { changesLogits, type LogprobEntry, type SamplingParams } from "../sampling/params.ts";
+// (src/sampling/process-logits.ts) in the row's context, their argmax and margin (what greedy verification
+// compares drafts with), and the processed row kept when the request asks for logprobs or samples
+// (stochastic-sampler.ts draws from it).
+import { changesLogits, isStochastic, type LogprobEntry, type SamplingParams } from "../sampling/params.ts";
 import {
   choose,
   logprobEntry,
@@ -21,8 +22,10 @@ export interface RowSampler {
 export interface SampledRow extends RowChoice {
   /** The logits were processed (the options can change the argmax and the row was processed). */
   processed: boolean;
-  /** The row the choice was made on, kept for logprobs. */
+  /** The row the choice was made on, kept for logprobs and for stochastic draws. */
   row?: Float64Array;
+  /** The sampler processed this row (false: the processing-bonus-only fault; min-p is then skipped too). */
+  processing: boolean;
 }
 
 /** The greedy choice of row `row` of a [rows, vocab] logits tensor. Pure. */
@@ -34,7 +37,8 @@ export function sampleRow(sampler: RowSampler, logits: ArrayLike<number>, row: n
   return {
     ...choose(values),
     processed,
-    ...(sampler.params.logprobs !== undefined ? { row: values } : {}),
+    processing: sampler.process,
+    ...(sampler.params.logprobs !== undefined || isStochastic(sampler.params) ? { row: values } : {}),
   };
 }
 

@@ -2,9 +2,10 @@
 // tokens each equal the reference target argmax at their parent. Catches under- and over-acceptance.
 // Works on trees: verify rows carry their parent (absent: a chain, each row's parent is the previous).
 // For a request with sampling options the argmax is the processed logits' (verification compares drafts
-// with it), each position processed with the tokens before it committed.
+// with it), each position processed with the tokens before it committed. Requests that sample are judged by
+// the sampling replay law instead.
 import type { Case } from "../case/case.ts";
-import { requestSampling } from "../sampling/params.ts";
+import { isStochasticRequest, requestSampling } from "../sampling/params.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -25,7 +26,8 @@ export async function checkAcceptanceCorrectness(
   for (const round of rounds) {
     const sequence = sequenceOf(trace, round.request);
     const rows = round.verifyRows;
-    if (!sequence || rows.length === 0) continue;
+    // Stochastic requests accept by rejection sampling: law "sampling replay" judges their rounds.
+    if (!sequence || rows.length === 0 || (testCase && isStochasticRequest(testCase, round.request))) continue;
     const reference = await oracle.targetOver(sequence, testCase && requestSampling(testCase, round.request));
     const rootPosition = rows[0].position;
     const parentOf = (node: number) => rows[node].parent ?? node - 1;

@@ -1,7 +1,7 @@
 // Law "bonus stride": every accept_index entry lies in its own request's block of the verify rows ([r * N,
 // (r + 1) * N) with N rows per request; with variable-length drafts each request's block is its own rows),
-// and each bonus equals predict at
-// the request's last accepted node (sglang PRs 15360/26866/26981: a stride of N instead of S + 1
+// and each bonus equals predict at the request's last accepted node, or for a stochastic request the token
+// its accept_tokens row drew there (sglang PRs 15360/26866/26981: a stride of N instead of S + 1
 // reads another request's row or past the end; invisible with topk 1, where N = S + 1).
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
@@ -36,7 +36,10 @@ export function checkBonusStride(trace: Trace): LawResult {
         continue;
       }
       const lastNode = entries[entries.length - 1];
-      const predict = event.rows[lastNode]?.predict;
+      // A stochastic request's last node drew its token (recorded draws): the request's own accept_tokens
+      // row holds it; otherwise the row's argmax.
+      const drawn = event.rows[lastNode]?.draws !== undefined;
+      const predict = drawn ? result.acceptTokens?.[result.acceptLen - 1] : event.rows[lastNode]?.predict;
       if (predict !== undefined && predict !== result.bonus) {
         tally.fail({
           ...where,

@@ -4,6 +4,7 @@ import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { schedulingCorners } from "./scheduling-coverage.ts";
 import { SAMPLING_COVERAGE_LABELS, samplingCoverageLabels } from "./sampling-coverage.ts";
+import { STOCHASTIC_COVERAGE_LABELS, stochasticCoverageLabels } from "./stochastic-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -35,6 +36,7 @@ export const COVERAGE_LABELS = [
   /** A verify forward where one request verifies no draft and another all S (prompt lookup). */
   "empty-draft round next to a full one",
   ...SAMPLING_COVERAGE_LABELS,
+  ...STOCHASTIC_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -93,7 +95,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   if (corners.sharedPrefixEvicted) labels.push("eviction while a prefix is shared");
   if (corners.paddingRows) labels.push("padded bucket with a padding row");
   if (corners.emptyDraftNextToFull) labels.push("empty-draft round next to a full one");
-  labels.push(...samplingCoverageLabels(testCase, trace));
+  labels.push(...samplingCoverageLabels(testCase, trace), ...stochasticCoverageLabels(trace));
   return labels;
 }
 

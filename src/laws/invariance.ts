@@ -12,7 +12,9 @@
 // Tree drafting selects candidates by cumulative score, which the rows' own margins cannot show: rows
 // carry the selected candidate's token path and rank gap (request-view.ts), so a row that carries
 // another candidate is a near-tie only when that candidate's rank gap is below the draft epsilon in both
-// runs, and a draft row's children differ legitimately only when its margin at the topk cut is.
+// runs, and a draft row's children differ legitimately only when its margin at the topk cut is. A stochastic
+// request's rows record their decisions' uniforms (equal in both runs: the stream is the request's own) and
+// margins; a decision within epsilon of its boundary is a near-tie like a prediction.
 import { epsilonFor, LawTally, notCheckable, type LawResult } from "./law.ts";
 import { isHead, MIRROR_LOGIT_SCALE, type DraftKind } from "../model/spec.ts";
 import type { Trace } from "../trace/schema.ts";
@@ -81,6 +83,8 @@ function compareRows(
   nearTies: number[],
 ): Difference | undefined {
   const where = { segment: Math.min(a.segment, b.segment), event: a.event, index: a.row };
+  // A stochastic decision whose uniform lies within epsilon of its boundary may go either way (draws).
+  if (Math.min(a.drawMargin ?? Infinity, b.drawMargin ?? Infinity) < tolerance.epsilon) nearTies.push(where.segment);
   const label = `${a.pool} pool, ${describe(a)} (event ${a.event} row ${a.row}; ${names[1]}: event ${b.event} row ${b.row})`;
   // A different candidate selected (its token, position or parent then differ too): tie only at a near-tie.
   if (a.path !== undefined && b.path !== undefined && a.path !== b.path) {
@@ -108,6 +112,13 @@ function compareRows(
         message: `${label}: ${name} ${String(x)} in ${names[0]}, ${String(y)} in ${names[1]}`,
         ...(typeof x === "number" && typeof y === "number" ? { got: x, expected: y } : {}),
       };
+  }
+  if (a.uniforms !== undefined && b.uniforms !== undefined && a.uniforms !== b.uniforms) {
+    // The request's own stream, consumed in decision order, cannot depend on the dimension compared.
+    return {
+      ...where,
+      message: `${label}: draws uniforms [${a.uniforms}] in ${names[0]}, [${b.uniforms}] in ${names[1]}`,
+    };
   }
   if (a.attended !== undefined && b.attended !== undefined && a.attended !== b.attended) {
     return { ...where, message: `${label}: attends [${a.attended}] in ${names[0]}, [${b.attended}] in ${names[1]}` };

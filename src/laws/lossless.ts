@@ -1,6 +1,7 @@
 // Law "lossless": speculative greedy output equals target-only greedy output. At the first difference
-// the reference target's margin there decides: below epsilon it is a tie, above it a failure.
-import { requestSampling, type RequestSampling } from "../sampling/params.ts";
+// the reference target's margin there decides: below epsilon it is a tie, above it a failure. Requests that
+// sample are lossless in distribution (law "sampling distribution"), not token by token.
+import { isStochasticRequest, requestSampling, type RequestSampling } from "../sampling/params.ts";
 import type { TraceRequest } from "../trace/schema.ts";
 import { LawTally, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -77,16 +78,19 @@ export const law: Law = {
   check: ({ testCase, run, baseline, oracle }) => {
     const targetOnly = new Map((baseline?.trace.requests ?? []).map((request) => [request.id, request]));
     return checkLossless(
-      (run.trace.requests ?? []).map((request) => {
-        const other = targetOnly.get(request.id);
-        // An abort in either run cuts its output at a different token (steps emit different counts).
-        return {
-          request,
-          targetOnly: other?.output ?? [],
-          baselineAborted: other?.finishReason === "abort",
-          sampling: requestSampling(testCase, request.id),
-        };
-      }),
+      // Stochastic requests draw different tokens in the two modes; their losslessness is in distribution.
+      (run.trace.requests ?? [])
+        .filter((request) => !isStochasticRequest(testCase, request.id))
+        .map((request) => {
+          const other = targetOnly.get(request.id);
+          // An abort in either run cuts its output at a different token (steps emit different counts).
+          return {
+            request,
+            targetOnly: other?.output ?? [],
+            baselineAborted: other?.finishReason === "abort",
+            sampling: requestSampling(testCase, request.id),
+          };
+        }),
       oracle,
     );
   },

@@ -2,10 +2,11 @@
 // rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
 // With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S). Requests whose
 // sampling options process the logits (penalties, bias, min tokens) are not judged: the mirror drafts the
-// raw argmax, as real drafters do, and verification rightly rejects where processing moved it.
+// raw argmax, as real drafters do, and verification rightly rejects where processing moved it; nor are
+// requests that sample (the mirror's draft is accepted with the target's probability of it, not always).
 import type { RequestOutput } from "../engine/run-case.ts";
 import type { Case } from "../case/case.ts";
-import { changesLogits } from "../sampling/params.ts";
+import { changesLogits, isStochastic } from "../sampling/params.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
@@ -161,6 +162,8 @@ export const law: Law = {
 /** Requests whose sampling options can move the greedy token off the raw argmax the mirror drafts. */
 function processedRequests(testCase: Readonly<Case>): ReadonlySet<number> {
   return new Set(
-    testCase.workload.requests.filter((request) => changesLogits(request.sampling)).map((request) => request.id),
+    testCase.workload.requests
+      .filter((request) => changesLogits(request.sampling) || isStochastic(request.sampling))
+      .map((request) => request.id),
   );
 }

@@ -4,7 +4,7 @@
 // length and number of logprob entries. Speculation moves where processing happens (verified drafts, the
 // bonus, several tokens per step), never what it yields: penalties counted per step (sglang PR 33643),
 // processing applied to the bonus only (vLLM issue 42744), min tokens counted in steps all break it.
-import { requestSampling } from "../sampling/params.ts";
+import { isStochasticRequest, requestSampling } from "../sampling/params.ts";
 import type { RequestOutput } from "../engine/run-case.ts";
 import type { Law } from "./definition.ts";
 import { LawTally, type LawResult } from "./law.ts";
@@ -36,13 +36,18 @@ export const law: Law = {
     testCase.workload.requests.some((request) => requestSampling(testCase, request.id) !== undefined),
   needs: { baseline: "compare", oracle: true },
   unavailable: ({ testCase, run }) =>
-    run.outputs.some((output) => requestSampling(testCase, output.id) !== undefined)
+    run.outputs.some(
+      (output) => requestSampling(testCase, output.id) !== undefined && !isStochasticRequest(testCase, output.id),
+    )
       ? undefined
-      : "no request with sampling options has an output",
+      : "no greedy request with sampling options has an output",
   check: async ({ testCase, run, baseline, oracle }): Promise<LawResult> => {
     const targetOnly = new Map((baseline?.outputs ?? []).map((output) => [output.id, output]));
     const prompts = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt]));
-    const sampled = run.outputs.filter((output) => requestSampling(testCase, output.id) !== undefined);
+    // Stochastic requests draw other tokens per mode: the sampling laws judge them.
+    const sampled = run.outputs.filter(
+      (output) => requestSampling(testCase, output.id) !== undefined && !isStochasticRequest(testCase, output.id),
+    );
     const pairs: OutputPair[] = sampled.map((output) => {
       const other = targetOnly.get(output.id);
       return {

@@ -1,8 +1,9 @@
 // Law "reference decode": each request's greedy output equals one cache-free, teacher-forced target
 // forward over prompt + output (tie-aware at the first divergence); for a request with sampling options,
-// the argmax of the processed logits (penalties, bias, min tokens counted from the sequence itself).
+// the argmax of the processed logits (penalties, bias, min tokens counted from the sequence itself). Requests
+// that sample (temperature > 0) are left to the sampling laws.
 import type { Case } from "../case/case.ts";
-import { requestSampling } from "../sampling/params.ts";
+import { isStochasticRequest, requestSampling } from "../sampling/params.ts";
 import type { TraceRequest } from "../trace/schema.ts";
 import { compareTokens } from "../trace/compare.ts";
 import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
@@ -21,7 +22,8 @@ export async function checkReferenceDecode(
   const sequenceOf = (request: TraceRequest) => [...request.prompt, ...request.output];
   await oracle.prepareRequests(requests);
   for (const request of requests) {
-    if (request.output.length === 0) continue;
+    // A stochastic request's tokens are drawn: the sampling laws judge them.
+    if (request.output.length === 0 || (testCase && isStochasticRequest(testCase, request.id))) continue;
     const sampling = testCase && requestSampling(testCase, request.id);
     const reference = await oracle.targetOver(sequenceOf(request), sampling);
     const first = request.prompt.length - 1;

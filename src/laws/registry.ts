@@ -6,6 +6,8 @@ import { law as lossless } from "./lossless.ts";
 import { law as terminationEquivalence } from "./termination-equivalence.ts";
 import { law as processingParity } from "./processing-parity.ts";
 import { law as logprobParity } from "./logprob-parity.ts";
+import { law as samplingReplay } from "./sampling-replay.ts";
+import { law as samplingDistribution } from "./sampling-distribution.ts";
 import { law as acceptanceCorrectness } from "./acceptance-correctness.ts";
 import { law as draftReference } from "./draft-reference.ts";
 import { law as mirrorAcceptance } from "./mirror-acceptance.ts";
@@ -37,6 +39,8 @@ export const LAWS: readonly Law[] = [
   terminationEquivalence,
   processingParity,
   logprobParity,
+  samplingReplay,
+  samplingDistribution,
   acceptanceCorrectness,
   draftReference,
   mirrorAcceptance,

@@ -11,7 +11,7 @@
 // prefix hit's length per pool is kept: the positions it reused are compared in neither run. Tree-drafting
 // rows also carry what the selection read (draft-tree.ts): the candidate's token path, its rank gap, and a
 // draft row's children, so a selection that flipped at a near-tie is told from a real difference.
-import type { Trace, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
+import type { SamplingDraw, Trace, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
 import { readDraftRounds, selectedRows } from "./draft-tree.ts";
 
 export interface ViewRow {
@@ -33,6 +33,9 @@ export interface ViewRow {
   /** Tree drafting: the tokens this draft row expanded into (sorted), and the margin at the topk cut. */
   children?: string;
   childMargin?: number;
+  /** Stochastic rows: the uniforms their decisions took (one canonical string) and the smallest decision margin. */
+  uniforms?: string;
+  drawMargin?: number;
   /** Where the row is in its trace. */
   event: number;
   row: number;
@@ -171,6 +174,7 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
         predict: row.predict,
         margin: row.margin,
         topLogit: row.topLogit,
+        ...(row.draws ? drawsOf(row.draws) : {}),
         ...selected.get(`${event.index}:${rowIndex}`),
         ...(row.children
           ? {
@@ -219,4 +223,12 @@ export function segmentOfOutput(view: RequestView, index: number): number {
     if (index < emitted) return k;
   }
   return view.emissions.length;
+}
+
+/** A row's decisions as the comparison reads them: the uniforms taken and how close any came to its boundary. */
+function drawsOf(draws: readonly SamplingDraw[]): { uniforms: string; drawMargin: number } {
+  return {
+    uniforms: draws.map((draw) => draw.uniform).join(","),
+    drawMargin: Math.min(...draws.map((draw) => draw.margin ?? Infinity)),
+  };
 }

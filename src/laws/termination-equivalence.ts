@@ -7,7 +7,7 @@
 // round. Checked on the case's run and on its target-only baseline.
 import type { Case } from "../case/case.ts";
 import type { RequestOutput } from "../engine/run-case.ts";
-import { requestSampling, stopTokenIdsOf } from "../sampling/params.ts";
+import { isStochasticRequest, requestSampling, stopTokenIdsOf } from "../sampling/params.ts";
 import { compareTokens } from "../trace/compare.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { Law } from "./definition.ts";
@@ -123,7 +123,8 @@ export async function checkTermination(
       });
       continue;
     }
-    if (output.tokens.length === 0) continue;
+    // A stochastic request's tokens are drawn (sampling replay judges them); where it ends is judged above.
+    if (output.tokens.length === 0 || isStochasticRequest(testCase, output.id)) continue;
     const sampling = requestSampling(testCase, output.id);
     const reference = await oracle.targetOver([...request.prompt, ...output.tokens], sampling);
     const first = request.prompt.length - 1;

@@ -1,8 +1,9 @@
-// A request's sampling options that matter under greedy decoding: stop token ids (besides EOS), min new
-// tokens, repetition / presence / frequency penalties, logit bias and logprobs. Names and ranges follow
-// vLLM's SamplingParams (stop_token_ids, min_tokens, repetition_penalty, presence_penalty,
-// frequency_penalty, logit_bias, logprobs) and SGLang's sampling_params; the definitions are in
-// process-logits.ts. Absent options are the neutral ones (no stop id, 0, 1, 0, 0, none, no logprobs).
+// A request's sampling options: those that matter under greedy decoding (stop token ids besides EOS, min new
+// tokens, repetition / presence / frequency penalties, logit bias, logprobs) and stochastic sampling
+// (temperature, top-k, top-p, min-p, seed). Names and ranges follow vLLM's SamplingParams (stop_token_ids,
+// min_tokens, repetition_penalty, presence_penalty, frequency_penalty, logit_bias, logprobs, temperature,
+// top_k, top_p, min_p, seed) and SGLang's sampling_params; the definitions are in process-logits.ts and
+// stochastic.ts. Absent options are the neutral ones (no stop id, 0, 1, 0, 0, none, no logprobs, greedy).
 import { Type, type Static } from "@sinclair/typebox";
 import type { Case } from "../case/case.ts";
 
@@ -32,6 +33,16 @@ export const SamplingParamsSchema = Type.Object(
     ),
     /** Return a logprob per emitted token with this many top alternatives (0: the chosen token's only). */
     logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LOGPROBS })),
+    /** > 0 samples from softmax(processed logits / temperature); absent or 0 is greedy (top-k/p, min-p, seed unused). */
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+    /** Sampling keeps the k most likely tokens (ties to the lower id); absent or 0 keeps all. */
+    topK: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
+    /** Sampling keeps the most likely tokens until their mass reaches top_p (the crossing token kept); 1 keeps all. */
+    topP: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+    /** Sampling drops tokens whose probability is below min_p times the top probability; 0 keeps all. */
+    minP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    /** Seeds the request's own stream of uniforms (absent: the request id), one uniform per sampling decision. */
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
   },
   { additionalProperties: false },
 );
@@ -39,7 +50,7 @@ export const SamplingParamsSchema = Type.Object(
 export type SamplingParams = Static<typeof SamplingParamsSchema>;
 
 /** The options, as an engine declares them in its handshake (capabilities.sampling). */
-export const SAMPLING_OPTIONS = [
+export const GREEDY_SAMPLING_OPTIONS = [
   "stopTokenIds",
   "minNewTokens",
   "repetitionPenalty",
@@ -48,6 +59,17 @@ export const SAMPLING_OPTIONS = [
   "logitBias",
   "logprobs",
 ] as const satisfies readonly (keyof SamplingParams)[];
+
+/** The options of stochastic sampling (temperature > 0): the target's processed distribution and its stream. */
+export const STOCHASTIC_SAMPLING_OPTIONS = [
+  "temperature",
+  "topK",
+  "topP",
+  "minP",
+  "seed",
+] as const satisfies readonly (keyof SamplingParams)[];
+
+export const SAMPLING_OPTIONS = [...GREEDY_SAMPLING_OPTIONS, ...STOCHASTIC_SAMPLING_OPTIONS] as const;
 
 export type SamplingOption = (typeof SAMPLING_OPTIONS)[number];
 
@@ -88,6 +110,11 @@ export function activeSamplingOptions(params: SamplingParams | undefined): Sampl
     frequencyPenalty: (params.frequencyPenalty ?? 0) !== 0,
     logitBias: Object.keys(params.logitBias ?? {}).length > 0,
     logprobs: params.logprobs !== undefined,
+    temperature: (params.temperature ?? 0) > 0,
+    topK: isStochastic(params) && (params.topK ?? 0) > 0,
+    topP: isStochastic(params) && (params.topP ?? 1) < 1,
+    minP: isStochastic(params) && (params.minP ?? 0) > 0,
+    seed: isStochastic(params) && params.seed !== undefined,
   };
   return SAMPLING_OPTIONS.filter((option) => active[option]);
 }
@@ -99,14 +126,32 @@ export function hasPenalties(params: SamplingParams | undefined): boolean {
   return activeSamplingOptions(params).some((option) => PENALTIES.includes(option));
 }
 
-/** The options can move the greedy token away from the raw argmax (stop ids and logprobs cannot). */
-export function changesLogits(params: SamplingParams | undefined): boolean {
-  return activeSamplingOptions(params).some((option) => option !== "stopTokenIds" && option !== "logprobs");
+/** The request samples (temperature > 0): its tokens are drawn, not the argmax. */
+export function isStochastic(params: SamplingParams | undefined): boolean {
+  return (params?.temperature ?? 0) > 0;
 }
 
-/** Sampling a row for these options needs the full logits row (processing or logprobs). */
+const LOGITS_PROCESSORS: readonly SamplingOption[] = [
+  "minNewTokens",
+  "repetitionPenalty",
+  "presencePenalty",
+  "frequencyPenalty",
+  "logitBias",
+];
+
+/** The logits processors (min tokens, penalties, bias) can move the greedy token away from the raw argmax. */
+export function changesLogits(params: SamplingParams | undefined): boolean {
+  return activeSamplingOptions(params).some((option) => LOGITS_PROCESSORS.includes(option));
+}
+
+/** Sampling a row for these options needs the full logits row (processing, logprobs or a draw). */
 export function needsLogits(params: SamplingParams | undefined): boolean {
-  return changesLogits(params) || params?.logprobs !== undefined;
+  return changesLogits(params) || params?.logprobs !== undefined || isStochastic(params);
+}
+
+/** The greedy laws (equal tokens to the argmax or across modes) judge this request: it does not sample. */
+export function isGreedy(params: SamplingParams | undefined): boolean {
+  return !isStochastic(params);
 }
 
 export function stopTokenIdsOf(params: SamplingParams | undefined): ReadonlySet<number> {
@@ -124,6 +169,11 @@ export function logitBiasEntries(params: SamplingParams | undefined): [number, n
 export interface RequestSampling {
   params: SamplingParams;
   promptLength: number;
+}
+
+/** Request `id` of the case samples (temperature > 0): the greedy laws leave its tokens to the sampling laws. */
+export function isStochasticRequest(testCase: Readonly<Case>, id: number): boolean {
+  return isStochastic(testCase.workload.requests.find((candidate) => candidate.id === id)?.sampling);
 }
 
 /** The sampling of request `id` in the case, when it has any option; undefined otherwise. */

@@ -132,6 +132,7 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
   const honors = (option: SamplingOption) => capabilities.sampling.includes(option);
   const verifies = speculative && capabilities.observes.includes("verify");
   const rawPredict = capabilities.observes.includes("rawPredict");
+  const draws = capabilities.observes.includes("draws");
   const reachable: Record<CoverageLabel, boolean> = {
     "chunk ends within S of prompt end": capabilities.chunkedPrefill && speculative,
     "request finishes mid-round": speculative && capabilities.observes.includes("verify"),
@@ -168,6 +169,9 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     "penalties change the greedy token":
       rawPredict && (honors("repetitionPenalty") || honors("presencePenalty") || honors("frequencyPenalty")),
     "bias forces a token the draft does not predict": verifies && rawPredict && honors("logitBias"),
+    // Read from the rows' recorded draws (an engine exposing its uniforms).
+    "draft rejected, token recovered": verifies && draws && honors("temperature"),
+    "second child tested after a rejection": verifies && draws && capabilities.maxTopk > 1 && honors("temperature"),
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

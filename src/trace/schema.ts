@@ -54,6 +54,26 @@ const DraftChild = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * One random decision of a stochastic request, with the uniform it took from the request's stream. On the
+ * target row whose distribution it used: a prefill or decode row draws the next token; a verify row (node n)
+ * tests its children in row order (accept when u < min(1, p/q)) and, when none is accepted or it has none,
+ * draws the recovered or bonus token from what is left.
+ */
+export const SamplingDrawSchema = Type.Object(
+  {
+    uniform: Type.Number({ minimum: 0, exclusiveMaximum: 1 }),
+    /** An acceptance test: the child's row index within the request's verify rows, and the outcome. */
+    child: Type.Optional(Type.Integer({ minimum: 0 })),
+    accepted: Type.Optional(Type.Boolean()),
+    /** A token draw (no child): the token drawn. */
+    token: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Distance of the uniform to the decision's boundary times the temperature (logit units; 0: a cut near-tie). */
+    margin: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
 export const TraceRowSchema = Type.Object(
   {
     request: Type.Integer({ minimum: 0 }),
@@ -111,6 +131,8 @@ export const TraceRowSchema = Type.Object(
      * which tokens become children is itself a near-tie.
      */
     childMargin: Type.Optional(Type.Number()),
+    /** Stochastic requests: the decisions made with this row's distribution, in the order they were made. */
+    draws: Type.Optional(Type.Array(SamplingDrawSchema)),
   },
   { additionalProperties: false },
 );
@@ -289,6 +311,7 @@ export const TraceSchema = Type.Object(
 export type Trace = Static<typeof TraceSchema>;
 export type TraceEvent = Static<typeof TraceEventSchema>;
 export type TraceRow = Static<typeof TraceRowSchema>;
+export type SamplingDraw = Static<typeof SamplingDrawSchema>;
 export type DraftChildEntry = Static<typeof DraftChild>;
 export type VerifyResult = Static<typeof VerifyResultSchema>;
 export type TraceRequest = Static<typeof TraceRequestSchema>;

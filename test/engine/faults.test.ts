@@ -122,6 +122,26 @@ const EXPOSURE: Record<
     laws: ["logprob parity"],
     sampling: [{ logprobs: 1 }, { logprobs: 0 }, { logprobs: 2 }],
   },
+  // Rejection sampling at temperature 0.6 (the temperature must not be 1 for a second division to show).
+  "temperature-applied-twice": {
+    draft: "noisy-mirror",
+    laws: ["sampling replay"],
+    sampling: [
+      { temperature: 0.6, seed: 1 },
+      { temperature: 0.6, seed: 2 },
+      { temperature: 0.6, seed: 3 },
+    ],
+  },
+  // A rejection must happen: the noisy mirror rejects often enough at temperature 1.2.
+  "recovery-from-target": {
+    draft: "noisy-mirror",
+    laws: ["sampling replay"],
+    sampling: [
+      { temperature: 1.2, seed: 1 },
+      { temperature: 1.2, seed: 2 },
+      { temperature: 1.2, seed: 3 },
+    ],
+  },
   // The stop ids first come at output token 6 (53, 7), where 6 tokens are committed but 3 steps ran.
   "min-tokens-per-step": {
     draft: "mirror",

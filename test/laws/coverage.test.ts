@@ -7,6 +7,7 @@ import { COVERAGE_LABELS, CoverageCounter, coverageLabels } from "../../src/laws
 import { minimumPoolSlots } from "../../src/case/limits.ts";
 import { readRounds } from "../../src/laws/rounds.ts";
 import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/laws/sampling-coverage.ts";
+import { STOCHASTIC_COVERAGE_LABELS } from "../../src/laws/stochastic-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 
@@ -30,7 +31,7 @@ function testCase(
 }
 
 describe("coverage labels", () => {
-  it("finds each engine corner in runs built to hit them (no sampling options: no request-semantics label)", async () => {
+  it("finds each engine corner in runs built to hit them (no sampling options: no request-semantics or stochastic label)", async () => {
     const prompt = [1, 5, 9, 13, 17, 3, 4, 8];
     const all = testCase(
       { numSteps: 3, topk: 2, numDraftTokens: 6, chunkSize: 6, pageSize: 4 },
@@ -81,11 +82,24 @@ describe("coverage labels", () => {
     expect(ragged).toContain("empty-draft round next to a full one");
     expect(classic).not.toContain("empty-draft round next to a full one");
     const engineLabels = COVERAGE_LABELS.filter(
-      (label) => !(SAMPLING_COVERAGE_LABELS as readonly string[]).includes(label),
+      (label) =>
+        !(SAMPLING_COVERAGE_LABELS as readonly string[]).includes(label) &&
+        !(STOCHASTIC_COVERAGE_LABELS as readonly string[]).includes(label),
     );
     expect([...new Set([...classic, ...scheduling, ...paddedLabels, ...ragged])].sort()).toEqual(
       [...engineLabels].sort(),
     );
+  });
+
+  it("finds the stochastic verification corners in a sampling tree run, and not in the same run greedy", async () => {
+    const prompt = [1, 5, 9, 13, 17, 3, 4, 8];
+    const built = testCase({ numSteps: 3, topk: 2, numDraftTokens: 6 }, [[prompt, 12, 0]]);
+    const isStochasticLabel = (label: string) => (STOCHASTIC_COVERAGE_LABELS as readonly string[]).includes(label);
+    expect(coverageLabels(built, (await runCase(built)).trace).filter(isStochasticLabel)).toEqual([]);
+    built.workload.requests[0].sampling = { temperature: 1.3, seed: 4 };
+    expect(coverageLabels(built, (await runCase(built)).trace).filter(isStochasticLabel)).toEqual([
+      ...STOCHASTIC_COVERAGE_LABELS,
+    ]);
   });
 
   it("finds each request-semantics corner in a run built to hit it, and only there", async () => {

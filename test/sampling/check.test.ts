@@ -47,7 +47,12 @@ describe("sampling options in a case", () => {
     expect(paths({ repetitionPenalty: 0 })).toContain("/workload/requests/0/sampling/repetitionPenalty");
     expect(paths({ presencePenalty: 3 })).toContain("/workload/requests/0/sampling/presencePenalty");
     expect(paths({ logprobs: 21 })).toContain("/workload/requests/0/sampling/logprobs");
-    expect(paths({ temperature: 0.7 }).join()).toMatch(/sampling/);
+    expect(paths({ temperature: -1 })).toContain("/workload/requests/0/sampling/temperature");
+    expect(paths({ topP: 0 })).toContain("/workload/requests/0/sampling/topP");
+    expect(paths({ minP: 1.5 })).toContain("/workload/requests/0/sampling/minP");
+    expect(paths({ topK: 2.5 })).toContain("/workload/requests/0/sampling/topK");
+    // An option specconf does not know (vLLM's typical_p) is refused, not ignored.
+    expect(paths({ typicalP: 0.9 } as never).join()).toMatch(/sampling/);
     expect(paths({ logitBias: { abc: 1 } }).join()).toMatch(/sampling\/logitBias/);
   });
 

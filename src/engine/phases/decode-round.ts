@@ -8,6 +8,7 @@ import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { logprobOf } from "../row-sampler.ts";
+import { drawNext, rowDistribution } from "../stochastic-sampler.ts";
 import type { LogprobEntry } from "../../sampling/params.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-layer.ts";
@@ -58,7 +59,12 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   });
   active.forEach((request, r) => {
     request.targetKvLength += 1;
-    const token = output.predict[r];
+    let token = output.predict[r];
+    if (request.stochastic) {
+      const drawn = drawNext(rowDistribution(request, output.sampled[r], false, context.faults), request);
+      context.recorder.annotateRow(output.event, r, { draws: [drawn.record] });
+      token = drawn.token;
+    }
     const logprobs = [logprobOf(output.sampled[r], token, request.sampling)];
     if (context.overlap) {
       context.publishToken(request, token, output.event);

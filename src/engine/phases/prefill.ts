@@ -8,6 +8,7 @@ import { captureDraftInput } from "../aux-capture.ts";
 import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
 import { logprobOf } from "../row-sampler.ts";
+import { drawNext, rowDistribution } from "../stochastic-sampler.ts";
 import type { Request } from "../request.ts";
 import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
@@ -74,8 +75,14 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     request.prefilledLength = end;
     request.targetKvLength = end;
     const lastRow = firstRow + (end - start) - 1;
-    const sampledAtChunkEnd = output.predict[lastRow];
     const resumingWithBonus = request.hasPendingBonus;
+    let sampledAtChunkEnd = output.predict[lastRow];
+    if (final && !resumingWithBonus && request.stochastic) {
+      const distribution = rowDistribution(request, output.sampled[lastRow], false, context.faults);
+      const { token, record } = drawNext(distribution, request);
+      context.recorder.annotateRow(output.event, lastRow, { draws: [record] });
+      sampledAtChunkEnd = token;
+    }
     if (final && !resumingWithBonus) {
       const logprob = logprobOf(output.sampled[lastRow], sampledAtChunkEnd, request.sampling);
       if (context.overlap) {
@@ -104,17 +111,21 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
       request.skipDraftOnResume = false;
       cachePrefix(context, request);
     }
-    if (!hasDraftModel || skipDraft) continue;
+    // Target-only and prompt lookup keep no draft state.
+    if (!hasDraftModel) continue;
     if (multiLayer) {
+      // Target-side bookkeeping: the modules read these hidden rows later even when the fault skips their KV.
       keepTargetHidden(
         request,
         start,
         HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, range(firstRow, lastRow + 1)),
       );
+      if (skipDraft) continue;
       moduleRequests.push(request);
       if (final) finalRequests.add(request);
       continue;
     }
+    if (skipDraft) continue;
     // Draft row i pairs h_i with x_{i+1}; the chunk's last row takes x_b: the next known token (a prompt
     // token, or the pending bonus on resume), and only for a final chunk without one the sampled token.
     const tailToken =

@@ -1,6 +1,6 @@
 // Verify: the target runs N rows per request (root = the bonus x_L, then the draft nodes) at positions
 // L + depth with the tree mask; greedy acceptance walks from the root while a child carries its
-// parent's predict. The path's target KV is compacted to positions L..L + accept_len - 1 and every
+// parent's predict, stochastic requests accept by rejection sampling (stochastic-sampler.ts). The path's target KV is compacted to positions L..L + accept_len - 1 and every
 // other verify slot is freed.
 import type { VerifyResult } from "../../trace/schema.ts";
 import type { EngineContext } from "../context.ts";
@@ -9,6 +9,7 @@ import { captureDraftInput } from "../aux-capture.ts";
 import type { DraftInputRows } from "../hidden-rows.ts";
 import type { Request } from "../request.ts";
 import type { SampledRow } from "../row-sampler.ts";
+import { rejectionWalk, rowDistribution } from "../stochastic-sampler.ts";
 
 /** A draft tree in verify-row order: node 0 is the root (the bonus token). A chain is a path. */
 export interface DraftTree {
@@ -104,15 +105,31 @@ export async function runVerify(
 
   // accept_index and accept_tokens for the whole batch first (a real engine builds these buffers on the
   // device), then every request's bonus is read from accept_tokens.
+  // The token chosen after each row: greedy requests the row's (processed) argmax; stochastic requests the
+  // rejection walk's on its path (the next accepted draft, then the recovered or bonus token drawn).
+  const chosen = [...output.predict];
   const paths = requests.map((request, r) => {
     const tree = trees.get(request.id)!;
-    return acceptPath(tree, output.predict.slice(blockStarts[r], blockStarts[r] + tree.tokens.length));
+    if (!request.stochastic)
+      return acceptPath(tree, output.predict.slice(blockStarts[r], blockStarts[r] + tree.tokens.length));
+    const rowOf = (node: number) => blockStarts[r] + node;
+    const walk = rejectionWalk(
+      tree,
+      (node) => rowDistribution(request, output.sampled[rowOf(node)], true, context.faults),
+      request,
+      context.faults,
+    );
+    walk.path.forEach((node, i) => {
+      chosen[rowOf(node)] = i + 1 < walk.path.length ? tree.tokens[walk.path[i + 1]] : walk.finalToken;
+    });
+    for (const [node, draws] of walk.draws) context.recorder.annotateRow(output.event, rowOf(node), { draws });
+    return walk.path;
   });
   const acceptIndex = paths.flatMap((path, r) => [
     ...path.map((node) => blockStarts[r] + node),
     ...Array(numSteps + 1 - path.length).fill(-1),
   ]);
-  const acceptTokens = acceptIndex.map((index) => (index < 0 ? -1 : output.predict[index]));
+  const acceptTokens = acceptIndex.map((index) => (index < 0 ? -1 : chosen[index]));
   // accept_tokens rows are S + 1 wide, not N (sglang PRs 15360/26866): the bonus-stride fault uses N.
   const bonusStride = context.faults.has("bonus-stride") ? numNodes : numSteps + 1;
   const staleRow = context.faults.has("zero-draft-stale-row");
@@ -144,7 +161,7 @@ export async function runVerify(
         request: request.id,
         acceptIndex: row,
         acceptLen,
-        acceptTokens: row.map((index) => (index < 0 ? -1 : output.predict[index])),
+        acceptTokens: row.map((index) => (index < 0 ? -1 : chosen[index])),
         bonus,
       },
     };
