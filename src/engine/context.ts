@@ -35,6 +35,8 @@ export interface PendingResult {
   event: number;
   /** The request's retract count when produced: a retract since discards it. */
   epoch: number;
+  /** Stochastic requests: the stream's uniforms taken once this result was drawn. */
+  drawsAfter?: number;
 }
 
 export interface EngineSessions {

@@ -127,6 +127,8 @@ export class Engine {
     context.pending = context.pending.filter((item) => item.request !== request);
     context.recorder.discardFrom(request.id, request.inFlightSince, false);
     request.discardInFlight(keepPlaceholder);
+    // The discarded work's draws never happened for the host: a resumed request draws them again, the same.
+    request.stream?.rewind(request.processedDraws);
     context.ring?.release(request.plannedFrom);
     request.plannedFrom = undefined;
     request.futureEntry = undefined;
@@ -223,6 +225,7 @@ export class Engine {
         item.logprobs,
         true,
       );
+      if (item.drawsAfter !== undefined) request.processedDraws = item.drawsAfter;
       if (item.result) {
         item.result.emitted = emitted;
         item.result.finished = finished;

@@ -47,6 +47,8 @@ export class Request {
   /** One entry per output token when the request asks for logprobs. */
   readonly logprobs: LogprobEntry[] = [];
   readonly penalizer: Penalizer;
+  /** Overlap: uniforms the stream had given when the latest processed result was produced (a discard rewinds to it). */
+  processedDraws = 0;
   /** Stochastic requests: the request's own stream of uniforms (kept across retracts: resume does not resample). */
   readonly stream: UniformStream | undefined;
   private readonly stopTokenIds: ReadonlySet<number>;

@@ -25,7 +25,8 @@ function launch(context: EngineContext, requests: readonly Request[], draft: boo
 /** Overlap: the device has computed the outputs; the host processes them after the next step is planned. */
 function defer(context: EngineContext, item: Omit<PendingResult, "epoch">): void {
   item.request.tokens.push(...item.candidates);
-  if (!item.request.zombie) context.pending.push({ ...item, epoch: item.request.retracts });
+  const drawsAfter = item.request.stream?.taken;
+  if (!item.request.zombie) context.pending.push({ ...item, epoch: item.request.retracts, drawsAfter });
 }
 
 export async function runTargetDecode(context: EngineContext, decoding: readonly Request[]): Promise<void> {

@@ -95,6 +95,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
           logprobs: [logprob],
           event: output.event,
           epoch: request.retracts,
+          drawsAfter: request.stream?.taken,
         });
       } else {
         request.emit([sampledAtChunkEnd], context.spec.eosId, context.faults, [logprob]);
