@@ -88,7 +88,7 @@ export const FULL_SPACE: CaseSpace = {
   drafts: ALL_DRAFTS,
   // Prompt lookup's ragged rounds (a request with no draft next to one with S) need it in a batch: weighted
   // so that corner reaches its 2% in the mixed runs.
-  draftWeights: { ngram: 3 },
+  draftWeights: { ngram: 5 },
   steps: { min: 1, max: 5 },
   topks: [1, 2, 4],
   multiLayer: [false, true],

@@ -6,5 +6,6 @@ export default lawProperty(BATCH_INVARIANCE, "2..3 requests arriving within 1 st
   requests: { min: 2, max: 3 },
   maxArrival: 1,
   tightPool: [false],
+  draftWeights: { ngram: 8 },
   maxNewTokens: { min: 2, max: 10 },
 });

@@ -6,4 +6,6 @@ import { lawProperty } from "../law-property.ts";
 export default lawProperty(OVERLAP_INVARIANCE, "overlap on, several rounds, aborts and retracts in flight", {
   overlap: [true],
   maxNewTokens: { min: 2, max: 10 },
+  // Prompt lookup's ragged verify blocks (an empty draft next to a full one) weighed up.
+  draftWeights: { ngram: 6 },
 });

@@ -7,4 +7,6 @@ export default lawProperty(PADDING_POISON_INVARIANCE, "padded graph replay on, 2
   padded: [true],
   requests: { min: 2, max: 3 },
   maxNewTokens: { min: 2, max: 10 },
+  // Prompt lookup's ragged verify blocks (an empty draft next to a full one) weighed up.
+  draftWeights: { ngram: 6 },
 });
