@@ -85,7 +85,7 @@ export class Engine {
       this.context.prefixCache = cache;
       for (const pool of allPools) {
         pool.onReference = (change) => recorder.reference({ pool: pool.name, ...change, slots: [...change.slots] });
-        pool.onPressure = (pages) => cache.evictUntil(() => pool.numFreeSlots() / pool.pageSize >= pages);
+        pool.onPressure = (pages) => cache.evictUntil(() => pool.numFreeSlots() / pool.pageSize >= pages, pool);
       }
     }
   }

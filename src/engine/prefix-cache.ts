@@ -130,13 +130,19 @@ export class PrefixCache {
     }
   }
 
-  /** Leaves whose pages only the cache holds, least recently used first. Pure. */
-  private evictable(): CacheNode[] {
+  /**
+   * Leaves whose pages only the cache holds (in `pressured`, the pool that needs pages; else in every pool),
+   * least recently used first. A leaf whose page another pool's request still holds may go: the cache drops
+   * its references and the holder keeps that page (pools agree on who holds a node's pages unless a fault broke
+   * them apart). Pure.
+   */
+  private evictable(pressured?: KvPool): CacheNode[] {
     const leaves: CacheNode[] = [];
     const visit = (node: CacheNode): void => {
       for (const child of node.children.values()) visit(child);
       if (node !== this.root && node.children.size === 0) {
-        const cacheOnly = this.pools.every((pool) => pool.cacheOnly(node.pages.get(pool.name)!));
+        const pools = pressured ? [pressured] : this.pools;
+        const cacheOnly = pools.every((pool) => pool.cacheOnly(node.pages.get(pool.name)!));
         if (cacheOnly) leaves.push(node);
       }
     };
@@ -150,17 +156,17 @@ export class PrefixCache {
   }
 
   /** Evicts the least recently used evictable leaf; false when none is. Mutates. */
-  evictOne(): boolean {
-    const [victim] = this.evictable();
+  evictOne(pressured?: KvPool): boolean {
+    const [victim] = this.evictable(pressured);
     if (!victim) return false;
     this.remove(victim, "evict");
     this.evictions += 1;
     return true;
   }
 
-  /** Evicts until `enough()` or nothing is evictable. Mutates. */
-  evictUntil(enough: () => boolean): void {
-    while (!enough() && this.evictOne());
+  /** Evicts until `enough()` or nothing is evictable (for `pressured`'s sake). Mutates. */
+  evictUntil(enough: () => boolean, pressured?: KvPool): void {
+    while (!enough() && this.evictOne(pressured));
   }
 
   /** Drops every node (the end of a run): the pools end empty. Mutates. */
