@@ -27,6 +27,13 @@ import positions from "./laws/positions.ts";
 import referenceDecode from "./laws/reference-decode.ts";
 import rowTokens from "./laws/row-tokens.ts";
 import treeSelection from "./laws/tree-selection.ts";
+import overlapInvariance from "./laws/overlap-invariance.ts";
+import prefixCacheInvariance from "./laws/prefix-cache-invariance.ts";
+import paddingInvariance from "./laws/padding-invariance.ts";
+import paddingPoisonInvariance from "./laws/padding-poison-invariance.ts";
+import placeholderResolution from "./laws/placeholder-resolution.ts";
+import prefixCacheDraftKv from "./laws/prefix-cache-draft-kv.ts";
+import abortFinality from "./laws/abort-finality.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   referenceDecode,
@@ -53,6 +60,13 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   replayEquivalence,
   batchInvariance,
   retractInvariance,
+  overlapInvariance,
+  prefixCacheInvariance,
+  paddingInvariance,
+  paddingPoisonInvariance,
+  placeholderResolution,
+  prefixCacheDraftKv,
+  abortFinality,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */

@@ -7,10 +7,10 @@ import { getPreset } from "../../src/model/presets.ts";
 import type { DraftKind } from "../../src/model/spec.ts";
 import { withDefaults } from "../../src/sources/capabilities.ts";
 import { draftExportable } from "../../src/sources/model-cache.ts";
-import { PROPERTY_DRAFTS, type CaseSpace } from "./space.ts";
+import { ALL_DRAFTS, PROPERTY_DRAFTS, type CaseSpace } from "./space.ts";
 
 /** Drafts a generator may draw for an external engine: the property drafts plus prompt lookup (no model). */
-const EXTERNAL_DRAFTS: readonly DraftKind[] = [...PROPERTY_DRAFTS, "ngram"];
+const EXTERNAL_DRAFTS: readonly DraftKind[] = ALL_DRAFTS;
 
 /** The largest run 1..max of consecutive page sizes the engine takes, starting at its smallest. */
 function pageRange(pageSizes: readonly number[]): { min: number; max: number } {
@@ -28,7 +28,8 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   const presets = space.presets.filter((name) => capabilities.dtypes.includes(getPreset(name).dtype));
   if (presets.length === 0) return `no preset in dtypes ${capabilities.dtypes.join(", ")}`;
   // A space that drafts from several kinds keeps what the engine runs; a focus on one kind needs exactly it.
-  const candidates = space.drafts.length === PROPERTY_DRAFTS.length ? EXTERNAL_DRAFTS : space.drafts;
+  const several = space.drafts.length >= PROPERTY_DRAFTS.length;
+  const candidates = several ? EXTERNAL_DRAFTS : space.drafts;
   const drafts = candidates.filter(
     (kind) => capabilities.drafts.includes(kind) && draftExportable(kind, capabilities.modelFormats),
   );
@@ -39,6 +40,15 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   if (multiLayer.length === 0) return "multi-layer drafting";
   const graphReplay = space.graphReplay.filter((value) => !value || capabilities.graphReplay);
   if (graphReplay.length === 0) return "graph replay";
+  const padded = space.padded.filter((value) => !value || (capabilities.graphReplay && capabilities.paddedReplay));
+  if (padded.length === 0) return "padded graph replay";
+  const overlap = space.overlap.filter((value) => !value || capabilities.overlap);
+  if (overlap.length === 0) return "overlap scheduling";
+  const prefixCache = space.prefixCache.filter((value) => !value || capabilities.prefixCache);
+  if (prefixCache.length === 0) return "the prefix cache";
+  // A tight pool matters to admission and eviction: an engine with a prefix cache gets it, others a roomy one.
+  const tightPool = space.tightPool.filter((value) => !value || capabilities.prefixCache);
+  if (tightPool.length === 0) return "a tight pool (prefix-cache eviction)";
   const pages = pageRange(capabilities.pageSizes);
   const pageMin = Math.max(space.pages.min, pages.min);
   const pageMax = Math.min(space.pages.max, pages.max);
@@ -48,6 +58,7 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   if (!chunked && !space.budget.unlimited) return "chunked prefill (a token budget below the prompt)";
   const maxRequests = Math.min(space.requests.max, capabilities.maxBatch);
   if (space.requests.min > maxRequests) return `batches of ${space.requests.min}+ requests`;
+  if ((space.minAborts ?? 0) > 0 && !capabilities.aborts) return "aborts";
   // Replicas go into one batch: the engine's maxBatch bounds them.
   const replicas = space.replicas && {
     min: space.replicas.min,
@@ -71,6 +82,10 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
     topks,
     multiLayer,
     graphReplay,
+    padded,
+    overlap,
+    prefixCache,
+    tightPool,
     pages: { min: pageMin, max: pageMax },
     chunk: chunked ? space.chunk : { ...space.chunk, noneOnly: true },
     budget: chunked ? space.budget : { ...space.budget, unlimitedOnly: true },

@@ -2,6 +2,7 @@
 // Case is the same format `specconf run --case` reads, so every counterexample is a replayable file.
 import fc from "fast-check";
 import { CASE_FORMAT_VERSION, type Case } from "../../src/case/case.ts";
+import { minimumPoolSlots } from "../../src/case/limits.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
 import { draftArbitrary, presetArbitrary } from "./model.ts";
@@ -32,7 +33,7 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
   checkSpace(s);
   return fc.record({
     preset: presetArbitrary(s.presets),
-    draft: draftArbitrary(s.drafts),
+    draft: draftArbitrary(s.drafts, s.draftWeights),
     engine: engineChoiceArbitrary(s),
     requests: requestsArbitrary(s),
     aborts: abortsArbitrary(s),
@@ -41,7 +42,18 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
   });
 }
 
+/**
+ * With the prefix cache, a tight pool is the smallest the case admits (one request's reservation): requests
+ * wait for room and the cache evicts under pressure.
+ */
 export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
+  const testCase = roomyCaseOf(draw, s);
+  // Only a prefix cache makes use of the room left: without one a tight pool would only serialize requests.
+  if (!draw.engine.tightPool || !draw.engine.prefixCache) return testCase;
+  return { ...testCase, engine: { ...testCase.engine, poolSlots: minimumPoolSlots(testCase) } };
+}
+
+function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
   const spec = getPreset(draw.preset);
   const requests = replicate(requestsOf(spec, draw.requests, s.sampling), draw.copies);
   const engine = engineConfigOf(draw.engine, s.faults, draw.draft?.kind);

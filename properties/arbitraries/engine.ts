@@ -17,7 +17,19 @@ export interface EngineChoice {
   /** Applied only where multi-layer drafting can run (topk 1, not the EAGLE head). */
   multiLayer: boolean;
   graphReplay: boolean;
+  /** Graph replay on padded row buckets (turns graph replay on). */
+  padded: boolean;
+  overlap: boolean;
+  prefixCache: boolean;
+  /** The pool at the workload's minimum (caseOf sizes it: it needs the requests). */
+  tightPool: boolean;
 }
+
+/**
+ * Row buckets of padded graph replay (SGLang captures 1, 2, 4, 8, then steps of 8 or 16). Decode-side forwards
+ * of the space run 1..24 rows, so most land on a bucket with padding and the largest run eagerly.
+ */
+export const PADDED_BUCKETS: readonly number[] = [1, 2, 4, 8, 16];
 
 export function engineChoiceArbitrary(s: CaseSpace): fc.Arbitrary<EngineChoice> {
   const chunkSizes = fc.integer({ min: s.chunk.min, max: s.chunk.max });
@@ -45,6 +57,10 @@ export function engineChoiceArbitrary(s: CaseSpace): fc.Arbitrary<EngineChoice> 
         : budgets,
     multiLayer: fc.constantFrom(...s.multiLayer),
     graphReplay: fc.constantFrom(...s.graphReplay),
+    padded: fc.constantFrom(...s.padded),
+    overlap: fc.constantFrom(...s.overlap),
+    prefixCache: fc.constantFrom(...s.prefixCache),
+    tightPool: fc.constantFrom(...s.tightPool),
   });
 }
 
@@ -70,11 +86,13 @@ export function engineConfigOf(
   faults: readonly EngineConfig["faults"][number][],
   draftKind?: string,
 ): EngineConfig {
+  // Prompt lookup proposes chains: the topk draw is ignored.
+  const topk = draftKind === "ngram" ? 1 : choice.topk;
   return defaultEngineConfig({
     mode: "speculative",
     numSteps: choice.numSteps,
-    topk: choice.topk,
-    numDraftTokens: numDraftTokensFor(choice.numSteps, choice.topk, choice.treeTokens),
+    topk,
+    numDraftTokens: numDraftTokensFor(choice.numSteps, topk, choice.treeTokens),
     chunkSize: choice.chunkSize,
     pageSize: choice.pageSize,
     tokenBudget: choice.tokenBudget,
@@ -83,6 +101,9 @@ export function engineConfigOf(
     poolSlots: 256 * choice.pageSize,
     faults: [...faults],
     ...(multiLayerApplies(choice, draftKind) ? { multiLayer: true } : {}),
-    ...(choice.graphReplay ? { graphReplay: true } : {}),
+    ...(choice.graphReplay || choice.padded ? { graphReplay: true } : {}),
+    ...(choice.padded ? { graphBuckets: [...PADDED_BUCKETS] } : {}),
+    ...(choice.overlap ? { overlap: true } : {}),
+    ...(choice.prefixCache ? { prefixCache: true } : {}),
   });
 }

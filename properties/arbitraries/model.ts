@@ -10,11 +10,21 @@ export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string
 }
 
 /**
- * A draft kind; EAGLE-3 drafts also draw norm_before_fc (a checkpoint config option their laws read).
- * Shrinks to the first kind and to norm_before_fc off.
+ * A draft kind, each with its weight (default 1); EAGLE-3 drafts also draw norm_before_fc (a checkpoint config
+ * option their laws read). Shrinks to the first kind, whatever the weights (fc.oneof with cross-shrinking moves a
+ * value to its first arbitrary), and to norm_before_fc off.
  */
-export function draftArbitrary(drafts: readonly DraftKind[]): fc.Arbitrary<DraftSpec> {
-  return fc.tuple(fc.constantFrom(...drafts), fc.boolean()).map(
+export function draftArbitrary(
+  drafts: readonly DraftKind[],
+  weights: Partial<Record<DraftKind, number>> = {},
+): fc.Arbitrary<DraftSpec> {
+  const kinds = drafts.every((kind) => (weights[kind] ?? 1) === 1)
+    ? fc.constantFrom(...drafts)
+    : fc.oneof(
+        { withCrossShrink: true },
+        ...drafts.map((kind) => ({ arbitrary: fc.constant(kind), weight: weights[kind] ?? 1 })),
+      );
+  return fc.tuple(kinds, fc.boolean()).map(
     ([kind, normBeforeFc]) => defaultDraftSpec(kind, 1, { normBeforeFc }),
     (value) => [(value as DraftSpec).kind, (value as DraftSpec).normBeforeFc === true],
   );

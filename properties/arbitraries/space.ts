@@ -16,6 +16,8 @@ export interface CaseSpace {
   /** Model presets (both dtypes); the first is the shrink target. */
   presets: readonly string[];
   drafts: readonly DraftKind[];
+  /** Relative weights of the drafts (default 1 each). */
+  draftWeights?: Partial<Record<DraftKind, number>>;
   /** S: draft steps per round. */
   steps: IntRange;
   /** K: tree width (1: chain). N is drawn within the valid range for S and K. */
@@ -24,6 +26,22 @@ export interface CaseSpace {
   multiLayer: readonly boolean[];
   /** Draft decode on captured, replayed graphs. */
   graphReplay: readonly boolean[];
+  /**
+   * Padded graph replay: graph replay on with row buckets (PADDED_BUCKETS), every decode-side forward on the
+   * smallest bucket that holds it, its padding rows filled with poison.
+   */
+  padded: readonly boolean[];
+  /** Overlap scheduling (engine.overlap): step t + 1 planned before step t's results are processed. */
+  overlap: readonly boolean[];
+  /** The prefix cache (engine.prefixCache): page-aligned shared prefixes reuse target and draft KV. */
+  prefixCache: readonly boolean[];
+  /**
+   * With the prefix cache: the pool at the smallest size the workload admits (admission waits, the cache
+   * evicts under pressure) instead of one no workload of the space fills.
+   */
+  tightPool: readonly boolean[];
+  /** Requests after the first copy up to this many leading suffix tokens from the first one (shared prefixes). */
+  maxShared: number;
   /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target; `noneOnly`: always null. */
   chunk: IntRange & { none: boolean; noneOnly?: boolean };
   pages: IntRange;
@@ -37,6 +55,8 @@ export interface CaseSpace {
   maxArrival: number;
   /** Most aborts per case (0: none). */
   maxAborts: number;
+  /** Fewest aborts per case (default 0). */
+  minAborts?: number;
   /** Retracts per case (the request resumes by re-prefilling). */
   retracts: IntRange;
   /** Request sampling options (stop ids, min tokens, penalties, bias, logprobs) drawn per request. */
@@ -59,15 +79,29 @@ export const PROPERTY_DRAFTS: readonly DraftKind[] = [
   "eagle3-mirror",
   "eagle3",
 ];
+/** The model drafts plus prompt lookup (0..S drafts per request and round, chains only). */
+export const ALL_DRAFTS: readonly DraftKind[] = [...PROPERTY_DRAFTS, "ngram"];
 
 /** The whole space: what the coverage suite and `specconf check`'s mixed runs draw from. */
 export const FULL_SPACE: CaseSpace = {
   presets: PROPERTY_PRESETS,
-  drafts: PROPERTY_DRAFTS,
+  drafts: ALL_DRAFTS,
+  // Prompt lookup's ragged rounds (a request with no draft next to one with S) need it in a batch: weighted
+  // so that corner reaches its 2% in the mixed runs.
+  draftWeights: { ngram: 3 },
   steps: { min: 1, max: 5 },
   topks: [1, 2, 4],
   multiLayer: [false, true],
   graphReplay: [false, true],
+  // One case in four: padded cases also run graph-replay equivalence's eager twin and padding-poison
+  // invariance's repoisoned twin (neither memoized: replayed forwards run on their own buffers).
+  padded: [false, false, false, true],
+  overlap: [false, true],
+  prefixCache: [false, true],
+  // Tight twice as often as roomy: eviction while a prefix is shared needs a tight pool, a prefix cache and
+  // 2+ requests at once.
+  tightPool: [false, true, true],
+  maxShared: 10,
   chunk: { none: true, min: 1, max: 8 },
   pages: { min: 1, max: 4 },
   budget: { unlimited: true, min: 1, max: 16 },
@@ -114,7 +148,19 @@ export function checkSpace(s: CaseSpace): void {
     s.retracts.min < 0
   )
     throw new Error("case space: a range starts below its minimum");
-  for (const key of ["presets", "drafts", "topks", "multiLayer", "graphReplay"] as const)
+  if (!Number.isInteger(s.maxShared) || s.maxShared < 0)
+    throw new Error("case space: maxShared must be an integer >= 0");
+  for (const key of [
+    "presets",
+    "drafts",
+    "topks",
+    "multiLayer",
+    "graphReplay",
+    "padded",
+    "overlap",
+    "prefixCache",
+    "tightPool",
+  ] as const)
     if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
   const missing = (s.sampling.required ?? []).find((option) => !s.sampling.options.includes(option));
   if (missing) throw new Error(`case space: sampling option ${missing} is required but not among the options`);

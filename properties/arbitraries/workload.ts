@@ -6,12 +6,15 @@ import type { AbortEvent, CaseRequest } from "../../src/case/case.ts";
 import type { ModelSpec } from "../../src/model/spec.ts";
 import { promptToken } from "./model.ts";
 import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingSpace } from "./sampling.ts";
+import { removableArray } from "./removable-array.ts";
 import type { CaseSpace } from "./space.ts";
 
 export interface RequestDraw {
   suffix: number[];
   maxNewTokens: number;
   arrivalStep: number;
+  /** Leading suffix tokens copied from the first request's (a shared prefix for the prefix cache; 0 shrinks). */
+  shared: number;
   sampling: SamplingDraw | null;
 }
 
@@ -27,9 +30,10 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     suffix: fc.array(fc.nat({ max: 4095 }), { minLength: s.suffix.min, maxLength: s.suffix.max }),
     maxNewTokens: fc.integer(s.maxNewTokens),
     arrivalStep: fc.nat({ max: s.maxArrival }),
+    shared: fc.nat({ max: s.maxShared }),
     sampling: requestSamplingArbitrary(s.sampling),
   });
-  return fc.array(request, { minLength: s.requests.min, maxLength: s.requests.max });
+  return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
 
 // Runs of the space last a handful of steps: steps up to 4 and forwards up to 5 mostly land on live requests.
@@ -40,12 +44,28 @@ const lifecycleDraw = fc.record({
 });
 
 export function abortsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
-  return fc.array(lifecycleDraw, { maxLength: s.maxAborts });
+  return fc.array(lifecycleDraw, { minLength: s.minAborts ?? 0, maxLength: s.maxAborts });
 }
 
 /** Retracts draw like aborts: a request index, a step and the forward they come before. */
 export function retractsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
   return fc.array(lifecycleDraw, { minLength: s.retracts.min, maxLength: s.retracts.max });
+}
+
+/**
+ * A request's prompt suffix (raw draws mapped into the vocabulary): its first `shared` tokens are the first
+ * request's (as far as both reach), the rest its own draw offset by its index (shrunk requests of a batch
+ * still differ: request i's smallest token is 3 + i, since identical neighbours hide cross-request bugs such
+ * as a stride reading the neighbour's row). Prompt lengths do not change with sharing, and shrinking `shared`
+ * to 0 undoes it.
+ */
+export function suffixOf(spec: ModelSpec, draws: readonly RequestDraw[], index: number): number[] {
+  const own = draws[index].suffix;
+  const copied = index === 0 ? [] : draws[0].suffix.slice(0, Math.min(draws[index].shared, own.length));
+  return [
+    ...copied.map((raw) => promptToken(spec, raw)),
+    ...own.slice(copied.length).map((raw) => promptToken(spec, raw + index)),
+  ];
 }
 
 /** Each request `copies` times in a row (ids renumbered), the copies' sampling seeds distinct. */
@@ -67,9 +87,7 @@ export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[], sampl
     const params = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);
     return {
       id,
-      // Offset by the request's index: shrunk requests of a batch still differ (request i's smallest token is
-      // 3 + i), since identical neighbours hide cross-request bugs (a stride reading the neighbour's row).
-      prompt: [...spec.preamble, ...draw.suffix.map((raw) => promptToken(spec, raw + id))],
+      prompt: [...spec.preamble, ...suffixOf(spec, draws, id)],
       maxNewTokens: draw.maxNewTokens,
       arrivalStep: draw.arrivalStep,
       ...(params ? { sampling: params } : {}),

@@ -211,4 +211,9 @@ export async function drain(model: EngineModel, real: EngineSystem, maxSteps = 2
     const request = real.engine.requests.get(entry.id)!;
     if (!entry.aborted && request.status !== "finished") throw new CommandFailure(`request ${entry.id} never finished`);
   }
+  // The end of the run: the prefix cache lets go, and every pool is empty.
+  real.engine.finish();
+  for (const pool of real.pools())
+    if (pool.numUsedSlots() > 0)
+      throw new CommandFailure(`pool ${pool.name} holds ${pool.numUsedSlots()} slots after the run ended`);
 }

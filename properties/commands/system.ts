@@ -90,7 +90,8 @@ export class EngineSystem {
       requests: [...this.engine.requests.values()].map((request) => ({
         id: request.id,
         prompt: [...request.prompt],
-        output: [...request.output],
+        // Mid-run under overlap the device is a step ahead of the processed output: rows already carry it.
+        output: request.status === "finished" ? [...request.output] : request.tokens.slice(request.prompt.length),
         finishReason: request.finishReason ?? "unfinished",
       })),
       events: recorder.events,
@@ -106,8 +107,8 @@ export class EngineSystem {
       trace: this.trace(),
       internals: {
         poolChecks: this.engine.poolChecks,
-        // Only once no request is active must every pool be empty.
-        slotsInUseAtEnd: idle ? this.pools().reduce((sum, pool) => sum + pool.numUsedSlots(), 0) : 0,
+        // Only once no request is active must every pool be empty but for the pages the prefix cache keeps.
+        slotsInUseAtEnd: idle ? this.pools().reduce((sum, pool) => sum + slotsHeldByRequests(pool), 0) : 0,
         steps: this.engine.step,
       },
     };
@@ -133,6 +134,11 @@ export class EngineSystem {
     for (const law of check.results) if (law.status === "fails") problems.push(`${law.law}: ${law.violation?.message}`);
     return problems;
   }
+}
+
+/** Slots in use that some request holds (not only the prefix cache). */
+export function slotsHeldByRequests(pool: KvPool): number {
+  return pool.numUsedSlots() - pool.cacheOnlyPages() * pool.pageSize;
 }
 
 /** The simple model's answer for a request: its target-only greedy output, computed alone. */

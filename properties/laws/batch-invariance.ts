@@ -5,5 +5,6 @@ import { lawProperty } from "../law-property.ts";
 export default lawProperty(BATCH_INVARIANCE, "2..3 requests arriving within 1 step, reordered baseline", {
   requests: { min: 2, max: 3 },
   maxArrival: 1,
+  tightPool: [false],
   maxNewTokens: { min: 2, max: 10 },
 });

@@ -71,6 +71,12 @@ export const CapabilitiesSchema = Type.Object(
     aborts: Type.Optional(Type.Boolean()),
     retracts: Type.Optional(Type.Boolean()),
     graphReplay: Type.Optional(Type.Boolean()),
+    /** Graph replay on padded row buckets (case /engine/graphBuckets), padding rows poisoned (/engine/paddingPoisonSeed). */
+    paddedReplay: Type.Optional(Type.Boolean()),
+    /** Overlap scheduling (case /engine/overlap): a step planned before the previous step's results are processed. */
+    overlap: Type.Optional(Type.Boolean()),
+    /** A prefix cache sharing target and draft KV of common prompt prefixes between requests (/engine/prefixCache). */
+    prefixCache: Type.Optional(Type.Boolean()),
     dtypes: Type.Optional(Type.Array(Type.Union([Type.Literal("float32"), Type.Literal("float64")]), { minItems: 1 })),
     /**
      * The request sampling options it honors (case /workload/requests/i/sampling): stopTokenIds,

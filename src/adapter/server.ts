@@ -22,7 +22,7 @@ import {
 /** The reference engine runs every case specconf generates: its handshake declares all of it. */
 export const REFERENCE_CAPABILITIES: Capabilities = {
   modes: ["target-only", "speculative"],
-  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "eagle3", "eagle3-mirror"],
+  drafts: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "eagle3", "eagle3-mirror", "ngram"],
   modelFormats: [],
   maxNumSteps: 8,
   maxTopk: 8,
@@ -34,6 +34,9 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   aborts: true,
   retracts: true,
   graphReplay: true,
+  paddedReplay: true,
+  overlap: true,
+  prefixCache: true,
   dtypes: ["float32", "float64"],
   sampling: [...SAMPLING_OPTIONS],
   observes: [
@@ -54,6 +57,9 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
     "lifecycle",
     "released",
     "batches",
+    "references",
+    "placeholders",
+    "futures",
   ],
 };
 

@@ -7,6 +7,7 @@
 //     tokens, model parameters, threads against the machine. README lists both.
 import { availableParallelism } from "node:os";
 import type { Case } from "./case.ts";
+import { pagesNeeded } from "../engine/admission.ts";
 import { ConfigError } from "../engine/config.ts";
 import { TOP_K } from "../model/graphs.ts";
 import { PRESETS, presetNames } from "../model/presets.ts";
@@ -113,8 +114,8 @@ export function estimatedParameters(testCase: Case, spec: ModelSpec): number {
 /**
  * Slots one pool needs when every request is at its longest at once: per request, persisted pages for
  * prompt + max new tokens + N positions and temporary pages for the larger of N verify rows and S*K draft
- * rows, plus S (multi-layer temporaries). The engine admits every arrived request, so a smaller pool can
- * run out mid-run; this bound is what `run` sizes its pool with.
+ * rows, plus S (multi-layer temporaries): with this many no request ever waits for admission. `run` sizes
+ * its pool with it; the smallest pool a case may have is minimumPoolSlots.
  */
 export function requiredPoolSlots(testCase: Case): number {
   const { numSteps, topk, numDraftTokens, pageSize } = testCase.engine;
@@ -123,7 +124,7 @@ export function requiredPoolSlots(testCase: Case): number {
   const perRequest = testCase.workload.requests.map(
     (request) => pages(request.prompt.length + request.maxNewTokens + numDraftTokens) + temporary,
   );
-  return pageSize * perRequest.reduce((sum, count) => sum + count, 0);
+  return Math.max(pageSize * perRequest.reduce((sum, count) => sum + count, 0), minimumPoolSlots(testCase));
 }
 
 /** The most slots a pool of this case's model may have (one K/V buffer within maxPoolBufferBytes), whole pages. */
@@ -229,13 +230,26 @@ export function checkCaseBounds(testCase: Case, spec: ModelSpec): void {
   checkWorkload(testCase);
 }
 
+/**
+ * The smallest pool a case runs to the end with: the largest one request's admission reservation
+ * (engine/admission.ts). Admission makes later requests wait for room (and the prefix cache evict), so a pool
+ * below requiredPoolSlots serializes requests but never runs out.
+ */
+export function minimumPoolSlots(testCase: Case): number {
+  const reservation = Math.max(
+    0,
+    ...testCase.workload.requests.map((request) => pagesNeeded(request, testCase.engine)),
+  );
+  return testCase.engine.pageSize * reservation;
+}
+
 /** The pool against the workload: after the per-request checks (ids, lengths) have passed. */
 export function checkPoolSize(testCase: Case): void {
-  const required = requiredPoolSlots(testCase);
-  if (testCase.engine.poolSlots < required)
+  const minimum = minimumPoolSlots(testCase);
+  if (testCase.engine.poolSlots < minimum)
     fail(
       "/engine/poolSlots",
-      `${testCase.engine.poolSlots} slots are too few for this workload: every request at its longest at once needs ${required}`,
+      `${testCase.engine.poolSlots} slots are too few for this workload: its largest request alone needs ${minimum} (admission queues the others)`,
     );
 }
 

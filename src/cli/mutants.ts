@@ -30,7 +30,12 @@ const FLAGS = defineFlags({
     default: 400,
     description: "generated runs per fault before it counts as surviving",
   },
-  batch: { type: "integer", min: 1, default: 20, description: "runs per property before the next property's turn" },
+  batch: {
+    type: "integer",
+    min: 1,
+    description:
+      "runs per property before the next property's turn (default: 20, fewer when --max-runs would not give every property a turn)",
+  },
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else 1, so kills are reproducible)" },
   "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking after this long" },
   "update-kills": { type: "boolean", description: `write the kills to ${KILLS_FILE} (CI replays them)` },
@@ -82,7 +87,8 @@ export function sizeOf(run: PropertyRun): { requests: number; promptTokens: numb
 
 /**
  * Runs the properties in turn with the fault on, `batch` runs each (the mixed property first, then each
- * law's), with a fresh seed per round, until a law fails or `maxRuns` runs are spent.
+ * law's; by default as many as let every property run within `maxRuns`, at most 20), with a fresh seed per
+ * round, until a law fails or `maxRuns` runs are spent.
  */
 export async function huntFault(
   fault: FaultName,
@@ -97,7 +103,8 @@ export async function huntFault(
 ): Promise<{ report: FaultReport; run?: PropertyRun; property: LawProperty }> {
   const start = performance.now();
   const schedule = [MIXED, ...LAW_PROPERTIES];
-  const batch = options.batch ?? 20;
+  // Every property gets its turn within maxRuns (26 properties of 20 runs would not fit in 400).
+  const batch = options.batch ?? Math.max(1, Math.min(20, Math.floor(options.maxRuns / schedule.length)));
   let runs = 0;
   let last: { run: PropertyRun; property: LawProperty } | undefined;
   for (let round = 0; runs < options.maxRuns && !last?.run.failure; round++) {

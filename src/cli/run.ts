@@ -15,7 +15,7 @@ import { referenceSource } from "../sources/reference.ts";
 import { RunFailure, targetOnlyCase } from "../sources/source.ts";
 import type { LawResult } from "../laws/law.ts";
 import { presetNames } from "../model/presets.ts";
-import { MODEL_DRAFT_KINDS } from "../model/spec.ts";
+import { DRAFT_KINDS } from "../model/spec.ts";
 import { EXECUTION_PROVIDERS } from "../runtime/ort.ts";
 import { stableJson } from "../schema/atomic-write.ts";
 import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
@@ -28,7 +28,12 @@ import { summarize, type RunSummary } from "./run-summary.ts";
 const FLAGS = defineFlags({
   case: { type: "string", valueName: "FILE", description: "run this case file instead of the built-in default" },
   preset: { type: "choice", choices: presetNames(), default: "tiny", description: "model preset" },
-  draft: { type: "choice", choices: MODEL_DRAFT_KINDS, default: "mirror", description: "draft model" },
+  draft: {
+    type: "choice",
+    choices: DRAFT_KINDS,
+    default: "mirror",
+    description: "draft model, or ngram (prompt lookup: 0..S drafts, no model)",
+  },
   steps: { type: "integer", min: 1, default: 3, description: "draft steps per round (S)" },
   topk: { type: "integer", min: 1, default: 1, description: "candidates per draft node (K); > 1 drafts a tree" },
   "draft-tokens": {
@@ -41,6 +46,13 @@ const FLAGS = defineFlags({
     description: "multi-layer (MTP-style) drafting: one mirror module and pool per draft step",
   },
   replay: { type: "boolean", description: "run draft decode through captured graphs (graph replay mode)" },
+  buckets: {
+    type: "string",
+    valueName: "B1,B2,...",
+    description: "padded graph replay: decode-side forwards on graphs per row bucket, padding rows poisoned",
+  },
+  overlap: { type: "boolean", description: "overlap scheduling: a step planned before the last one's results" },
+  "prefix-cache": { type: "boolean", description: "share the KV of common prompt prefixes (reference-counted)" },
   "retract-every": {
     type: "integer",
     min: 2,
@@ -81,6 +93,9 @@ const CASE_BUILDING_FLAGS = [
   "draft-tokens",
   "multi-layer",
   "replay",
+  "buckets",
+  "overlap",
+  "prefix-cache",
   "retract-every",
   "chunk",
   "page",
@@ -101,6 +116,7 @@ const FLAG_OF_PATH: readonly [RegExp, (typeof CASE_BUILDING_FLAGS)[number] | "th
   [/^\/engine\/tokenBudget/, "budget"],
   [/^\/engine\/runtime\/threads/, "threads"],
   [/^\/engine\/multiLayer/, "multi-layer"],
+  [/^\/engine\/graphBuckets/, "buckets"],
   [/^\/draft/, "draft"],
   [/^\/model/, "preset"],
   [/^\/workload\/requests\/\d+/, "max-new-tokens"],
@@ -108,6 +124,18 @@ const FLAG_OF_PATH: readonly [RegExp, (typeof CASE_BUILDING_FLAGS)[number] | "th
   [/^\/engine\/poolSlots/, "requests"],
   [/^\/workload/, "retract-every"],
 ];
+
+/** --buckets: ascending integers >= 1, comma-separated (the engine refuses an unsorted list at /engine/graphBuckets). */
+function parseBuckets(raw: string): number[] {
+  const parts = raw.split(",").map((part) => part.trim());
+  const buckets = parts.map(Number);
+  if (
+    parts.some((part) => !/^\d+$/.test(part)) ||
+    buckets.some((bucket) => !Number.isSafeInteger(bucket) || bucket < 1)
+  )
+    throw new UsageError(`--buckets must be integers >= 1 separated by commas, got '${raw}'`, "--buckets");
+  return buckets;
+}
 
 function parseChunk(raw: string): number | null {
   if (raw === "none") return null;
@@ -166,7 +194,10 @@ function caseFromFlags(values: Values): Case {
       topk,
       numDraftTokens,
       multiLayer: values["multi-layer"],
-      graphReplay: values.replay,
+      graphReplay: values.replay || values.buckets !== undefined ? true : undefined,
+      ...(values.buckets !== undefined ? { graphBuckets: parseBuckets(values.buckets) } : {}),
+      ...(values.overlap ? { overlap: true } : {}),
+      ...(values["prefix-cache"] ? { prefixCache: true } : {}),
       chunkSize: parseChunk(values.chunk),
       pageSize: values.page,
       tokenBudget: values.budget,

@@ -41,6 +41,26 @@ export const EngineConfigSchema = Type.Object(
     graphReplay: Type.Optional(Type.Boolean()),
     /** Multi-layer (MTP-style) drafting: S draft modules, module k with its own weights and pool at step k. */
     multiLayer: Type.Optional(Type.Boolean()),
+    /**
+     * Padded graph replay: with graphReplay, the decode-side forwards (target decode and verify, draft decode,
+     * draft extend after verify) run on graphs captured per padded row bucket (ascending, e.g. [1, 2, 4, 8]);
+     * padding rows are filled with poison on every replay. Batches above the largest bucket run eagerly; without
+     * graphReplay the buckets are not used.
+     */
+    graphBuckets: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1 })),
+    /** Seed of the padding rows' poison (tokens, positions, slots, hidden rows); real rows must not depend on it. */
+    paddingPoisonSeed: Type.Optional(Type.Integer({ minimum: 0 })),
+    /**
+     * Overlap scheduling (SGLang's overlap scheduler, vLLM async scheduling): step t + 1 is planned before step
+     * t's results are processed; tokens not yet known are placeholders into a future-token ring, resolved at
+     * launch from step t's outputs (docs/scheduling.md).
+     */
+    overlap: Type.Optional(Type.Boolean()),
+    /**
+     * Prefix cache (SGLang's radix cache): page-aligned prompt prefixes keyed with the draft's lookahead
+     * tokens share target and draft KV between requests, reference-counted, evicted (LRU) under pool pressure.
+     */
+    prefixCache: Type.Optional(Type.Boolean()),
     runtime: RuntimeSchema,
   },
   { additionalProperties: false },
@@ -100,6 +120,17 @@ export function validateEngineConfig(config: EngineConfig): void {
     throw new ConfigError("/engine/chunkSize", `must be >= 1, got ${config.chunkSize}`);
   if (config.pageSize < 1) throw new ConfigError("/engine/pageSize", `must be >= 1, got ${config.pageSize}`);
   if (config.tokenBudget < 1) throw new ConfigError("/engine/tokenBudget", `must be >= 1, got ${config.tokenBudget}`);
+  if (config.graphBuckets !== undefined) {
+    const buckets = config.graphBuckets;
+    const at = buckets.findIndex(
+      (bucket, i) => !Number.isInteger(bucket) || bucket < 1 || (i > 0 && bucket <= buckets[i - 1]),
+    );
+    if (at >= 0)
+      throw new ConfigError(
+        `/engine/graphBuckets/${at}`,
+        `buckets must be ascending integers >= 1, got [${buckets.join(", ")}]`,
+      );
+  }
   if (config.poolSlots % config.pageSize !== 0) {
     throw new ConfigError(
       "/engine/poolSlots",

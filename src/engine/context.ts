@@ -7,9 +7,37 @@ import type { EngineConfig } from "./config.ts";
 import type { Faults } from "./faults.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import { runForward, type ForwardOutput, type ForwardPlan } from "./forward.ts";
+import { FutureRing, placeholderOf } from "./future-ring.ts";
+import type { HiddenRows } from "./hidden-rows.ts";
 import type { KvPool } from "./kv-pool.ts";
+import { PaddedReplay, type ReplayOutput } from "./padded-replay.ts";
+import type { PrefixCache } from "./prefix-cache.ts";
+import { cachePrefix, type PrefixHitRecord } from "./phases/prefix-hit.ts";
 import type { Request } from "./request.ts";
+import type { TopK } from "./topk.ts";
+import type { VerifyResult } from "../trace/schema.ts";
+import type { LogprobEntry } from "../sampling/params.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
+
+/** Where drafts come from: a draft model (chain, tree, multi-layer) or prompt lookup (no model, no draft KV). */
+export type Drafter = "model" | "ngram";
+
+/** Overlap: outputs the device computed, processed (emitted, finish checked) once the next step is planned. */
+export interface PendingResult {
+  request: Request;
+  /** Tokens to emit, before EOS, stop-id and max-new-tokens cuts. */
+  candidates: number[];
+  /** Each candidate's logprob entry (requests asking for logprobs). */
+  logprobs?: (LogprobEntry | undefined)[];
+  /** The verify result (speculative rounds): emitted and finished are filled when processed. */
+  result?: VerifyResult;
+  /** The producing forward. */
+  event: number;
+  /** The request's retract count when produced: a retract since discards it. */
+  epoch: number;
+  /** Stochastic requests: the stream's uniforms taken once this result was drawn. */
+  drawsAfter?: number;
+}
 
 export interface EngineSessions {
   target: ModelSession;
@@ -44,6 +72,18 @@ export class EngineContext {
   forwardInStep = 0;
   private lastGap = "";
   graphReplay: GraphReplay | undefined;
+  /** Padded graph replay: one per session (its graphs and shared static buffers). */
+  readonly paddedReplays = new Map<ModelSession, PaddedReplay>();
+  /** The accept kernel's persistent output buffer ([rows, S + 1]), as a device tensor would keep it between rounds. */
+  readonly acceptBuffer: number[] = [];
+  /** Overlap: the future-token ring, created with its first entry. */
+  ring: FutureRing | undefined;
+  /** The prefix cache (engine.prefixCache). */
+  prefixCache: PrefixCache | undefined;
+  /** Overlap: this step's outputs, processed at the start of the next step (after it is planned). */
+  pending: PendingResult[] = [];
+  /** The KV each prefix hit reused, as it was at the hit (engine internals for the prefix-cache draft KV law). */
+  readonly prefixHits: PrefixHitRecord[] = [];
 
   constructor(
     readonly config: EngineConfig,
@@ -54,9 +94,19 @@ export class EngineContext {
     readonly recorder: TraceRecorder,
     /** Runs before every forward: aborts and retracts happen here, between any two forwards. */
     private readonly betweenForwards: (step: number, forwardInStep: number) => void,
+    readonly drafter: Drafter = "model",
     /** Shared with the other runs of a case (forward-memo.ts); none: every forward runs. */
     readonly memo?: ForwardMemo,
   ) {}
+
+  /** Speculative with prompt lookup: no draft model, no draft pool. */
+  get ngram(): boolean {
+    return this.config.mode === "speculative" && this.drafter === "ngram";
+  }
+
+  get overlap(): boolean {
+    return this.config.overlap === true;
+  }
 
   get numSteps(): number {
     return this.config.numSteps;
@@ -71,9 +121,12 @@ export class EngineContext {
     return this.sessions.draft;
   }
 
-  /** Graph replay mode: draft decode runs through captured buffers (created with the first such forward). */
-  draftDecodeRunner(): ((feeds: ForwardFeeds) => Promise<ForwardResult>) | undefined {
-    if (!this.config.graphReplay) return undefined;
+  /**
+   * Graph replay mode without buckets: draft decode runs through buffers captured per exact batch shape
+   * (created with the first such forward). With buckets, padded replay takes every decode-side forward.
+   */
+  draftDecodeRunner(): ((feeds: ForwardFeeds) => Promise<ReplayOutput>) | undefined {
+    if (!this.config.graphReplay || this.config.graphBuckets) return undefined;
     this.graphReplay ??= new GraphReplay(this.draftSession(), this.faults, this.spec.hidden);
     const replay = this.graphReplay;
     return (feeds) => replay.run(feeds);
@@ -100,14 +153,94 @@ export class EngineContext {
       this.lastGap = gap;
       this.betweenForwards(this.step, this.forwardInStep);
     }
-    return requests.filter((request) => request.active && epochs.get(request) === request.retracts);
+    return requests.filter((request) => request.running && epochs.get(request) === request.retracts);
   }
 
   async forward(plan: ForwardPlan): Promise<ForwardOutput> {
     this.forwardInStep += 1;
+    const padded = plan.replayable && !plan.runner && this.config.graphReplay && this.config.graphBuckets;
+    const runnable = padded ? { ...plan, runner: this.paddedRunner(plan.session) } : plan;
     const { step, faults, recorder, memo } = this;
     const eagle3 = this.eagle3Forward;
-    return runForward({ step, faults, recorder, vocab: this.spec.vocab, memo, ...(eagle3 ? { eagle3 } : {}) }, plan);
+    return runForward(
+      { step, faults, recorder, vocab: this.spec.vocab, memo, ...(eagle3 ? { eagle3 } : {}) },
+      runnable,
+    );
+  }
+
+  private paddedRunner(session: ModelSession): NonNullable<ForwardPlan["runner"]> {
+    let replay = this.paddedReplays.get(session);
+    if (!replay) {
+      replay = new PaddedReplay(session, this.faults, {
+        buckets: this.config.graphBuckets!,
+        poisonSeed: this.config.paddingPoisonSeed ?? 0,
+        vocab: this.spec.vocab,
+        maxPositions: this.spec.maxPositions,
+        hiddenSize: this.spec.hidden,
+      });
+      this.paddedReplays.set(session, replay);
+    }
+    const runner = replay;
+    return (feeds, writes) => runner.run(feeds, writes);
+  }
+
+  // --- overlap: the future ring ---
+
+  /**
+   * Mutates: gives the request a ring entry for this step's outputs (what the next launch resolves), as the
+   * plan of this step is made. No-op without overlap.
+   */
+  allocateFuture(request: Request, expects: { token: boolean; draft: boolean }, running: number): void {
+    if (!this.overlap) return;
+    this.ring ??= new FutureRing(running, this.faults.has("future-ring-wrap"));
+    request.futureEntry = this.ring.allocate(request.id, expects);
+    request.plannedFrom = request.futureEntry;
+    request.plannedExpects = expects;
+  }
+
+  /** Mutates: a producing forward stores the request's next root token in its ring entry. */
+  publishToken(request: Request, token: number, event: number): void {
+    if (!this.ring || request.futureEntry === undefined) return;
+    this.ring.writeToken(request.futureEntry, request.id, token);
+    this.recorder.future(event, { placeholder: placeholderOf(request.futureEntry), request: request.id, token });
+  }
+
+  /** Mutates: a draft extend stores the request's next draft root in its ring entry. */
+  publishDraft(request: Request, root: TopK, hidden: HiddenRows, event: number): void {
+    if (!this.ring || request.futureEntry === undefined) return;
+    this.ring.writeDraft(request.futureEntry, request.id, root, hidden);
+    this.recorder.future(event, {
+      placeholder: placeholderOf(request.futureEntry),
+      request: request.id,
+      draft: [...root.tokens],
+    });
+  }
+
+  /**
+   * Mutates: launch resolves each request's placeholders from its ring entry (the previous step's outputs)
+   * and releases the entry. Requests whose inputs were known when planned read their own state.
+   */
+  resolveLaunch(requests: readonly Request[]): void {
+    for (const request of requests) {
+      request.launch = undefined;
+      const index = request.plannedFrom;
+      if (!this.ring || index === undefined) continue;
+      const entry = this.ring.read(index);
+      const expects = request.plannedExpects ?? { token: false, draft: false };
+      const placeholder = placeholderOf(index);
+      request.launch = {
+        ...(expects.token ? { token: entry?.token ?? placeholder, tokenPlaceholder: placeholder } : {}),
+        ...(expects.draft
+          ? {
+              draftRoot: entry?.draftRoot ?? request.draftRoot,
+              draftHidden: entry?.draftHidden ?? request.draftHidden,
+              draftPlaceholder: placeholder,
+            }
+          : {}),
+      };
+      this.ring.release(index);
+      request.plannedFrom = undefined;
+    }
   }
 
   /** EAGLE-3: aux_in's width and the draft-to-target map the engine drafts with. */
@@ -139,8 +272,13 @@ export class EngineContext {
     return session;
   }
 
-  /** Frees everything a request holds in every pool. Mutates the pools. */
+  /**
+   * Frees everything a request holds in every pool. A request that finished (EOS or length) first leaves its
+   * whole sequence's pages to the prefix cache, as SGLang's cache_finished_req does. Mutates the pools.
+   */
   releaseRequest(request: Request): void {
+    if (this.prefixCache && request.status === "finished" && request.finishReason !== "abort")
+      cachePrefix(this, request);
     this.pools.target.freeRequest(request.id);
     for (const pool of this.draftPools()) pool.freeRequest(request.id);
   }

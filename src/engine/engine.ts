@@ -1,13 +1,19 @@
 // The step loop. A step: admit arrivals, one decode round for requests already decoding, then the
 // step's prefill chunks. Aborts land between any two forwards through the context's checkpoint.
+// Overlap (docs/scheduling.md): the step's decode batch is planned before the previous step's results are
+// processed, so a request that finished there runs this step as a zombie (its results discarded, then it is
+// freed), and an abort or retract discards the results in flight.
 import type { ModelSpec } from "../model/spec.ts";
+import { pagesNeeded } from "./admission.ts";
 import type { EngineConfig } from "./config.ts";
-import { EngineContext, type EngineSessions } from "./context.ts";
+import { EngineContext, type Drafter, type EngineSessions } from "./context.ts";
 import { Faults } from "./faults.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
-import { KvPool, type IntegrityViolation } from "./kv-pool.ts";
+import { placeholderOf } from "./future-ring.ts";
+import { KvPool, KvPoolExhaustedError, type IntegrityViolation } from "./kv-pool.ts";
 import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
 import { runPrefill } from "./phases/prefill.ts";
+import { PrefixCache } from "./prefix-cache.ts";
 import { Request, type RequestInit } from "./request.ts";
 import { TraceRecorder } from "./trace-recorder.ts";
 
@@ -23,6 +29,8 @@ export interface EngineOptions {
   checkPools?: boolean;
   /** Called before every forward (step, index of the forward within the step). */
   betweenForwards?: (engine: Engine, step: number, forwardInStep: number) => void;
+  /** Where drafts come from (default: the draft model; "ngram": prompt lookup, no draft pool). */
+  drafter?: Drafter;
   /** Exact repeats of forwards of earlier runs (of the same case) are not run again (forward-memo.ts). */
   forwardMemo?: ForwardMemo;
 }
@@ -47,17 +55,18 @@ export class Engine {
       });
     const speculative = config.mode === "speculative";
     const multiLayer = speculative && config.multiLayer === true;
+    const drafter = options.drafter ?? "model";
     const pools = {
       target: poolOf("target", spec.layers),
-      draft: speculative && !multiLayer ? poolOf("draft", sessions.draftLayers ?? 1) : undefined,
+      draft: speculative && !multiLayer && drafter === "model" ? poolOf("draft", sessions.draftLayers ?? 1) : undefined,
       draftModules: multiLayer
         ? Array.from({ length: config.numSteps }, (_, k) => poolOf(`draft-${k}`, sessions.draftLayers ?? 1))
         : undefined,
     };
     this.checkPoolsEachStep = options.checkPools ?? true;
     const recorder = new TraceRecorder(options.trace);
-    for (const pool of [pools.target, ...(pools.draft ? [pools.draft] : []), ...(pools.draftModules ?? [])])
-      pool.onRelease = (slots) => recorder.release(pool.name, slots);
+    const allPools = [pools.target, ...(pools.draft ? [pools.draft] : []), ...(pools.draftModules ?? [])];
+    for (const pool of allPools) pool.onRelease = (slots) => recorder.release(pool.name, slots);
     this.context = new EngineContext(
       config,
       spec,
@@ -66,8 +75,19 @@ export class Engine {
       new Faults(config.faults),
       recorder,
       (step, forwardInStep) => options.betweenForwards?.(this, step, forwardInStep),
+      drafter,
       options.forwardMemo,
     );
+    if (config.prefixCache) {
+      // The KV of position i depends on x_{i+w}: the draft row at anchor i reads x_{i+1} (module k: x_{i+k+1}).
+      const lookahead = !speculative || drafter === "ngram" ? 0 : multiLayer ? config.numSteps : 1;
+      const cache = new PrefixCache(allPools, config.pageSize, lookahead);
+      this.context.prefixCache = cache;
+      for (const pool of allPools) {
+        pool.onReference = (change) => recorder.reference({ pool: pool.name, ...change, slots: [...change.slots] });
+        pool.onPressure = (pages) => cache.evictUntil(() => pool.numFreeSlots() / pool.pageSize >= pages);
+      }
+    }
   }
 
   get step(): number {
@@ -89,9 +109,29 @@ export class Engine {
     if (!request || request.status === "finished") return;
     const waitingIndex = this.waiting.indexOf(request);
     if (waitingIndex >= 0) this.waiting.splice(waitingIndex, 1);
-    if (request.active) this.context.recorder.note({ kind: "abort", request: id, step: this.context.step });
+    // Queued requests (not admitted yet) are noted too: they must never run after this point.
+    this.context.recorder.note({ kind: "abort", request: id, step: this.context.step });
+    if (request.active) this.discardInFlight(request);
     request.finish("abort");
     this.context.releaseRequest(request);
+  }
+
+  /**
+   * Overlap: the request's results not processed yet are discarded (vLLM's late async output after
+   * preemption is dropped, SGLang skips a retracted request's in-flight results), its work since then is
+   * marked discarded in the trace, and its ring entries are let go.
+   */
+  private discardInFlight(request: Request, keepPlaceholder?: number): void {
+    const context = this.context;
+    if (!context.overlap) return;
+    context.pending = context.pending.filter((item) => item.request !== request);
+    context.recorder.discardFrom(request.id, request.inFlightSince, false);
+    request.discardInFlight(keepPlaceholder);
+    // The discarded work's draws never happened for the host: a resumed request draws them again, the same.
+    request.stream?.rewind(request.processedDraws);
+    context.ring?.release(request.plannedFrom);
+    request.plannedFrom = undefined;
+    request.futureEntry = undefined;
   }
 
   /**
@@ -102,6 +142,16 @@ export class Engine {
     const request = this.requests.get(id);
     if (!request?.active) return;
     this.context.recorder.note({ kind: "retract", request: id, step: this.context.step });
+    // The stale-placeholder fault: the placeholder of the discarded in-flight token stays in the token list.
+    // (Only past the first token: a request without output re-samples it, there is no pending token to keep.)
+    const inFlight =
+      this.context.faults.has("stale-placeholder-after-gap") &&
+      request.futureEntry !== undefined &&
+      request.output.length > 0 &&
+      request.tokens.length > request.prompt.length + request.output.length
+        ? placeholderOf(request.futureEntry)
+        : undefined;
+    this.discardInFlight(request, inFlight);
     // The fault matters once a draft state exists (a request retracted mid-prefill has none to keep).
     const stale = this.context.faults.has("stale-draft-kv-after-retract") && request.draftRoot !== undefined;
     if (stale) {
@@ -116,20 +166,109 @@ export class Engine {
   }
 
   hasWork(): boolean {
-    return this.waiting.length > 0 || [...this.requests.values()].some((request) => request.active);
+    return (
+      this.waiting.length > 0 ||
+      this.context.pending.length > 0 ||
+      [...this.requests.values()].some((request) => request.running)
+    );
+  }
+
+  /**
+   * Admission: arrived requests enter prefill in order while every pool can reserve their worst case next
+   * to the admitted ones; the first that cannot waits, and so do the ones behind it. Pages only the prefix
+   * cache holds count as free (SGLang's PrefillAdder counts the evictable size as available): they are
+   * evicted when an allocation needs them, after the new request has had its chance to hit them. A request
+   * no pool could ever hold is a configuration error.
+   */
+  private admit(): void {
+    const context = this.context;
+    // Every pool has the same pages and the same demand per request: the target pool stands for all.
+    const capacity = context.pools.target.pages;
+    let reserved = 0;
+    for (const request of this.requests.values()) if (request.running) reserved += pagesNeeded(request, context.config);
+    for (const request of [...this.waiting]) {
+      if (request.arrivalStep > context.step) continue;
+      const need = pagesNeeded(request, context.config);
+      if (need > capacity)
+        throw new KvPoolExhaustedError(
+          context.pools.target.name,
+          need * context.config.pageSize,
+          capacity * context.config.pageSize,
+        );
+      if (reserved + need > capacity) break;
+      reserved += need;
+      this.waiting.splice(this.waiting.indexOf(request), 1);
+      request.status = "prefilling";
+    }
+  }
+
+  /**
+   * Overlap: the previous step's results, processed now that this step's batch is planned: emitted (cut at
+   * EOS and max new tokens) and finish checked. A request that finished stays in this step's batch as a
+   * zombie. Mutates.
+   */
+  private processPending(): void {
+    const context = this.context;
+    for (const item of context.pending) {
+      const request = item.request;
+      if (!request.active || request.retracts !== item.epoch) continue;
+      // Finishing clears the request's draft state; the zombie round still runs on it.
+      const device = {
+        draftRoot: request.draftRoot,
+        draftHidden: request.draftHidden,
+        hidden: [...request.targetHidden],
+      };
+      const { emitted, finished } = request.emit(
+        item.candidates,
+        context.spec.eosId,
+        context.faults,
+        item.logprobs,
+        true,
+      );
+      if (item.drawsAfter !== undefined) request.processedDraws = item.drawsAfter;
+      if (item.result) {
+        item.result.emitted = emitted;
+        item.result.finished = finished;
+        request.acceptLens.push(item.result.acceptLen);
+        if (finished) request.cutRounds += 1;
+      }
+      if (!finished) continue;
+      request.zombie = true;
+      request.draftRoot = device.draftRoot;
+      request.draftHidden = device.draftHidden;
+      for (const [position, rows] of device.hidden) request.targetHidden.set(position, rows);
+      context.recorder.discardFrom(request.id, item.event + 1, true);
+    }
+    context.pending = [];
+    const since = context.recorder.nextEventIndex;
+    for (const request of this.requests.values()) request.inFlightSince = since;
+  }
+
+  /** Overlap: zombies ran their last planned step; now they let go of everything. Mutates. */
+  private releaseZombies(): void {
+    for (const request of this.requests.values()) {
+      if (!request.zombie) continue;
+      request.zombie = false;
+      this.context.releaseRequest(request);
+      this.context.ring?.release(request.plannedFrom);
+      this.context.ring?.release(request.futureEntry);
+      request.plannedFrom = undefined;
+      request.futureEntry = undefined;
+      request.draftRoot = undefined;
+      request.draftHidden = undefined;
+      request.targetHidden.clear();
+      this.context.recorder.endDiscard(request.id);
+    }
   }
 
   async runStep(): Promise<void> {
     const context = this.context;
     context.forwardInStep = 0;
-    for (const request of [...this.waiting]) {
-      if (request.arrivalStep <= context.step) {
-        this.waiting.splice(this.waiting.indexOf(request), 1);
-        request.status = "prefilling";
-      }
-    }
-    const active = [...this.requests.values()].filter((request) => request.active);
-    const decoding = active.filter((request) => request.status === "decoding");
+    this.admit();
+    // The decode batch is planned from what the device runs; under overlap the previous step's results are
+    // processed only after that (its finished requests stay in the batch as zombies).
+    const decoding = [...this.requests.values()].filter((request) => request.status === "decoding");
+    if (context.overlap) this.processPending();
     if (decoding.length > 0) {
       if (context.config.mode === "target-only") await runTargetDecode(context, decoding);
       else await runSpeculativeRound(context, decoding);
@@ -139,8 +278,14 @@ export class Engine {
     if (prefilling.length > 0) await runPrefill(context, prefilling);
     // Aborts and retracts scheduled after the step's last forward.
     context.checkpoint([], new Map());
+    this.releaseZombies();
     if (this.checkPoolsEachStep) this.checkPools();
     context.step += 1;
+  }
+
+  /** The end of the run: the prefix cache lets go of everything it holds. Mutates. */
+  finish(): void {
+    this.context.prefixCache?.flush();
   }
 
   /** Mutates: hands every pool's K/V buffers back for reuse (the run is over; the engine is unusable after). */

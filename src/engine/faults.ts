@@ -19,6 +19,41 @@ export const FAULT_NAMES = [
   "positions-not-restored-after-capture",
   /** Resume after a retract skips the draft pools: the draft KV and pending draft are stale. */
   "stale-draft-kv-after-retract",
+  /**
+   * vLLM PR 46899 (overlap): a retract discards the request's in-flight round, but the placeholder standing
+   * for its unprocessed token stays in the token list; after the gap it is fed to the model as a token.
+   */
+  "stale-placeholder-after-gap",
+  /**
+   * sglang-jax issue 1487 (overlap): the future-token ring is sized for the batch running when it was created
+   * and wraps without checking: a later producer's write replaces a token still pending for another request.
+   */
+  "future-ring-wrap",
+  /**
+   * SGLang PRs 19897/19796 (prefix cache): a prefix hit shares the cached pages, but their draft KV was never
+   * written (it holds what a fresh buffer holds).
+   */
+  "prefix-hit-uninitialized-draft-kv",
+  /**
+   * SGLang PR 10846 (prefix cache, page > 1): the draft pools reuse the unaligned match length, sharing the
+   * partially matched last page, and the draft extend continues inside that shared page.
+   */
+  "prefix-draft-kv-unaligned",
+  /**
+   * SGLang PR 26880 (padded graph replay): the padding rows' KV entries are laid out from an offset computed
+   * with the unpadded seq_lens_sum, over the tail of the real rows' entries.
+   */
+  "padded-seq-lens-sum",
+  /**
+   * SGLang PR 22958 (padded graph replay): padding rows keep the stale write-slot indices of an earlier, larger
+   * batch in the shared static buffer, and their poison K/V lands in those slots.
+   */
+  "stale-padding-slot",
+  /**
+   * vLLM issue 39273 / PR 52942 (variable-length drafts): a request that proposed no draft skips the accept
+   * kernel, and its bonus is read from the persistent accept buffer's stale row.
+   */
+  "zero-draft-stale-row",
   /** Tree drafting: the next frontier is the K children with the best own log-probability, not the best cumulative one along the path. */
   "frontier-by-own-logprob",
   /** sglang issue 31599 (PRs 31569, 33758): an accepted run reaching the cap ends as "length" before stop tokens are checked, keeping tokens past the stop. */

@@ -9,6 +9,7 @@ import { toTargetIds } from "./draft-vocabulary.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import type { DraftInputRows } from "./hidden-rows.ts";
 import type { KvPool, SlotOwner } from "./kv-pool.ts";
+import type { ReplayOutput, ReplayWrites } from "./padded-replay.ts";
 import { sampleRow, type RowSampler, type SampledRow } from "./row-sampler.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
@@ -30,6 +31,8 @@ export interface RowPlan {
   attendBatchRows: readonly number[];
   /** Verify rows: the parent node's index within the request's block (-1 for the root). */
   treeParent?: number;
+  /** Overlap: the future-ring placeholder this row's token was resolved from at launch. */
+  placeholder?: number;
   /** A target row sampling the next token of a request with sampling options (processing, logprobs). */
   sampler?: RowSampler;
   /** Tree drafting: the draft candidate number this row carries (0 for the verify root). */
@@ -44,8 +47,10 @@ export interface ForwardPlan {
   rows: RowPlan[];
   /** Draft graphs: one input row per plan row (a hidden state, or EAGLE-3 auxiliary states). */
   hidden?: DraftInputRows;
-  /** Runs the forward instead of session.run (graph replay). */
-  runner?: (feeds: ForwardFeeds) => Promise<ForwardResult>;
+  /** Runs the forward instead of session.run (graph replay); writes are the real rows' write slots. */
+  runner?: (feeds: ForwardFeeds, writes: ReplayWrites) => Promise<ReplayOutput>;
+  /** A decode-side forward (decode, verify, draft decode, draft extend after verify): padded replay may run it. */
+  replayable?: boolean;
   draftStep?: number;
   /** Multi-layer drafting: the module this forward runs. */
   module?: number;
@@ -126,17 +131,20 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     // Processing needs the whole row of logits; other forwards fetch only the graph's top-K.
     ...(rows.some((row) => row.sampler !== undefined) ? { withLogits: true } : {}),
   };
-  // Graph replay runs on its own static buffers: not memoized.
+  // Graph replay (padded or not) runs on its own static buffers: not memoized.
+  const writeSlots = rows.map((row) => row.writeSlot);
   const memoized =
     context.memo && !plan.runner
-      ? await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))
-      : { result: await (plan.runner ? plan.runner(feeds) : plan.session.run(feeds)), contentBase: undefined };
+      ? { ...(await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))), paddedRows: 0 }
+      : plan.runner
+        ? { ...(await plan.runner(feeds, { pool, slots: writeSlots })), contentBase: undefined }
+        : { result: await plan.session.run(feeds), contentBase: undefined, paddedRows: 0 };
+  const { paddedRows } = memoized;
   const ran = memoized.result;
   // EAGLE-3: the graph ranks draft ids; what the engine drafts are their target ids through d2t (a copy:
   // the memo's outputs stay as the graph returned them).
   const vocabMap = plan.session.hasAuxInput ? context.eagle3?.draftToTarget : undefined;
   const result = vocabMap ? toTargetIds(ran, vocabMap) : ran;
-  const writeSlots = rows.map((row) => row.writeSlot);
   pool.writeRows(writeSlots, result.kNew, result.vNew, numRows, 0, memoized.contentBase);
   rows.forEach((row) => {
     if (row.temporary) pool.setTemporaryPosition(row.writeSlot, row.position);
@@ -161,6 +169,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
 
   // Each context column's slot owner, looked up once per forward; every row reads its own mask row.
   const columnOwners = context.recorder.enabled ? ctxSlots.map((slot) => pool.ownerOf(slot)) : [];
+  const holdsColumn = (request: number, column: number) => pool.holdsPersisted(request, ctxSlots[column]);
   const event = context.recorder.record(() => ({
     step: context.step,
     phase: plan.phase,
@@ -168,6 +177,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     pool: pool.name,
     draftStep: plan.draftStep,
     ...(plan.module !== undefined ? { module: plan.module } : {}),
+    ...(paddedRows > 0 ? { paddedRows } : {}),
     rows: rows.map((row, r): TraceRow => ({
       request: row.request,
       token: Number(tokens[r]),
@@ -175,6 +185,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       slot: writeSlots[r],
       temporary: row.temporary,
       ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
+      ...(row.placeholder !== undefined ? { placeholder: row.placeholder } : {}),
       ...(row.candidate !== undefined ? { candidate: row.candidate } : {}),
       ...(plan.hidden?.kind === "aux" ? { aux: [...plan.hidden.provenance[r]] } : {}),
       hidden: plan.hidden?.kind === "hidden" ? plan.hidden.provenance[r] : undefined,
@@ -183,7 +194,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
       margin: margins[r],
       topLogit: topLogits[r],
       ...(sampled[r]?.processed ? { rawPredict: rawPredict[r] } : {}),
-      attended: readAttended(row.request, mask, r * width, width, columnOwners),
+      attended: readAttended(row.request, mask, r * width, width, columnOwners, holdsColumn),
     })),
   }));
   return { event, result, predict, margins, sampled };
@@ -250,6 +261,8 @@ function readAttended(
   base: number,
   width: number,
   columnOwners: readonly (SlotOwner | undefined)[],
+  /** The request holds this column's slot as a persisted position of its own (a shared prefix's page). */
+  holds: (request: number, column: number) => boolean,
 ): TraceRow["attended"] {
   const numCtx = columnOwners.length;
   // Persisted positions merged into ranges as they come: columns are laid out in position order, so only
@@ -262,7 +275,8 @@ function readAttended(
   for (let column = 0; column < numCtx; column++) {
     if (mask[base + column] !== 0) continue;
     const owner = columnOwners[column];
-    if (!owner || owner.request !== request)
+    // A shared prefix's slots keep their writer as owner; the request holds them at the same positions.
+    if (!owner || (owner.request !== request && !holds(request, column)))
       foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
     else {

@@ -2,9 +2,10 @@
 // shape (rows, context bucket) and replayed by copying the inputs in. Capture mutates the real batch's
 // positions in place (as multi-step draft capture does) and must restore them afterwards: the
 // "positions-not-restored-after-capture" fault skips the restore (sglang PR 25015's other half).
-import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import type { FloatArray, ForwardFeeds, ModelSession } from "../runtime/ort.ts";
 import type { Faults } from "./faults.ts";
 import { MASKED } from "./forward.ts";
+import type { ReplayOutput } from "./padded-replay.ts";
 
 /** Context columns are padded up to a multiple of this, so shapes repeat and graphs are replayed. */
 export const CONTEXT_BUCKET = 16;
@@ -33,7 +34,7 @@ export class GraphReplay {
   ) {}
 
   /** Mutates the captured buffers (and, during a capture, the caller's positions, restored after). */
-  async run(feeds: ForwardFeeds): Promise<ForwardResult> {
+  async run(feeds: ForwardFeeds): Promise<ReplayOutput> {
     const rows = feeds.tokens.length;
     const bucket = Math.max(CONTEXT_BUCKET, Math.ceil(feeds.ctxSlots.length / CONTEXT_BUCKET) * CONTEXT_BUCKET);
     const key = `${rows}x${bucket}`;
@@ -45,7 +46,7 @@ export class GraphReplay {
     }
     this.copyIn(graph, feeds);
     this.stats.replays += 1;
-    return this.session.run({
+    const result = await this.session.run({
       ...feeds,
       tokens: graph.tokens,
       positions: graph.positions,
@@ -53,6 +54,7 @@ export class GraphReplay {
       ctxSlots: graph.ctxSlots,
       mask: graph.mask,
     });
+    return { result, paddedRows: 0 };
   }
 
   private allocate(rows: number, bucket: number, like: FloatArray): CapturedGraph {

@@ -4,9 +4,14 @@
  *
  * Slots are grouped in pages of `pageSize` consecutive slots. A request's persisted position q
  * lives in the request's page number floor(q / pageSize) at offset q % pageSize, as in SGLang's
- * paged allocator, so a persisted page is never shared. Temporary rows (draft decode, tree verify
- * scratch) live in separate pages owned by one request. Sizes are counted in slots everywhere,
- * but allocation is page-granular: a partly used page counts as used.
+ * paged allocator. Temporary rows (draft decode, tree verify scratch) live in separate pages owned
+ * by one request. Sizes are counted in slots everywhere, but allocation is page-granular: a partly
+ * used page counts as used.
+ *
+ * Persisted pages are reference-counted: the prefix cache holds pages of cached prefixes, and a prefix
+ * hit maps them into another request's table (same positions, same slots). A page is freed when its
+ * last holder lets go. With `tracksReferences` on, every take and drop of a reference is reported
+ * (onReference) so the trace can follow each slot's holders.
  */
 import { giveBackBuffer, takeZeroedBuffer } from "./kv-buffers.ts";
 import { findIntegrityViolations } from "./kv-integrity.ts";
@@ -79,9 +84,25 @@ export interface RequestTable {
 export interface KvPoolInternals {
   /** Free pages sorted descending, so the lowest-numbered page pops off the end in O(1). */
   freePages: number[];
+  /** The writer of each page (shared pages keep their first owner). */
   pageOwners: (PageOwner | undefined)[];
   slotOwners: (Readonly<SlotOwner> | undefined)[];
   tables: Map<number, RequestTable>;
+  /** References per page: its tables plus the prefix cache (0: free). */
+  pageRefs: number[];
+  /** Pages the prefix cache holds references on, with how many (one per cache node mapping the page). */
+  cachePages: Map<number, number>;
+}
+
+/** The prefix cache's holder id in reference reports. */
+export const CACHE_HOLDER = -1;
+
+/** A reference change, as onReference reports it. */
+export interface ReferenceChange {
+  holder: number;
+  change: "acquire" | "drop" | "write" | "free";
+  slots: readonly number[];
+  reason?: "evict" | "flush";
 }
 
 export class KvPool {
@@ -137,6 +158,8 @@ export class KvPool {
       pageOwners: new Array<PageOwner | undefined>(this.numPages).fill(undefined),
       slotOwners: new Array<SlotOwner | undefined>(numSlots).fill(undefined),
       tables: new Map(),
+      pageRefs: new Array<number>(this.numPages).fill(0),
+      cachePages: new Map(),
     };
   }
 
@@ -227,6 +250,42 @@ export class KvPool {
     return this.numSlots - this.numFreeSlots();
   }
 
+  /** The page holding the request's persisted positions [index * pageSize, (index + 1) * pageSize). Pure. */
+  persistedPage(request: number, index: number): number | undefined {
+    return this.state.tables.get(request)?.persistedPages[index];
+  }
+
+  /** Whether the request's table maps `slot` to a persisted position (its own or a shared prefix's). Pure. */
+  holdsPersisted(request: number, slot: number): boolean {
+    const owner = this.state.slotOwners[slot];
+    const table = this.state.tables.get(request);
+    if (!owner || owner.temporary || !table || owner.position >= table.persistedLength) return false;
+    return table.persistedPages[Math.floor(owner.position / this.pageSize)] === Math.floor(slot / this.pageSize);
+  }
+
+  /** References on a page (0: free). Pure. */
+  referencesOf(page: number): number {
+    return this.state.pageRefs[page] ?? 0;
+  }
+
+  /** Only the prefix cache holds the page (no request). Pure. */
+  cacheOnly(page: number): boolean {
+    const held = this.state.cachePages.get(page) ?? 0;
+    return held > 0 && this.state.pageRefs[page] === held;
+  }
+
+  /** Pages only the prefix cache holds (evictable). Pure. */
+  cacheOnlyPages(): number {
+    let count = 0;
+    for (const [page, held] of this.state.cachePages) if (this.state.pageRefs[page] === held) count += 1;
+    return count;
+  }
+
+  /** Pages in the pool. Pure. */
+  get pages(): number {
+    return this.numPages;
+  }
+
   /** Requests that own at least one page, ascending. Pure. */
   requests(): number[] {
     return [...this.state.tables.keys()].sort((a, b) => a - b);
@@ -270,7 +329,19 @@ export class KvPool {
   /** Told the slots each free releases (owned before, free after): the trace records them. */
   onRelease: ((slots: readonly number[]) => void) | undefined;
 
-  /** Drops positions >= newLength and frees pages that become empty. Mutates. */
+  /** Reports reference changes (set when slots can be shared: the prefix cache is on). */
+  onReference: ((change: ReferenceChange) => void) | undefined;
+
+  /**
+   * Called with the pages an allocation needs when fewer are free (the prefix cache evicts until they are);
+   * then the allocation retries.
+   */
+  onPressure: ((pagesWanted: number) => void) | undefined;
+
+  /**
+   * Drops positions >= newLength and lets go of pages that become empty: a page the request shared with
+   * other holders (the prefix cache, other requests) loses one reference, the others are freed. Mutates.
+   */
   truncatePersisted(request: number, newLength: number): void {
     checkRequest(request);
     const table = this.state.tables.get(request);
@@ -279,16 +350,26 @@ export class KvPool {
       throw new Error(`KvPool "${this.name}": truncatePersisted(${request}, ${newLength}) outside 0..${oldLength}`);
     }
     if (!table || newLength === oldLength) return;
-    const released: number[] = [];
-    for (let position = newLength; position < oldLength; position++) {
+    const keptPages = Math.ceil(newLength / this.pageSize);
+    const partial: number[] = [];
+    // Positions past the new length inside the last kept page (never a shared page: prefixes are whole pages).
+    for (let position = newLength; position < Math.min(oldLength, keptPages * this.pageSize); position++) {
       const slot = this.persistedSlot(table, position);
       this.state.slotOwners[slot] = undefined;
-      released.push(slot);
+      partial.push(slot);
     }
-    this.onRelease?.(released);
     table.persistedLength = newLength;
-    const keptPages = Math.ceil(newLength / this.pageSize);
-    for (const page of table.persistedPages.splice(keptPages)) this.releasePage(page);
+    const held: number[] = [];
+    const freed: number[] = [];
+    table.persistedPages.splice(keptPages).forEach((page, i) => {
+      const first = (keptPages + i) * this.pageSize;
+      for (let position = first; position < Math.min(oldLength, first + this.pageSize); position++)
+        held.push(page * this.pageSize + (position % this.pageSize));
+      if (this.dropReference(page)) freed.push(...this.clearPage(page));
+    });
+    this.onReference?.({ holder: request, change: "drop", slots: [...partial, ...held] });
+    this.onReference?.({ holder: request, change: "free", slots: [...partial, ...freed] });
+    this.onRelease?.([...partial, ...freed]);
     this.dropIfEmpty(request, table);
   }
 
@@ -361,12 +442,17 @@ export class KvPool {
       table.temporarySlots.delete(slot);
       this.state.slotOwners[slot] = undefined;
     }
-    if (toFree.length > 0) this.onRelease?.(toFree);
+    if (toFree.length > 0) {
+      this.onReference?.({ holder: request, change: "drop", slots: toFree });
+      this.onReference?.({ holder: request, change: "free", slots: toFree });
+      this.onRelease?.(toFree);
+    }
     table.temporaryPages = table.temporaryPages.filter((page) => {
       const start = page * this.pageSize;
       for (let slot = start; slot < start + this.pageSize; slot++) {
         if (table.temporarySlots.has(slot)) return true;
       }
+      this.state.pageRefs[page] = 0;
       this.releasePage(page);
       return false;
     });
@@ -378,6 +464,53 @@ export class KvPool {
     if (!this.state.tables.has(request)) return;
     this.freeTemporary(request);
     this.truncatePersisted(request, 0);
+  }
+
+  /**
+   * A prefix hit: the request (holding nothing persisted yet) maps positions [0, length) onto `pages`, which
+   * other holders wrote, taking one reference on each. `length` is a multiple of the page size, except
+   * under the prefix-draft-kv-unaligned fault. Mutates.
+   */
+  sharePersisted(request: number, pages: readonly number[], length: number): void {
+    checkRequest(request);
+    const table = this.tableFor(request);
+    if (table.persistedLength !== 0 || table.persistedPages.length !== 0)
+      throw new Error(`KvPool "${this.name}": request ${request} already holds persisted KV`);
+    if (pages.length !== Math.ceil(length / this.pageSize))
+      throw new Error(`KvPool "${this.name}": ${pages.length} pages for a shared length of ${length}`);
+    const slots: number[] = [];
+    pages.forEach((page, i) => {
+      if (this.state.pageRefs[page] < 1) throw new Error(`KvPool "${this.name}": shared page ${page} is free`);
+      this.state.pageRefs[page] += 1;
+      table.persistedPages.push(page);
+      for (let position = i * this.pageSize; position < Math.min(length, (i + 1) * this.pageSize); position++)
+        slots.push(page * this.pageSize + (position % this.pageSize));
+    });
+    table.persistedLength = length;
+    this.onReference?.({ holder: request, change: "acquire", slots });
+  }
+
+  /** The prefix cache takes a reference on a page some request wrote (a persisted page). Mutates. */
+  cacheAcquire(page: number): void {
+    if (this.state.pageRefs[page] < 1)
+      throw new Error(`KvPool "${this.name}": the cache cannot take free page ${page}`);
+    this.state.pageRefs[page] += 1;
+    this.state.cachePages.set(page, (this.state.cachePages.get(page) ?? 0) + 1);
+    this.onReference?.({ holder: CACHE_HOLDER, change: "acquire", slots: this.pageSlots(page) });
+  }
+
+  /** The prefix cache lets go of a page (eviction, or the flush at the end); freed if it was the last holder. Mutates. */
+  cacheDrop(page: number, reason: "evict" | "flush"): void {
+    const held = this.state.cachePages.get(page) ?? 0;
+    if (held === 0) throw new Error(`KvPool "${this.name}": the cache holds no page ${page}`);
+    if (held === 1) this.state.cachePages.delete(page);
+    else this.state.cachePages.set(page, held - 1);
+    const slots = this.pageSlots(page);
+    this.onReference?.({ holder: CACHE_HOLDER, change: "drop", slots, reason });
+    if (!this.dropReference(page)) return;
+    const freed = this.clearPage(page);
+    this.onReference?.({ holder: CACHE_HOLDER, change: "free", slots: freed, reason });
+    this.onRelease?.(freed);
   }
 
   /**
@@ -426,6 +559,41 @@ export class KvPool {
     }
   }
 
+  /**
+   * Zeroes these slots' K/V in every layer without any ownership check: what a never-written buffer holds
+   * (the prefix-hit-uninitialized-draft-kv fault's cached draft KV). Mutates.
+   */
+  forgetContentsUnchecked(slots: readonly number[]): void {
+    this.checkNotReleased();
+    for (const slot of slots) {
+      this.contentIds[slot] = freshContentBlock();
+      for (let layer = 0; layer < this.layers; layer++) {
+        const at = (layer * this.numSlots + slot) * this.kvDim;
+        this.keyBuffer.fill(0, at, at + this.kvDim);
+        this.valueBuffer.fill(0, at, at + this.kvDim);
+      }
+    }
+  }
+
+  /**
+   * Writes row `row` of newKeys/newValues ([layers, numRows, kvDim]) to `slot` in every layer without any
+   * ownership check: what a stray device-side write does (padded graph replay's stale-padding-slot fault).
+   * Mutates.
+   */
+  writeRowUnchecked(slot: number, newKeys: KvArray, newValues: KvArray, numRows: number, row: number): void {
+    const { layers, kvDim, numSlots } = this;
+    this.checkNotReleased();
+    // New bytes, new content: a forward memo must not take the slot for what it held before.
+    this.writtenSlots = Math.max(this.writtenSlots, slot + 1);
+    this.contentIds[slot] = freshContentBlock();
+    for (let layer = 0; layer < layers; layer++) {
+      const from = (layer * numRows + row) * kvDim;
+      const to = (layer * numSlots + slot) * kvDim;
+      this.keyBuffer.set(newKeys.subarray(from, from + kvDim), to);
+      this.valueBuffer.set(newValues.subarray(from, from + kvDim), to);
+    }
+  }
+
   /** Copies one slot's keys and values in every layer; both slots must be owned. Mutates. */
   copySlot(fromSlot: number, toSlot: number): void {
     this.checkOwnedSlot(fromSlot);
@@ -461,8 +629,9 @@ export class KvPool {
     return table;
   }
 
-  /** Checks before any change so a failed allocation leaves the pool untouched. */
+  /** Checks before any change so a failed allocation leaves the pool untouched (the cache may evict first). */
   private reservePages(count: number): void {
+    if (count > this.state.freePages.length && this.onPressure) this.onPressure(count);
     if (count > this.state.freePages.length) {
       throw new KvPoolExhaustedError(this.name, count * this.pageSize, this.numFreeSlots());
     }
@@ -471,7 +640,31 @@ export class KvPool {
   private takePage(request: number, temporary: boolean): number {
     const page = this.state.freePages.pop()!;
     this.state.pageOwners[page] = { request, temporary };
+    this.state.pageRefs[page] = 1;
     return page;
+  }
+
+  /** One holder lets go; true when that was the last reference (the page must then be cleared and freed). */
+  private dropReference(page: number): boolean {
+    this.state.pageRefs[page] -= 1;
+    return this.state.pageRefs[page] <= 0;
+  }
+
+  /** Frees a page nobody holds: its slots lose their owners. Returns the slots that had one. */
+  private clearPage(page: number): number[] {
+    const released: number[] = [];
+    for (const slot of this.pageSlots(page)) {
+      if (this.state.slotOwners[slot] === undefined) continue;
+      this.state.slotOwners[slot] = undefined;
+      released.push(slot);
+    }
+    this.state.pageRefs[page] = 0;
+    this.releasePage(page);
+    return released;
+  }
+
+  private pageSlots(page: number): number[] {
+    return Array.from({ length: this.pageSize }, (_, i) => page * this.pageSize + i);
   }
 
   private releasePage(page: number): void {

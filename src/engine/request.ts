@@ -17,6 +17,15 @@ import type { TopK } from "./topk.ts";
 export type RequestStatus = "waiting" | "prefilling" | "decoding" | "finished";
 export type FinishReason = "length" | "eos" | "stop" | "abort";
 
+/** A round's inputs resolved at launch from the future ring, with the placeholders they replaced. */
+export interface LaunchInputs {
+  token?: number;
+  tokenPlaceholder?: number;
+  draftRoot?: TopK;
+  draftHidden?: HiddenRows;
+  draftPlaceholder?: number;
+}
+
 export interface RequestInit {
   id: number;
   prompt: readonly number[];
@@ -38,6 +47,8 @@ export class Request {
   /** One entry per output token when the request asks for logprobs. */
   readonly logprobs: LogprobEntry[] = [];
   readonly penalizer: Penalizer;
+  /** Overlap: uniforms the stream had given when the latest processed result was produced (a discard rewinds to it). */
+  processedDraws = 0;
   /** Stochastic requests: the request's own stream of uniforms (kept across retracts: resume does not resample). */
   readonly stream: UniformStream | undefined;
   private readonly stopTokenIds: ReadonlySet<number>;
@@ -64,6 +75,20 @@ export class Request {
   retracts = 0;
   /** The stale-draft-KV fault: resume skipped the draft pools, so the next prefill must not extend them. */
   skipDraftOnResume = false;
+  /**
+   * Overlap: finished while its next step was already planned. It still runs that step on the device (one
+   * extra delayed round, as SGLang, vLLM and TensorRT-LLM do), whose results are discarded; then it is freed.
+   */
+  zombie = false;
+  /** Overlap: the future-ring entry this step's outputs (bonus, draft root) are written to. */
+  futureEntry: number | undefined;
+  /** Overlap: the ring entry the next launch resolves its inputs from (what the plan holds as placeholders). */
+  plannedFrom: number | undefined;
+  plannedExpects: { token: boolean; draft: boolean } | undefined;
+  /** Overlap: this round's inputs as launch resolved them (undefined: the request's own state). */
+  launch: LaunchInputs | undefined;
+  /** The first event of the work in flight (its results not processed yet): discarded if a retract or abort lands. */
+  inFlightSince = 0;
 
   constructor(init: RequestInit) {
     this.id = init.id;
@@ -88,7 +113,10 @@ export class Request {
    */
   rowSampler(pathTokens: readonly number[], eosId: number, process = true): RowSampler | undefined {
     if (!needsLogits(this.sampling)) return undefined;
-    return { params: this.sampling, context: this.penalizer.contextWith(pathTokens), eosId, process };
+    // Under overlap the device is ahead of the processed output: its tokens in flight count as committed.
+    const inFlight = this.tokens.slice(this.prompt.length + this.output.length);
+    const committed = inFlight.length > 0 ? [...inFlight, ...pathTokens] : pathTokens;
+    return { params: this.sampling, context: this.penalizer.contextWith(committed), eosId, process };
   }
 
   /**
@@ -122,21 +150,53 @@ export class Request {
     return this.status === "prefilling" || this.status === "decoding";
   }
 
+  /** Takes part in forwards: active, or a zombie running its last planned step. */
+  get running(): boolean {
+    return this.active || this.zombie;
+  }
+
+  /**
+   * Overlap: a retract or abort discards the results in flight: the verified tokens go back to the
+   * processed ones (prompt + output). The stale-placeholder fault keeps `placeholder` as the pending token.
+   * Mutates.
+   */
+  discardInFlight(placeholder?: number): void {
+    this.tokens.length = this.prompt.length + this.output.length;
+    if (placeholder !== undefined) this.tokens.push(placeholder);
+  }
+
   /** The bonus token x_L (verified, no KV yet). */
   get bonusToken(): number {
     return this.tokens[this.targetKvLength];
   }
 
+  /** This round's root token: the launch-time resolution under overlap, else x_L. */
+  get rootToken(): number {
+    return this.launch?.token ?? this.bonusToken;
+  }
+
+  /** This round's draft root (d_1's candidates) and the hidden state produced with it. */
+  get rootDraft(): TopK | undefined {
+    return this.launch?.draftRoot ?? this.draftRoot;
+  }
+
+  get rootHidden(): HiddenRows | undefined {
+    return this.launch?.draftHidden ?? this.draftHidden;
+  }
+
   /**
    * Appends generated tokens, cut at the first of EOS, a stop id (both kept) or max new tokens: nothing past
    * it is emitted. `logprobs[i]` is candidate i's entry (requests asking for logprobs). Mutates; returns the
-   * tokens emitted and whether the request finished.
+   * tokens emitted and whether the request finished. (Under overlap the device appended the uncut candidates
+   * to `tokens` when it computed them; this processes the output.)
    */
   emit(
     candidates: readonly number[],
     eosId: number,
     faults: Faults,
     logprobs?: readonly (LogprobEntry | undefined)[],
+    /** Overlap: the device already appended the candidates to `tokens`; only the output is processed here. */
+    deviceAdvanced = false,
   ): { emitted: number[]; finished: boolean } {
     const emitted: number[] = [];
     // sglang issue 31599: a run reaching the cap was cut by length before its stop tokens were looked at.
@@ -148,7 +208,7 @@ export class Request {
       if (this.output.length >= this.maxNewTokens) break;
       emitted.push(token);
       this.output.push(token);
-      this.tokens.push(token);
+      if (!deviceAdvanced) this.tokens.push(token);
       const entry = logprobs?.[i];
       if (entry) this.logprobs.push(entry);
       if (!lengthFirst && token === eosId) {

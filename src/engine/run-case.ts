@@ -13,6 +13,7 @@ import { checkSampling } from "../sampling/check.ts";
 import { ConfigError, validateEngineConfig } from "./config.ts";
 import type { EngineSessions } from "./context.ts";
 import { Engine, type PoolCheck } from "./engine.ts";
+import type { PrefixHitRecord } from "./phases/prefix-hit.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 
 export interface RequestOutput {
@@ -39,6 +40,8 @@ export interface EngineInternals {
   /** Slots still held in any pool after the run (KV conservation: must be 0). */
   slotsInUseAtEnd: number;
   steps: number;
+  /** The KV every prefix hit reused, as it was at the hit (the prefix-cache draft KV law). */
+  prefixHits?: PrefixHitRecord[];
 }
 
 export interface RunResult {
@@ -95,10 +98,13 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
   validateEngineConfig(testCase.engine);
   if (testCase.engine.mode === "speculative" && !testCase.draft)
     throw new ConfigError("/draft", "speculative mode needs a draft model");
-  if (testCase.engine.mode === "speculative" && testCase.draft?.kind === "ngram")
-    throw new ConfigError("/draft/kind", "ngram (prompt lookup) drafting is not implemented by the reference engine");
   const ids = new Set<number>();
   const multiLayer = testCase.engine.mode === "speculative" && testCase.engine.multiLayer === true;
+  if (testCase.engine.mode === "speculative" && testCase.draft?.kind === "ngram") {
+    if (testCase.engine.topk !== 1)
+      throw new ConfigError("/engine/topk", "ngram (prompt lookup) drafting proposes chains: topk must be 1");
+    if (multiLayer) throw new ConfigError("/engine/multiLayer", "ngram (prompt lookup) drafting has no draft modules");
+  }
   if (multiLayer) {
     if (testCase.engine.topk !== 1) throw new ConfigError("/engine/topk", "multi-layer drafting needs topk 1");
     if (testCase.draft?.kind === "eagle" || isEagle3(testCase.draft?.kind))
@@ -132,7 +138,7 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
           `multi-layer mirror modules need prompts starting with the preamble [${preamble.join(", ")}]`,
         );
     }
-    const mirror = testCase.draft && !isHead(testCase.draft.kind);
+    const mirror = testCase.draft && !isHead(testCase.draft.kind) && testCase.draft.kind !== "ngram";
     if (mirror && testCase.engine.mode === "speculative" && request.prompt[0] !== spec.bosId) {
       throw new ConfigError(
         `/workload/requests/${i}/prompt/0`,
@@ -207,6 +213,7 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   const engine = new Engine(testCase.engine, models.spec, sessions, {
     trace: options.trace ?? true,
     checkPools: options.checkPools ?? options.trace ?? true,
+    drafter: testCase.draft?.kind === "ngram" ? "ngram" : "model",
     forwardMemo: options.forwardMemo,
     betweenForwards: (self, step, forwardInStep) => {
       for (const abort of testCase.workload.aborts) {
@@ -244,6 +251,7 @@ async function runEngine(
     await engine.runStep();
     options.onStep?.(engine.step, engine);
   }
+  engine.finish();
   const outputs: RequestOutput[] = testCase.workload.requests.map(({ id }) => {
     const request = engine.requests.get(id)!;
     const finished = request.finishReason !== undefined && request.finishReason !== "abort";
@@ -285,5 +293,15 @@ async function runEngine(
     ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),
   };
   if (draftGraphs.length === 0) delete trace.models!.draft;
-  return { outputs, trace, internals: { poolChecks: engine.poolChecks, slotsInUseAtEnd, steps: engine.step } };
+  const prefixHits = engine.context.prefixHits;
+  return {
+    outputs,
+    trace,
+    internals: {
+      poolChecks: engine.poolChecks,
+      slotsInUseAtEnd,
+      steps: engine.step,
+      ...(prefixHits.length > 0 ? { prefixHits } : {}),
+    },
+  };
 }

@@ -104,6 +104,22 @@ export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
           { logitBias: { "57": -100, "28": 4 }, frequencyPenalty: 1, logprobs: 3 },
         ],
       },
+      {
+        name: "scheduled",
+        description:
+          "production scheduling (docs/scheduling.md): overlap, the prefix cache (later arrivals reuse the shared preamble's target and draft KV, page 2) and padded graph replay on buckets 1, 2, 4, 8, 16; S = 3. An engine that does not declare these modes skips it",
+        seed: 109,
+        requests: 4,
+        maxNewTokens: 12,
+        engine: {
+          numSteps: 3,
+          pageSize: 2,
+          overlap: true,
+          prefixCache: true,
+          graphReplay: true,
+          graphBuckets: [1, 2, 4, 8, 16],
+        },
+      },
     ],
   },
   {

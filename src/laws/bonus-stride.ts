@@ -1,6 +1,7 @@
-// Law "bonus stride": every accept_index entry lies in its own request's block [r * N, (r + 1) * N)
-// of the verify rows (r: the request's index in that verify event), and each bonus equals predict at
-// the request's last accepted node, or for a stochastic request the token its accept_tokens row drew there (sglang PRs 15360/26866/26981: a stride of N instead of S + 1
+// Law "bonus stride": every accept_index entry lies in its own request's block of the verify rows ([r * N,
+// (r + 1) * N) with N rows per request; with variable-length drafts each request's block is its own rows),
+// and each bonus equals predict at the request's last accepted node, or for a stochastic request the token
+// its accept_tokens row drew there (sglang PRs 15360/26866/26981: a stride of N instead of S + 1
 // reads another request's row or past the end; invisible with topk 1, where N = S + 1).
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
@@ -13,18 +14,23 @@ export function checkBonusStride(trace: Trace): LawResult {
   if (verifyEvents.length === 0) return notCheckable(BONUS_STRIDE, "the trace has no verify events with results");
   const tally = new LawTally(BONUS_STRIDE);
   for (const event of verifyEvents) {
-    const order = [...new Set(event.rows.map((row) => row.request))];
-    const numNodes = order.length > 0 ? event.rows.length / order.length : 0;
+    // Each request's block: its rows, contiguous in the event (equal blocks of N rows unless drafts vary).
+    const blocks = new Map<number, { start: number; end: number }>();
+    event.rows.forEach((row, index) => {
+      const block = blocks.get(row.request);
+      if (block) block.end = index + 1;
+      else blocks.set(row.request, { start: index, end: index + 1 });
+    });
     for (const result of event.verify!) {
       tally.checked += 1;
-      const r = order.indexOf(result.request);
+      const block = blocks.get(result.request) ?? { start: 0, end: 0 };
       const where = { request: result.request, event: event.index };
       const entries = result.acceptIndex.slice(0, result.acceptLen);
-      const outside = entries.find((index) => index < r * numNodes || index >= (r + 1) * numNodes);
+      const outside = entries.find((index) => index < block.start || index >= block.end);
       if (outside !== undefined) {
         tally.fail({
           ...where,
-          message: `verify event ${event.index}: request ${result.request}'s accept_index entry ${outside} lies outside its rows [${r * numNodes}, ${(r + 1) * numNodes})`,
+          message: `verify event ${event.index}: request ${result.request}'s accept_index entry ${outside} lies outside its rows [${block.start}, ${block.end})`,
           got: outside,
         });
         continue;

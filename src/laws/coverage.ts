@@ -2,6 +2,7 @@
 // The property suites count them over their runs and fail when one falls below 2%.
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
+import { schedulingCorners } from "./scheduling-coverage.ts";
 import { SAMPLING_COVERAGE_LABELS, samplingCoverageLabels } from "./sampling-coverage.ts";
 import { STOCHASTIC_COVERAGE_LABELS, stochasticCoverageLabels } from "./stochastic-coverage.ts";
 
@@ -20,6 +21,20 @@ export const COVERAGE_LABELS = [
   "retract between forwards",
   /** Pages above 1 and a request's verify rows spanning a page boundary. */
   "page boundary inside a verify",
+  /** Overlap: a request finished while its next round was already planned (a zombie round, discarded). */
+  "finish with a future token in flight",
+  /** Overlap: an abort or retract landed while the request's results were in flight (discarded). */
+  "abort or retract with a future token in flight",
+  /** A prefix hit whose shared prefix ends inside a page (the hit is cut back to the page boundary). */
+  "prefix hit mid-page",
+  /** A prefix hit whose shared prefix ends at a page boundary (page size > 1). */
+  "prefix hit at a page boundary",
+  /** The prefix cache evicted while a request held pages it had taken by a prefix hit. */
+  "eviction while a prefix is shared",
+  /** A padded graph replay ran at least one padding row. */
+  "padded bucket with a padding row",
+  /** A verify forward where one request verifies no draft and another all S (prompt lookup). */
+  "empty-draft round next to a full one",
   ...SAMPLING_COVERAGE_LABELS,
   ...STOCHASTIC_COVERAGE_LABELS,
 ] as const;
@@ -72,6 +87,14 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   if (abortLanded) labels.push("abort between forwards");
   if ((trace.lifecycle ?? []).some((entry) => entry.kind === "retract")) labels.push("retract between forwards");
   if (pageInVerify) labels.push("page boundary inside a verify");
+  const corners = schedulingCorners(trace, P, S);
+  if (corners.finishInFlight) labels.push("finish with a future token in flight");
+  if (corners.abortOrRetractInFlight) labels.push("abort or retract with a future token in flight");
+  if (corners.prefixHitMidPage) labels.push("prefix hit mid-page");
+  if (corners.prefixHitAtBoundary) labels.push("prefix hit at a page boundary");
+  if (corners.sharedPrefixEvicted) labels.push("eviction while a prefix is shared");
+  if (corners.paddingRows) labels.push("padded bucket with a padding row");
+  if (corners.emptyDraftNextToFull) labels.push("empty-draft round next to a full one");
   labels.push(...samplingCoverageLabels(testCase, trace), ...stochasticCoverageLabels(trace));
   return labels;
 }

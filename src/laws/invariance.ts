@@ -198,8 +198,11 @@ function compareRequest(
   if (options.rows) {
     const pools = new Set([...a.pools.keys(), ...b.pools.keys()]);
     for (const pool of pools) {
-      const rowsA = a.pools.get(pool) ?? [];
-      const rowsB = b.pools.get(pool) ?? [];
+      // Positions a prefix hit reused in either run were computed in one run only: neither is compared.
+      const reused = Math.max(a.prefixHits.get(pool) ?? 0, b.prefixHits.get(pool) ?? 0);
+      const computed = (row: ViewRow) => !(row.segment === 0 && row.temporary !== true && row.position < reused);
+      const rowsA = (a.pools.get(pool) ?? []).filter(computed);
+      const rowsB = (b.pools.get(pool) ?? []).filter(computed);
       const common = Math.min(rowsA.length, rowsB.length);
       let i = 0;
       for (; i < common; i++) {

@@ -15,6 +15,7 @@ import {
   type RowPrediction,
   type TeacherForcedTarget,
 } from "../reference/cache-free.ts";
+import { draftKv, targetKv, type KvRows } from "../reference/cache-free-kv.ts";
 import { eagle3ReadingOf, type Eagle3Reading } from "../reference/eagle3-reading.ts";
 import { processTarget, type ProcessedTarget } from "../reference/processed.ts";
 import { needsLogits, type RequestSampling } from "../sampling/params.ts";
@@ -262,6 +263,17 @@ export class ReferenceOracle {
       ...sequence.slice(0, rootPosition + 1),
       ...drafts,
     ]);
+  }
+
+  /**
+   * The K/V a pool's model writes for positions [0, length) of `tokens` without any cache: the target, the
+   * chain/tree draft (module undefined), or multi-layer module k.
+   */
+  async kvRows(pool: "target" | "draft", tokens: readonly number[], length: number, module?: number): Promise<KvRows> {
+    if (pool === "target") return targetKv(this.target, this.spec, tokens, length);
+    const session = module === undefined ? this.draft : this.modules[module];
+    if (!session) throw new Error(`no draft ${module === undefined ? "model" : `module ${module}`}`);
+    return draftKv(session, this.spec, this.draftLayers, await this.targetOver(tokens), (module ?? 0) + 1, length);
   }
 
   /** Computes these module rows not computed yet, one packed forward per module. */

@@ -13,15 +13,19 @@ export function checkPositions(trace: Trace): LawResult {
   if (!hasAttention) return notCheckable(POSITIONS, "trace rows carry no attended positions");
   const tally = new LawTally(POSITIONS);
   const persistedLength = new Map<string, number>();
-  // A retract frees the request's KV in every pool; resume rewrites it from position 0.
-  const retractsBefore = new Map<number, number[]>();
+  // A retract frees the request's KV in every pool; resume rewrites it from position 0, or from the end of
+  // a prefix hit (whose positions the request holds without writing them).
+  const lifecycleBefore = new Map<number, NonNullable<Trace["lifecycle"]>>();
   for (const entry of trace.lifecycle ?? []) {
-    if (entry.kind === "retract")
-      retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
+    if (entry.kind === "retract" || entry.kind === "prefix-hit")
+      lifecycleBefore.set(entry.beforeEvent, [...(lifecycleBefore.get(entry.beforeEvent) ?? []), entry]);
   }
   for (const event of trace.events) {
-    for (const request of retractsBefore.get(event.index) ?? []) {
-      for (const key of [...persistedLength.keys()]) if (key.endsWith(`:${request}`)) persistedLength.delete(key);
+    for (const entry of lifecycleBefore.get(event.index) ?? []) {
+      if (entry.kind === "retract") {
+        for (const key of [...persistedLength.keys()])
+          if (key.endsWith(`:${entry.request}`)) persistedLength.delete(key);
+      } else for (const hit of entry.pools ?? []) persistedLength.set(`${hit.pool}:${entry.request}`, hit.length);
     }
     const pool = event.pool ?? event.model ?? (event.phase.startsWith("draft") ? "draft" : "target");
     event.rows.forEach((row, rowIndex) => {

@@ -25,6 +25,13 @@ import { law as pageSizeInvariance } from "./page-size-invariance.ts";
 import { law as batchInvariance } from "./batch-invariance.ts";
 import { law as replayEquivalence } from "./replay-equivalence.ts";
 import { law as retractInvariance } from "./retract-invariance.ts";
+import { law as overlapInvariance } from "./overlap-invariance.ts";
+import { law as prefixCacheInvariance } from "./prefix-cache-invariance.ts";
+import { law as paddingInvariance } from "./padding-invariance.ts";
+import { law as paddingPoisonInvariance } from "./padding-poison-invariance.ts";
+import { law as placeholderResolution } from "./placeholder-resolution.ts";
+import { law as prefixCacheDraftKv } from "./prefix-cache-draft-kv.ts";
+import { law as abortFinality } from "./abort-finality.ts";
 
 export const LAWS: readonly Law[] = [
   referenceDecode,
@@ -51,6 +58,13 @@ export const LAWS: readonly Law[] = [
   batchInvariance,
   replayEquivalence,
   retractInvariance,
+  overlapInvariance,
+  prefixCacheInvariance,
+  paddingInvariance,
+  paddingPoisonInvariance,
+  placeholderResolution,
+  prefixCacheDraftKv,
+  abortFinality,
 ];
 
 export const LAW_NAMES: readonly string[] = LAWS.map((law) => law.name);

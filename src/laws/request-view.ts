@@ -6,9 +6,11 @@
 // prefill and its draft extend, k - 1 for round k's draft and verify rows), the clock used to decide
 // whether a difference can be the echo of an earlier near-tie. Rows a retracted request re-runs to
 // rebuild KV it already had, and the temporary rows of the round a retract cut short, are skipped:
-// resume must continue exactly where the request left off. Tree-drafting rows also carry what the
-// selection read (draft-tree.ts): the candidate's token path, its rank gap, and a draft row's children,
-// so a selection that flipped at a near-tie is told from a real difference.
+// resume must continue exactly where the request left off. Discarded work (overlap: a zombie's extra
+// round, a round in flight when an abort or retract landed) is left out: nothing of it was emitted. A
+// prefix hit's length per pool is kept: the positions it reused are compared in neither run. Tree-drafting
+// rows also carry what the selection read (draft-tree.ts): the candidate's token path, its rank gap, and a
+// draft row's children, so a selection that flipped at a near-tie is told from a real difference.
 import type { SamplingDraw, Trace, TraceEvent, TraceRow, VerifyResult } from "../trace/schema.ts";
 import { readDraftRounds, selectedRows } from "./draft-tree.ts";
 
@@ -57,6 +59,8 @@ export interface RequestView {
   /** Output tokens emitted per verify/decode forward, in order (prefill emits output[0]). */
   emissions: number[];
   retracted: boolean;
+  /** Pool -> positions [0, length) a prefix hit reused (their KV was not computed by this request). */
+  prefixHits: Map<string, number>;
 }
 
 export function poolOf(event: TraceEvent): string {
@@ -113,6 +117,7 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
         rounds: [],
         emissions: [],
         retracted: false,
+        prefixHits: new Map(),
       };
       views.set(id, view);
     }
@@ -124,6 +129,10 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
   for (const entry of trace.lifecycle ?? []) {
     if (entry.kind === "retract")
       retractsBefore.set(entry.beforeEvent, [...(retractsBefore.get(entry.beforeEvent) ?? []), entry.request]);
+    if (entry.kind === "prefix-hit") {
+      const hits = viewOf(entry.request).prefixHits;
+      for (const { pool, length } of entry.pools ?? []) hits.set(pool, Math.max(hits.get(pool) ?? 0, length));
+    }
   }
   const selected = selectedRows(readDraftRounds(trace));
   const segments = new Map<number, number>();
@@ -146,6 +155,7 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
     const pool = poolOf(event);
     const seenRequests = new Set<number>();
     event.rows.forEach((row, rowIndex) => {
+      if (row.discarded) return;
       seenRequests.add(row.request);
       const view = viewOf(row.request);
       const key = `${pool}:${row.request}`;
@@ -182,9 +192,10 @@ export function requestViews(trace: Trace): Map<number, RequestView> {
       view.pools.set(pool, rows);
     });
     for (const result of event.verify ?? []) {
+      if (result.discarded) continue;
       const view = viewOf(result.request);
       // Compaction persists the accepted path's target KV at root .. root + accept_len - 1 without a row.
-      const root = event.rows.find((row) => row.request === result.request);
+      const root = event.rows.find((row) => row.request === result.request && !row.discarded);
       if (root) {
         const key = `${pool}:${result.request}`;
         written.set(key, Math.max(written.get(key) ?? 0, root.position + result.acceptLen));

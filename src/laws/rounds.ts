@@ -1,4 +1,6 @@
-// Reads speculative rounds out of a trace: for each verify result, the request's verify rows.
+// Reads speculative rounds out of a trace: for each verify result, the request's verify rows. Discarded
+// rounds (overlap: run while their request had finished, or in flight when it was aborted or retracted)
+// emitted nothing and are left out.
 import type { Trace, TraceRow, VerifyResult } from "../trace/schema.ts";
 
 export interface Round {
@@ -14,6 +16,7 @@ export function readRounds(trace: Trace): Round[] {
   for (const event of trace.events) {
     if (event.phase !== "verify" || !event.verify) continue;
     for (const result of event.verify) {
+      if (result.discarded) continue;
       rounds.push({
         event: event.index,
         request: result.request,

@@ -73,7 +73,9 @@ export function checkRowTokens(trace: Readonly<Trace>): LawResult {
   for (const event of trace.events) {
     const byRequest = new Map<number, number[]>();
     event.rows.forEach((row, index) => {
-      if (sequences.has(row.request)) byRequest.set(row.request, [...(byRequest.get(row.request) ?? []), index]);
+      // Discarded work (overlap: a zombie's extra round) ran on tokens the host later cut: nothing of it counts.
+      if (sequences.has(row.request) && !row.discarded)
+        byRequest.set(row.request, [...(byRequest.get(row.request) ?? []), index]);
     });
     for (const [request, indices] of byRequest) {
       const x = sequences.get(request)!;

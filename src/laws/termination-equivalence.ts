@@ -84,11 +84,15 @@ function terminationViolation(
   return undefined;
 }
 
-/** Forwards carrying a request after the verify round that finished it (nothing past the end runs). */
+/**
+ * Forwards carrying a request after the verify round that finished it (nothing past the end runs). Discarded
+ * work is not the request's: an overlap engine runs one round it planned before it knew (docs/scheduling.md)
+ * and emits nothing of it.
+ */
 function ranAfterFinish(trace: Trace, id: number): number | undefined {
   let finishedAt: number | undefined;
   for (const event of trace.events) {
-    if (finishedAt !== undefined && event.rows.some((row) => row.request === id)) return event.index;
+    if (finishedAt !== undefined && event.rows.some((row) => row.request === id && !row.discarded)) return event.index;
     if (event.verify?.some((result) => result.request === id && result.finished)) finishedAt = event.index;
   }
   return undefined;

@@ -8,16 +8,30 @@ import { xoroshiro128plusFromState } from "pure-rand/generator/xoroshiro128plus"
 import type { RandomGenerator } from "pure-rand/types/RandomGenerator";
 
 export class UniformStream {
-  private readonly rng: RandomGenerator;
+  private rng: RandomGenerator;
   /** Uniforms taken so far. */
   taken = 0;
 
   constructor(readonly seed: number) {
+    this.rng = UniformStream.start(seed);
+  }
+
+  private static start(seed: number): RandomGenerator {
     // pure-rand's xoroshiro128plus(seed) starts from (-1, ~seed, seed, 0): its first outputs are nearly linear in
     // the seed, so neighbouring seeds (replicas seeded s, s + 1, ...) would draw correlated first uniforms. The
     // state words are the seed through murmur3's finalizer instead.
     const words = [1, 2, 3, 4].map((k) => mix32((seed + Math.imul(k, 0x9e3779b9)) | 0));
-    this.rng = xoroshiro128plusFromState(words);
+    return xoroshiro128plusFromState(words);
+  }
+
+  /**
+   * Mutates: back to the position after `taken` uniforms, as if the later ones were never drawn (overlap: the
+   * draws of results in flight when an abort or retract discarded them never happened for the host).
+   */
+  rewind(taken: number): void {
+    this.rng = UniformStream.start(this.seed);
+    for (let i = 0; i < taken; i++) uniformFloat64(this.rng);
+    this.taken = taken;
   }
 
   /** Mutates: the next uniform in [0, 1) (53 random bits). */

@@ -22,6 +22,9 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     aborts: false,
     retracts: false,
     graphReplay: false,
+    paddedReplay: false,
+    overlap: false,
+    prefixCache: false,
     dtypes: ["float32"],
     sampling: [],
     observes: [],
@@ -52,6 +55,8 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (!capabilities.retracts && (workload.retracts ?? []).length > 0) return "retracts";
   if (!capabilities.pageSizes.includes(engine.pageSize)) return `page size ${engine.pageSize}`;
   if (!capabilities.chunkedPrefill && chunks(testCase)) return "chunked prefill";
+  if (engine.overlap && !capabilities.overlap) return "overlap scheduling";
+  if (engine.prefixCache && !capabilities.prefixCache) return "prefix cache";
   const options = new Set(workload.requests.flatMap((request) => samplingOptionsOf(request.sampling)));
   const undeclared = [...options].find((option) => !capabilities.sampling.includes(option));
   if (undeclared) return `sampling option ${undeclared}`;
@@ -65,6 +70,7 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (engine.topk > capabilities.maxTopk) return `topk ${engine.topk} (max ${capabilities.maxTopk})`;
   if (engine.multiLayer && !capabilities.multiLayer) return "multi-layer drafting";
   if (engine.graphReplay && !capabilities.graphReplay) return "graph replay";
+  if (engine.graphBuckets && !capabilities.paddedReplay) return "padded graph replay";
   return undefined;
 }
 
@@ -77,7 +83,10 @@ export function featuresOf(testCase: Readonly<Case>): string[] {
     if (engine.topk > 1) features.push("topk > 1");
     if (engine.multiLayer) features.push("multi-layer");
     if (engine.graphReplay) features.push("graph replay");
+    if (engine.graphBuckets) features.push("padded replay");
   }
+  if (engine.overlap) features.push("overlap");
+  if (engine.prefixCache) features.push("prefix cache");
   if (testCase.workload.requests.length > 1) features.push("batches");
   if (testCase.workload.requests.some((request) => request.arrivalStep > 0)) features.push("arrivals");
   if (testCase.workload.aborts.length > 0) features.push("aborts");
@@ -101,7 +110,10 @@ export function declaredFeatures(declared: Capabilities): string[] {
     if (capabilities.maxTopk > 1) features.push("topk > 1");
     if (capabilities.multiLayer) features.push("multi-layer");
     if (capabilities.graphReplay) features.push("graph replay");
+    if (capabilities.paddedReplay) features.push("padded replay");
   }
+  if (capabilities.overlap) features.push("overlap");
+  if (capabilities.prefixCache) features.push("prefix cache");
   if (capabilities.maxBatch > 1) features.push("batches");
   if (capabilities.arrivals) features.push("arrivals");
   if (capabilities.aborts) features.push("aborts");
@@ -131,6 +143,27 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     "abort between forwards": capabilities.aborts,
     "retract between forwards": capabilities.retracts && capabilities.observes.includes("lifecycle"),
     "page boundary inside a verify": capabilities.pageSizes.some((size) => size > 1) && speculative,
+    // Discarded work, prefix hits, references and padding rows are trace fields: "lifecycle" and "references".
+    "finish with a future token in flight": capabilities.overlap,
+    "abort or retract with a future token in flight":
+      capabilities.overlap &&
+      (capabilities.aborts || capabilities.retracts) &&
+      capabilities.observes.includes("lifecycle"),
+    "prefix hit mid-page":
+      capabilities.prefixCache &&
+      capabilities.pageSizes.some((size) => size > 1) &&
+      capabilities.observes.includes("lifecycle"),
+    "prefix hit at a page boundary":
+      capabilities.prefixCache &&
+      capabilities.pageSizes.some((size) => size > 1) &&
+      capabilities.observes.includes("lifecycle"),
+    "eviction while a prefix is shared": capabilities.prefixCache && capabilities.observes.includes("references"),
+    "padded bucket with a padding row": capabilities.paddedReplay && speculative,
+    "empty-draft round next to a full one":
+      speculative &&
+      capabilities.drafts.includes("ngram") &&
+      capabilities.maxBatch > 1 &&
+      capabilities.observes.includes("batches"),
     "stop id and cap inside one accepted run": verifies && honors("stopTokenIds"),
     "min tokens end inside a round": verifies && honors("minNewTokens"),
     "penalties change the greedy token":

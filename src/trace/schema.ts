@@ -77,13 +77,22 @@ export const SamplingDrawSchema = Type.Object(
 export const TraceRowSchema = Type.Object(
   {
     request: Type.Integer({ minimum: 0 }),
-    token: Type.Integer({ minimum: 0 }),
+    /** The token fed to the model. Negative: an unresolved placeholder reached the model (a bug the laws flag). */
+    token: Type.Integer(),
     /** The position fed to the model (draft rows: the anchor position). */
     position: Type.Integer(),
     slot: Type.Optional(Type.Integer({ minimum: 0 })),
     temporary: Type.Optional(Type.Boolean()),
     /** Verify rows: the tree parent's index within the request's verify rows (-1 for the root). */
     parent: Type.Optional(Type.Integer({ minimum: -1 })),
+    /** Overlap scheduling: the plan held this placeholder (-(ring entry + 1)) here; `token` is its launch-time resolution. */
+    placeholder: Type.Optional(Type.Integer({ maximum: -1 })),
+    /**
+     * Discarded work: the row ran, but its request's results from it were never processed (overlap: the extra
+     * round of a request that finished while it was planned, or a round in flight when an abort or retract
+     * landed). Invariance laws leave such rows out; slot and position laws still follow them.
+     */
+    discarded: Type.Optional(Type.Boolean()),
     hidden: Type.Optional(HiddenProvenance),
     /**
      * EAGLE-3 draft rows fed the target's auxiliary states (draft extend): the states concatenated into fc's
@@ -141,12 +150,47 @@ export const VerifyResultSchema = Type.Object(
     emitted: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
     /** The round ended the request (EOS, a stop id or max new tokens). */
     finished: Type.Optional(Type.Boolean()),
+    /** Discarded work (see TraceRow.discarded): nothing of this round was emitted. */
+    discarded: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
 
 export const PHASES = ["prefill", "decode", "verify", "draft-extend", "draft-decode"] as const;
 export type Phase = (typeof PHASES)[number];
+
+/** A future-ring write (overlap): the value a producing forward stored for the next step's placeholder. */
+export const FutureWriteSchema = Type.Object(
+  {
+    placeholder: Type.Integer({ maximum: -1 }),
+    /** The request whose output it is. */
+    request: Type.Integer({ minimum: 0 }),
+    /** The next root token (bonus or sampled token). */
+    token: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** The next draft root's candidate tokens (draft decode's first rows and verify's depth-1 nodes). */
+    draft: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * A change of who holds slots that may be shared (prefix cache), in the order it happened within an event's
+ * list: acquire (a holder takes a reference on written slots: a prefix hit, a cache insertion), drop (a
+ * holder lets go), write (a holder wrote slots without a row of its own: verify compaction's copies), free
+ * (no holder is left: the slots return to the pool).
+ */
+export const SlotReferenceSchema = Type.Object(
+  {
+    pool: Type.String(),
+    /** A request id, or -1 for the prefix cache itself. */
+    holder: Type.Integer({ minimum: -1 }),
+    slots: Type.Array(Type.Integer({ minimum: 0 })),
+    change: Type.Union([Type.Literal("acquire"), Type.Literal("drop"), Type.Literal("write"), Type.Literal("free")]),
+    /** The prefix cache's drops: eviction under pool pressure, or the flush at the end of the run. */
+    reason: Type.Optional(Type.Union([Type.Literal("evict"), Type.Literal("flush")])),
+  },
+  { additionalProperties: false },
+);
 
 export const TraceEventSchema = Type.Object(
   {
@@ -159,6 +203,8 @@ export const TraceEventSchema = Type.Object(
     draftStep: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Multi-layer drafting: the draft module (its step k) this forward ran. */
     module: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Padded graph replay: padding rows the graph ran beyond `rows` (poison; not recorded as rows). */
+    paddedRows: Type.Optional(Type.Integer({ minimum: 1 })),
     rows: Type.Array(TraceRowSchema),
     verify: Type.Optional(Type.Array(VerifyResultSchema)),
     /**
@@ -174,6 +220,13 @@ export const TraceEventSchema = Type.Object(
         ),
       ),
     ),
+    /** Overlap: future-ring writes this forward made (read by the next step's placeholders). */
+    futures: Type.Optional(Type.Array(FutureWriteSchema)),
+    /**
+     * Slot ownership changes after this forward and before the next one, in order (engines with shared slots);
+     * `released` still lists the slots freed.
+     */
+    references: Type.Optional(Type.Array(SlotReferenceSchema)),
   },
   { additionalProperties: false },
 );
@@ -202,11 +255,20 @@ export const TraceRequestSchema = Type.Object(
 
 export const LifecycleEventSchema = Type.Object(
   {
-    kind: Type.Union([Type.Literal("abort"), Type.Literal("retract")]),
+    /** prefix-hit: the request starts its prefill with a cached prefix (its KV below `pools[].length` is shared). */
+    kind: Type.Union([Type.Literal("abort"), Type.Literal("retract"), Type.Literal("prefix-hit")]),
     request: Type.Integer({ minimum: 0 }),
     step: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Index of the first forward event after it. */
     beforeEvent: Type.Integer({ minimum: 0 }),
+    /** prefix-hit: the matched length before page alignment (positions whose KV the cache could give). */
+    matched: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** prefix-hit: the positions each pool reuses, [0, length). */
+    pools: Type.Optional(
+      Type.Array(
+        Type.Object({ pool: Type.String(), length: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -254,3 +316,5 @@ export type DraftChildEntry = Static<typeof DraftChild>;
 export type VerifyResult = Static<typeof VerifyResultSchema>;
 export type TraceRequest = Static<typeof TraceRequestSchema>;
 export type LifecycleEvent = Static<typeof LifecycleEventSchema>;
+export type FutureWrite = Static<typeof FutureWriteSchema>;
+export type SlotReference = Static<typeof SlotReferenceSchema>;

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS, FIXED_LIMITS, requiredPoolSlots, stepBound } from "../../src/case/limits.ts";
+import { DEFAULT_LIMITS, FIXED_LIMITS, minimumPoolSlots, requiredPoolSlots, stepBound } from "../../src/case/limits.ts";
 import { preflightCase } from "../../src/case/preflight.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { caseArbitrary } from "../../properties/arbitraries/case.ts";
@@ -19,16 +19,17 @@ const WIDE = space({
 });
 
 describe("limits", () => {
-  it("a pool of exactly requiredPoolSlots runs every generated case to the end, within stepBound", async () => {
+  it("a pool of exactly requiredPoolSlots, or of minimumPoolSlots, runs every generated case to the end, within stepBound", async () => {
     await fc.assert(
-      fc.asyncProperty(caseArbitrary(WIDE), async (generated) => {
-        const testCase = { ...generated, engine: { ...generated.engine, poolSlots: requiredPoolSlots(generated) } };
+      fc.asyncProperty(caseArbitrary(WIDE), fc.boolean(), async (generated, minimum) => {
+        const poolSlots = minimum ? minimumPoolSlots(generated) : requiredPoolSlots(generated);
+        const testCase = { ...generated, engine: { ...generated.engine, poolSlots } };
         preflightCase(testCase);
         const result = await runCase(testCase, { trace: false });
         expect(result.internals!.steps).toBeLessThanOrEqual(stepBound(testCase));
         expect(result.internals!.slotsInUseAtEnd).toBe(0);
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 

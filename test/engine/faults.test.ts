@@ -19,6 +19,7 @@ const EXPOSURE: Record<
     retracts?: AbortEvent[];
     /** Per request (the case's outputs: 52 11 46 52 11 46 53 1 7 52 33 39 / 40 20 11 17 17 17 7 22 52 43 35 16 / ...). */
     sampling?: SamplingParams[];
+    arrivals?: number[];
   }
 > = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference", "rows carry request tokens"] },
@@ -55,6 +56,51 @@ const EXPOSURE: Record<
       { request: 2, step: 5, beforeForward: 2 },
     ],
   },
+  // Overlap: retracts after a decode step's verify, while its results are in flight.
+  "stale-placeholder-after-gap": {
+    draft: "mirror",
+    laws: ["placeholder resolution", "rows carry request tokens"],
+    engine: { overlap: true },
+    retracts: [
+      { request: 0, step: 3, beforeForward: 3 },
+      { request: 1, step: 4, beforeForward: 3 },
+    ],
+  },
+  // The ring is created while one request prefills; later a decode and a final prefill chunk share a step.
+  "future-ring-wrap": {
+    draft: "mirror",
+    laws: ["placeholder resolution", "phase contracts"],
+    engine: { overlap: true },
+    arrivals: [0, 6, 12],
+  },
+  // Later arrivals hit the first request's cached prefix (the preamble and beyond).
+  "prefix-hit-uninitialized-draft-kv": {
+    draft: "mirror",
+    laws: ["prefix-cache draft KV", "draft reference"],
+    engine: { prefixCache: true },
+    arrivals: [0, 4, 8],
+  },
+  // Page 3: the preamble's second page is matched only partly, and the draft pool shares it anyway.
+  "prefix-draft-kv-unaligned": {
+    draft: "mirror",
+    laws: ["KV conservation"],
+    engine: { prefixCache: true, pageSize: 3, poolSlots: 3072 },
+    arrivals: [0, 4, 8],
+  },
+  "padded-seq-lens-sum": {
+    draft: "mirror",
+    laws: ["reference decode", "lossless"],
+    engine: { graphReplay: true, graphBuckets: [4, 8, 16] },
+    arrivals: [0, 1, 2],
+  },
+  "stale-padding-slot": {
+    draft: "mirror",
+    laws: ["draft reference", "mirror acceptance"],
+    engine: { graphReplay: true, graphBuckets: [4, 8, 16] },
+    arrivals: [0, 1, 2],
+  },
+  // Prompt lookup proposes 0..S drafts: a request without one reads the accept buffer's stale row.
+  "zero-draft-stale-row": { draft: "ngram", laws: ["bonus stride", "lossless"] },
   // Full-acceptance rounds emit output tokens 9..12 against a cap of 12: stops at 10 (33) and 9 (43) inside.
   "length-before-stop": {
     draft: "mirror",
@@ -113,6 +159,7 @@ function faultCase(
   engine: Partial<EngineConfig> = {},
   retracts: AbortEvent[] = [],
   sampling: SamplingParams[] = [],
+  arrivals?: number[],
 ): Case {
   const base = defaultCase({
     preset: "tiny",
@@ -122,7 +169,7 @@ function faultCase(
     maxNewTokens: 12,
     engine: { numSteps: 3, numDraftTokens: 4, chunkSize: 3, pageSize: 2, faults, ...engine },
   });
-  // Arrive together so batches pack several requests (the mask leak needs a neighbour).
+  // Arrive together so batches pack several requests (the mask leak needs a neighbour), unless told otherwise.
   return {
     ...base,
     workload: {
@@ -130,7 +177,7 @@ function faultCase(
       retracts,
       requests: base.workload.requests.map((request, i) => ({
         ...request,
-        arrivalStep: 0,
+        arrivalStep: arrivals?.[i] ?? 0,
         ...(sampling[i] ? { sampling: sampling[i] } : {}),
       })),
     },
@@ -154,10 +201,10 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws, engine, retracts, sampling } = EXPOSURE[fault];
-      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts, sampling));
+      const { draft, laws, engine, retracts, sampling, arrivals } = EXPOSURE[fault];
+      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts, sampling, arrivals));
       for (const law of laws) expect(failing).toContain(law);
-      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling))).toEqual([]);
+      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals))).toEqual([]);
     });
   }
 });

@@ -4,6 +4,7 @@ import type { Case } from "../../src/case/case.ts";
 import { defaultEngineConfig } from "../../src/engine/config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, coverageLabels } from "../../src/laws/coverage.ts";
+import { minimumPoolSlots } from "../../src/case/limits.ts";
 import { readRounds } from "../../src/laws/rounds.ts";
 import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/laws/sampling-coverage.ts";
 import { STOCHASTIC_COVERAGE_LABELS } from "../../src/laws/stochastic-coverage.ts";
@@ -30,7 +31,7 @@ function testCase(
 }
 
 describe("coverage labels", () => {
-  it("finds each engine corner in a run built to hit it (no sampling options: no request-semantics or stochastic label)", async () => {
+  it("finds each engine corner in runs built to hit them (no sampling options: no request-semantics or stochastic label)", async () => {
     const prompt = [1, 5, 9, 13, 17, 3, 4, 8];
     const all = testCase(
       { numSteps: 3, topk: 2, numDraftTokens: 6, chunkSize: 6, pageSize: 4 },
@@ -41,13 +42,53 @@ describe("coverage labels", () => {
       ],
       { aborts: [{ request: 2, step: 3, beforeForward: 1 }], retracts: [{ request: 1, step: 2, beforeForward: 0 }] },
     );
-    const labels = coverageLabels(all, (await runCase(all)).trace);
+    const classic = coverageLabels(all, (await runCase(all)).trace);
+    // Scheduling: overlap, a prefix cache on page 3 with a pool of one request's reservation, padded buckets;
+    // the second request shares 10 tokens (a hit at a page boundary), the third 7 (mid-page); a retract lands
+    // after a verify, while its results are in flight.
+    const shared = [1, 5, 9, 13, 17, 3, 4, 8, 21, 22, 23];
+    const scheduled = testCase(
+      { numSteps: 2, numDraftTokens: 3, pageSize: 3, overlap: true, prefixCache: true },
+      [
+        [shared, 8, 0],
+        [[...shared.slice(0, 10), 30, 31], 8, 2],
+        [[...shared.slice(0, 7), 40, 41, 42, 43, 44], 8, 4],
+      ],
+      { retracts: [{ request: 1, step: 5, beforeForward: 2 }] },
+      "mirror",
+    );
+    scheduled.engine.poolSlots = minimumPoolSlots(scheduled);
+    const padded = { ...scheduled, engine: { ...scheduled.engine, graphReplay: true, graphBuckets: [4, 8, 16] } };
+    // Prompt lookup: the first request's bonus has occurred before (one draft, S = 1), the second's has not.
+    const lookup = testCase({ numSteps: 1, numDraftTokens: 2 }, [
+      [[1, 5, 9, 13, 17, 3], 4, 0],
+      [[1, 5, 9, 13, 17, 4], 4, 0],
+    ]);
+    lookup.draft = defaultDraftSpec("ngram");
+    const scheduling = coverageLabels(scheduled, (await runCase(scheduled)).trace);
+    const paddedLabels = coverageLabels(padded, (await runCase(padded)).trace);
+    const ragged = coverageLabels(lookup, (await runCase(lookup)).trace);
+    expect(scheduling).toEqual(
+      expect.arrayContaining([
+        "finish with a future token in flight",
+        "abort or retract with a future token in flight",
+        "prefix hit mid-page",
+        "prefix hit at a page boundary",
+        "eviction while a prefix is shared",
+      ]),
+    );
+    expect(scheduling).not.toContain("padded bucket with a padding row");
+    expect(paddedLabels).toContain("padded bucket with a padding row");
+    expect(ragged).toContain("empty-draft round next to a full one");
+    expect(classic).not.toContain("empty-draft round next to a full one");
     const engineLabels = COVERAGE_LABELS.filter(
       (label) =>
         !(SAMPLING_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(STOCHASTIC_COVERAGE_LABELS as readonly string[]).includes(label),
     );
-    expect([...labels].sort()).toEqual([...engineLabels].sort());
+    expect([...new Set([...classic, ...scheduling, ...paddedLabels, ...ragged])].sort()).toEqual(
+      [...engineLabels].sort(),
+    );
   });
 
   it("finds the stochastic verification corners in a sampling tree run, and not in the same run greedy", async () => {

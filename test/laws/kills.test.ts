@@ -10,10 +10,19 @@ import { MIXED, propertyFor } from "../../properties/index.ts";
 import { runLawProperty } from "../../properties/law-property.ts";
 
 const kills = loadKills();
+const SCHEDULING_FAULTS = new Set([
+  "stale-placeholder-after-gap",
+  "future-ring-wrap",
+  "prefix-hit-uninitialized-draft-kv",
+  "prefix-draft-kv-unaligned",
+  "padded-seq-lens-sum",
+  "stale-padding-slot",
+  "zero-draft-stale-row",
+]);
 const REGENERATE = "regenerate with: npx specconf mutants --update-kills";
 
 describe("checked-in kills", () => {
-  it("every fault has a kill, shrunk to at most 2 requests and 12 prompt tokens", () => {
+  it("every fault has a kill, shrunk to at most 2 requests and 12 prompt tokens (scheduling faults: 16)", () => {
     const killed = new Set(kills.kills.map((kill) => kill.fault));
     expect(
       FAULT_NAMES.filter((fault) => !killed.has(fault)),
@@ -21,7 +30,8 @@ describe("checked-in kills", () => {
     ).toEqual([]);
     for (const kill of kills.kills) {
       expect(kill.requests, kill.fault).toBeLessThanOrEqual(2);
-      expect(kill.promptTokens, kill.fault).toBeLessThanOrEqual(12);
+      // Issue 13's bound for the scheduling faults: stale padding slots need an earlier, larger batch.
+      expect(kill.promptTokens, kill.fault).toBeLessThanOrEqual(SCHEDULING_FAULTS.has(kill.fault) ? 16 : 12);
     }
   });
 

@@ -68,6 +68,10 @@ describe("case arbitraries", () => {
     });
     expect(shrunk.engine.multiLayer).toBeUndefined();
     expect(shrunk.engine.graphReplay).toBeUndefined();
+    expect(shrunk.engine.graphBuckets).toBeUndefined();
+    expect(shrunk.engine.overlap).toBeUndefined();
+    expect(shrunk.engine.prefixCache).toBeUndefined();
+    expect(shrunk.engine.poolSlots).toBe(256);
     expect(shrunk.workload).toEqual({
       requests: [{ id: 0, prompt: [...preamble, 3], maxNewTokens: 1, arrivalStep: 0 }],
       aborts: [],
@@ -94,7 +98,11 @@ describe("case arbitraries", () => {
     expect(sample("chunk invariance").every((c) => c.engine.chunkSize !== null)).toBe(true);
     expect(sample("page-size invariance").every((c) => c.engine.pageSize > 1)).toBe(true);
     expect(sample("batch invariance").every((c) => c.workload.requests.length >= 2)).toBe(true);
-    expect(sample("bonus stride").every((c) => c.engine.topk > 1 && c.workload.requests.length >= 2)).toBe(true);
+    expect(
+      sample("bonus stride").every(
+        (c) => (c.engine.topk > 1 || c.draft?.kind === "ngram") && c.workload.requests.length >= 2,
+      ),
+    ).toBe(true);
     expect(sample("per-step pools").every((c) => c.engine.multiLayer === true)).toBe(true);
     expect(sample("graph-replay equivalence").every((c) => c.engine.graphReplay === true)).toBe(true);
     expect(sample("retract/resume invariance").every((c) => (c.workload.retracts ?? []).length >= 1)).toBe(true);
@@ -130,6 +138,22 @@ describe("case arbitraries", () => {
     expect(seen((c) => c.engine.chunkSize).has(null)).toBe(true);
     expect(seen((c) => c.engine.multiLayer === true).size).toBe(2);
     expect(seen((c) => c.engine.graphReplay === true).size).toBe(2);
+    expect(seen((c) => c.engine.graphBuckets !== undefined).size).toBe(2);
+    expect(seen((c) => c.engine.overlap === true).size).toBe(2);
+    expect(seen((c) => c.engine.prefixCache === true).size).toBe(2);
+    // Tight pools (one request's reservation) only with the prefix cache; prompt lookup only with chains.
+    expect(cases.some((c) => c.engine.prefixCache && c.engine.poolSlots < 256 * c.engine.pageSize)).toBe(true);
+    expect(cases.every((c) => c.engine.prefixCache || c.engine.poolSlots === 256 * c.engine.pageSize)).toBe(true);
+    expect(cases.every((c) => c.draft?.kind !== "ngram" || c.engine.topk === 1)).toBe(true);
+    // Shared prompt prefixes beyond the preamble.
+    const preambleLength = (c: Case) => getPreset("preset" in c.model ? c.model.preset! : "tiny").preamble.length;
+    expect(
+      cases.some((c) => {
+        const [first, second] = c.workload.requests;
+        const at = preambleLength(c);
+        return second !== undefined && second.prompt.length > at && first.prompt[at] === second.prompt[at];
+      }),
+    ).toBe(true);
     expect(cases.some((c) => c.workload.aborts.length > 0 && (c.workload.retracts ?? []).length > 0)).toBe(true);
     expect(cases.some((c) => c.engine.tokenBudget < 16)).toBe(true);
     const requests = cases.flatMap((c) => c.workload.requests);

@@ -157,6 +157,14 @@ describe("UniformStream", () => {
     expect(a.taken).toBe(5);
   });
 
+  it("rewinds to an earlier position: the uniforms after it are drawn again, the same", () => {
+    const stream = new UniformStream(7);
+    const drawn = Array.from({ length: 6 }, () => stream.next());
+    stream.rewind(2);
+    expect(stream.taken).toBe(2);
+    expect(Array.from({ length: 4 }, () => stream.next())).toEqual(drawn.slice(2));
+  });
+
   it("neighbouring seeds draw independent-looking first uniforms (replicas are seeded s, s + 1, ...)", () => {
     const first = Array.from({ length: 2000 }, (_, seed) => new UniformStream(1000 + seed).next());
     expect(uniformityTest(first).pValue).toBeGreaterThan(1e-4);

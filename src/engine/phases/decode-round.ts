@@ -1,8 +1,10 @@
 // One decode round for the decoding requests. Target-only: one row per request (x_L at position L).
-// Speculative (chain): draft decode, verify, emit, then draft extend over the accepted path.
-import type { EngineContext } from "../context.ts";
+// Speculative: draft (chain, tree, multi-layer modules, or prompt lookup), verify, emit, then draft extend
+// over the accepted path. Under overlap the device state advances here and the outputs wait as pending
+// results, processed when the next step has been planned (engine.ts); a zombie's round runs but emits nothing.
+import type { EngineContext, PendingResult } from "../context.ts";
 import type { RowPlan } from "../forward.ts";
-import { concatInputRows, HiddenRows } from "../hidden-rows.ts";
+import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { logprobOf } from "../row-sampler.ts";
@@ -10,25 +12,41 @@ import { drawNext, rowDistribution } from "../stochastic-sampler.ts";
 import type { LogprobEntry } from "../../sampling/params.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-layer.ts";
-import { runTreeDraft } from "./tree-draft.ts";
-import { runVerify } from "./verify.ts";
+import { proposeNgramTrees } from "./ngram-draft.ts";
+import { launchPlaceholders, runTreeDraft } from "./tree-draft.ts";
+import { runVerify, type DraftTree } from "./verify.ts";
+
+/** Launch: placeholders resolved from the previous step's outputs, ring entries for this step's. Mutates. */
+function launch(context: EngineContext, requests: readonly Request[], draft: boolean): void {
+  context.resolveLaunch(requests);
+  for (const request of requests) context.allocateFuture(request, { token: true, draft }, requests.length);
+}
+
+/** Overlap: the device has computed the outputs; the host processes them after the next step is planned. */
+function defer(context: EngineContext, item: Omit<PendingResult, "epoch">): void {
+  item.request.tokens.push(...item.candidates);
+  const drawsAfter = item.request.stream?.taken;
+  if (!item.request.zombie) context.pending.push({ ...item, epoch: item.request.retracts, drawsAfter });
+}
 
 export async function runTargetDecode(context: EngineContext, decoding: readonly Request[]): Promise<void> {
   const active = context.checkpoint(decoding, context.epochs(decoding));
   if (active.length === 0) return;
+  launch(context, active, false);
   const pool = context.pools.target;
   const rows: RowPlan[] = active.map((request, r) => {
     const position = request.targetKvLength;
     const [slot] = pool.extendPersisted(request.id, position + 1);
     return {
       request: request.id,
-      token: request.bonusToken,
+      token: request.rootToken,
       position,
       writeSlot: slot,
       temporary: false,
       attendPersisted: position,
       attendTemporary: [],
       attendBatchRows: [r],
+      placeholder: request.launch?.tokenPlaceholder,
       sampler: request.rowSampler([], context.spec.eosId),
     };
   });
@@ -38,6 +56,7 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
     pool,
     session: context.sessions.target,
     rows,
+    replayable: true,
   });
   active.forEach((request, r) => {
     request.targetKvLength += 1;
@@ -47,18 +66,42 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
       context.recorder.annotateRow(output.event, r, { draws: [drawn.record] });
       token = drawn.token;
     }
-    request.emit([token], context.spec.eosId, context.faults, [logprobOf(output.sampled[r], token, request.sampling)]);
+    const logprobs = [logprobOf(output.sampled[r], token, request.sampling)];
+    if (context.overlap) {
+      context.publishToken(request, token, output.event);
+      defer(context, { request, candidates: [token], logprobs, event: output.event });
+      return;
+    }
+    request.emit([token], context.spec.eosId, context.faults, logprobs);
     if (request.status === "finished") context.releaseRequest(request);
   });
+}
+
+async function draftTrees(
+  context: EngineContext,
+  decoding: readonly Request[],
+  epochs: ReadonlyMap<Request, number>,
+): Promise<{ trees: Map<number, DraftTree>; draftPhaseHidden?: HiddenRows }> {
+  if (context.ngram) {
+    const trees = proposeNgramTrees(decoding, context.numSteps, (request) => request.rootToken);
+    for (const request of decoding) {
+      const tree = trees.get(request.id)!;
+      if (request.launch) tree.placeholders = launchPlaceholders(request, tree);
+    }
+    return { trees };
+  }
+  if (context.pools.draftModules !== undefined) return { trees: await runMultiLayerDraft(context, decoding, epochs) };
+  return runTreeDraft(context, decoding, epochs);
 }
 
 export async function runSpeculativeRound(context: EngineContext, decoding: readonly Request[]): Promise<void> {
   const epochs = context.epochs(decoding);
   const multiLayer = context.pools.draftModules !== undefined;
-  const { trees, draftPhaseHidden } = multiLayer
-    ? { trees: await runMultiLayerDraft(context, decoding, epochs), draftPhaseHidden: undefined }
-    : await runTreeDraft(context, decoding, epochs);
-  const active = context.checkpoint(decoding, epochs);
+  const launching = context.checkpoint(decoding, epochs);
+  if (launching.length === 0) return;
+  launch(context, launching, !context.ngram);
+  const { trees, draftPhaseHidden } = await draftTrees(context, launching, epochs);
+  const active = context.checkpoint(launching, epochs);
   // Draft decode KV is temporary: freed once the round's drafts exist (verify reads target KV only).
   for (const request of active) for (const pool of context.draftPools()) pool.freeTemporary(request.id);
   if (active.length === 0) return;
@@ -75,6 +118,13 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
       const speculated = i < emittedCandidates.length - 1;
       return entry && speculated && context.faults.has("speculated-logprobs-zero") ? zeroLogprobs(entry) : entry;
     });
+    if (context.overlap) {
+      // The device goes on with the whole accepted path; EOS, stop ids and max new tokens are the host's business.
+      context.publishToken(request, result.bonus, roundEvent(round));
+      defer(context, { request, candidates: emittedCandidates, logprobs, result, event: roundEvent(round) });
+      continuing.push(round);
+      continue;
+    }
     const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId, context.faults, logprobs);
     request.acceptLens.push(result.acceptLen);
     result.emitted = emitted;
@@ -95,6 +145,11 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   );
   const kept = continuing.filter((round) => extendActive.has(round.request));
   if (kept.length === 0) return;
+  if (context.ngram) {
+    // Prompt lookup keeps no draft state: the accepted path's target KV is all there is.
+    for (const { request, path } of kept) request.targetKvLength += path.length;
+    return;
+  }
   if (multiLayer) {
     for (const { request, path, pathHidden } of kept) {
       // Multi-layer modules are mirrors (never EAGLE-3): their input is the target's hidden state.
@@ -106,6 +161,7 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
       context,
       kept.map((round) => round.request),
       new Set(kept.map((round) => round.request)),
+      true,
     );
     return;
   }
@@ -120,7 +176,13 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     context.faults.has("phase-confusion") && draftPhaseHidden
       ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
       : concatInputRows(kept.map((round) => round.pathHidden));
-  await runDraftExtend(context, new DraftExtendInput(segments, hidden));
+  await runDraftExtend(context, new DraftExtendInput(segments, hidden), true);
+}
+
+/** The verify event of a round (its path's input rows carry it). */
+function roundEvent(round: { pathHidden: DraftInputRows }): number {
+  const rows = round.pathHidden;
+  return rows.kind === "hidden" ? rows.provenance[0].event : rows.provenance[0][0].event;
 }
 
 /** vLLM issue 34497, llama.cpp issue 27972: speculated tokens' logprobs reported as 0.0. */

@@ -7,7 +7,12 @@ import { HiddenRows } from "../hidden-rows.ts";
 import type { DraftExtendInput } from "../phase-inputs.ts";
 import { childrenFields, topKLogSoftmax } from "../topk.ts";
 
-export async function runDraftExtend(context: EngineContext, input: DraftExtendInput): Promise<void> {
+export async function runDraftExtend(
+  context: EngineContext,
+  input: DraftExtendInput,
+  /** After verify: a decode-side forward, which padded graph replay runs (not after a prefill chunk). */
+  afterVerify = false,
+): Promise<void> {
   const pool = context.draftPool();
   const rows: RowPlan[] = [];
   const lastRowOf: { segmentIndex: number; row: number }[] = [];
@@ -37,6 +42,7 @@ export async function runDraftExtend(context: EngineContext, input: DraftExtendI
     session: context.draftSession(),
     rows,
     hidden: input.hidden,
+    replayable: afterVerify,
   });
   for (const { segmentIndex, row } of lastRowOf) {
     const segment = input.segments[segmentIndex];
@@ -48,6 +54,7 @@ export async function runDraftExtend(context: EngineContext, input: DraftExtendI
       segment.request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [
         row,
       ]);
+      context.publishDraft(segment.request, segment.request.draftRoot, segment.request.draftHidden, output.event);
     }
   }
 }

@@ -9,6 +9,7 @@ import type { KvPool } from "../kv-pool.ts";
 import { DraftDecodeInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { topKLogSoftmax } from "../topk.ts";
+import { launchPlaceholders } from "./tree-draft.ts";
 import type { DraftTree } from "./verify.ts";
 
 /** Mutates: keeps target hidden rows (one per position, in order from firstPosition) for the modules. */
@@ -34,6 +35,8 @@ export async function runModuleExtends(
   context: EngineContext,
   requests: readonly Request[],
   yieldsDraft: ReadonlySet<Request>,
+  /** After verify (a decode-side forward, which padded graph replay runs), not after a prefill chunk. */
+  afterVerify = false,
 ): Promise<void> {
   for (let module = 0; module < context.numSteps; module++) {
     const pool = context.modulePool(module);
@@ -78,12 +81,14 @@ export async function runModuleExtends(
       session: context.moduleSession(module),
       rows,
       hidden: input,
+      replayable: afterVerify,
     });
     for (const { request, row, end } of lastRows) {
       request.moduleKvLength[module] = end;
       if (module === 0 && yieldsDraft.has(request)) {
         request.draftRoot = topKLogSoftmax(output.result, row, 1);
         request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [row]);
+        context.publishDraft(request, request.draftRoot, request.draftHidden, output.event);
       }
     }
   }
@@ -100,7 +105,7 @@ export async function runMultiLayerDraft(
   decoding: readonly Request[],
   epochs: ReadonlyMap<Request, number>,
 ): Promise<Map<number, DraftTree>> {
-  const drafts = new Map<number, number[]>(decoding.map((request) => [request.id, [request.draftRoot!.tokens[0]]]));
+  const drafts = new Map<number, number[]>(decoding.map((request) => [request.id, [request.rootDraft!.tokens[0]]]));
   for (let module = 1; module < context.numSteps; module++) {
     const active = context.checkpoint(decoding, epochs);
     if (active.length === 0) break;
@@ -126,6 +131,8 @@ export async function runMultiLayerDraft(
           attendPersisted: request.moduleKvLength[module],
           attendTemporary: [],
           attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+          // d_1 is the draft root: under overlap, resolved from the ring at launch.
+          placeholder: i === 0 ? request.launch?.draftPlaceholder : undefined,
         });
       });
       hidden.push(hiddenAt(context, request, anchors));
@@ -140,18 +147,21 @@ export async function runMultiLayerDraft(
       rows,
       hidden: input.hidden,
       draftStep: module,
+      replayable: true,
     });
     active.forEach((request, r) => drafts.get(request.id)!.push(output.predict[(r + 1) * module - 1]));
   }
   const trees = new Map<number, DraftTree>();
   for (const request of decoding) {
-    if (!request.active || epochs.get(request) !== request.retracts) continue;
+    if (!request.running || epochs.get(request) !== request.retracts) continue;
     const chain = drafts.get(request.id)!;
-    trees.set(request.id, {
-      tokens: [request.bonusToken, ...chain],
+    const tree: DraftTree = {
+      tokens: [request.rootToken, ...chain],
       parents: [-1, ...chain.map((_, i) => i)],
       depths: [0, ...chain.map((_, i) => i + 1)],
-    });
+    };
+    if (request.launch) tree.placeholders = launchPlaceholders(request, tree);
+    trees.set(request.id, tree);
   }
   return trees;
 }

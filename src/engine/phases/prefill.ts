@@ -13,17 +13,25 @@ import type { Request } from "../request.ts";
 import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends } from "./multi-layer.ts";
+import { applyPrefixHit, cachePrefix } from "./prefix-hit.ts";
 
 export async function runPrefill(context: EngineContext, prefilling: readonly Request[]): Promise<void> {
   const pool = context.pools.target;
   const epochs = context.epochs(prefilling);
   // Chunks are planned after the checkpoint: an abort or retract there changes what is left to prefill.
-  const chunks: PrefillChunk[] = planPrefillChunks(
-    context.checkpoint(prefilling, epochs),
-    context.config.chunkSize,
-    context.config.tokenBudget,
-  );
+  const live = context.checkpoint(prefilling, epochs);
+  for (const request of live) applyPrefixHit(context, request);
+  const chunks: PrefillChunk[] = planPrefillChunks(live, context.config.chunkSize, context.config.tokenBudget);
   if (chunks.length === 0) return;
+  const hasDraftModel = context.config.mode === "speculative" && !context.ngram;
+  // Overlap: a final chunk's outputs (its sample, its draft root) go to a ring entry planned now.
+  for (const { request, final } of chunks)
+    if (final)
+      context.allocateFuture(
+        request,
+        { token: !request.hasPendingBonus, draft: hasDraftModel && !request.skipDraftOnResume },
+        live.length,
+      );
 
   const rows: RowPlan[] = [];
   const rowRanges: { chunk: PrefillChunk; firstRow: number }[] = [];
@@ -77,19 +85,35 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     }
     if (final && !resumingWithBonus) {
       const logprob = logprobOf(output.sampled[lastRow], sampledAtChunkEnd, request.sampling);
-      request.emit([sampledAtChunkEnd], context.spec.eosId, context.faults, [logprob]);
-      if (request.status === "finished") {
-        context.releaseRequest(request);
-        continue;
+      if (context.overlap) {
+        // The device goes on with the sample; the host processes it once the next step is planned.
+        context.publishToken(request, sampledAtChunkEnd, output.event);
+        request.tokens.push(sampledAtChunkEnd);
+        context.pending.push({
+          request,
+          candidates: [sampledAtChunkEnd],
+          logprobs: [logprob],
+          event: output.event,
+          epoch: request.retracts,
+          drawsAfter: request.stream?.taken,
+        });
+      } else {
+        request.emit([sampledAtChunkEnd], context.spec.eosId, context.faults, [logprob]);
+        if (request.status === "finished") {
+          context.releaseRequest(request);
+          continue;
+        }
       }
     }
     // The stale-draft-KV fault: a resumed request keeps its old draft state and never re-extends.
     const skipDraft = request.skipDraftOnResume;
-    if (final && (context.config.mode === "target-only" || skipDraft)) {
+    if (final && (!hasDraftModel || skipDraft)) {
       request.status = "decoding";
       request.skipDraftOnResume = false;
+      cachePrefix(context, request);
     }
-    if (context.config.mode !== "speculative") continue;
+    // Target-only and prompt lookup keep no draft state.
+    if (!hasDraftModel) continue;
     if (multiLayer) {
       // Target-side bookkeeping: the modules read these hidden rows later even when the fault skips their KV.
       keepTargetHidden(
@@ -110,13 +134,21 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
         ? sampledAtChunkEnd
         : request.tokens[end];
     const tokens = [...request.tokens.slice(start + 1, end), tailToken];
-    segments.push({ request, firstAnchor: start, tokens, yieldsDraft: final });
-    hiddenParts.push(captureDraftInput(context, output, range(firstRow, lastRow + 1)));
+    // Anchors a prefix hit already gave the draft pool are not extended again (the unaligned-length fault
+    // leaves it past the target's page-aligned start).
+    const skip = Math.min(end - start, Math.max(0, request.draftKvLength - start));
+    if (skip === end - start && !final) continue;
+    segments.push({ request, firstAnchor: start + skip, tokens: tokens.slice(skip), yieldsDraft: final });
+    hiddenParts.push(captureDraftInput(context, output, range(firstRow + skip, lastRow + 1)));
   }
   if (moduleRequests.length > 0) {
     const kept = context.checkpoint(moduleRequests, epochs);
     await runModuleExtends(context, kept, finalRequests);
-    for (const request of kept) if (finalRequests.has(request)) request.status = "decoding";
+    for (const request of kept)
+      if (finalRequests.has(request)) {
+        request.status = "decoding";
+        cachePrefix(context, request);
+      }
   }
   if (segments.length === 0) return;
 
@@ -140,7 +172,9 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     );
   }
   for (const { segment } of kept) {
-    if (segment.yieldsDraft) segment.request.status = "decoding";
+    if (!segment.yieldsDraft) continue;
+    segment.request.status = "decoding";
+    cachePrefix(context, segment.request);
   }
 }
 

@@ -58,7 +58,7 @@ export async function runTreeDraft(
   const candidates = new Map<number, Candidate[]>();
   const frontiers = new Map<number, Candidate[]>();
   for (const request of decoding) {
-    const root = request.draftRoot!;
+    const root = request.rootDraft!;
     const first = root.tokens.map((token, i): Candidate => ({
       number: i + 1,
       token,
@@ -66,7 +66,7 @@ export async function runTreeDraft(
       depth: 1,
       score: root.logprobs[i],
       logprob: root.logprobs[i],
-      producedBy: request.draftHidden!,
+      producedBy: request.rootHidden!,
     }));
     candidates.set(request.id, first);
     frontiers.set(request.id, [...first].sort(byScore));
@@ -75,7 +75,7 @@ export async function runTreeDraft(
     decoding.length > 0
       ? HiddenRows.concat(
           width,
-          decoding.map((request) => request.draftHidden!),
+          decoding.map((request) => request.rootHidden!),
         )
       : undefined;
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
@@ -107,6 +107,8 @@ export async function runTreeDraft(
         attendPersisted: request.draftKvLength,
         attendTemporary: ancestorSlots(candidates.get(request.id)!, node),
         attendBatchRows: [r],
+        // Step 1's tokens are the root's candidates: under overlap, resolved from the ring at launch.
+        placeholder: node.depth === 1 ? request.launch?.draftPlaceholder : undefined,
         candidate: node.number,
       };
     });
@@ -119,6 +121,7 @@ export async function runTreeDraft(
       hidden: input.hidden,
       draftStep: step,
       runner: context.draftDecodeRunner(),
+      replayable: true,
     });
     for (const request of active) {
       const list = candidates.get(request.id)!;
@@ -147,10 +150,19 @@ export async function runTreeDraft(
   }
   const trees = new Map<number, DraftTree>();
   for (const request of decoding) {
-    if (!request.active || epochs.get(request) !== request.retracts) continue;
-    trees.set(request.id, selectTree(request.bonusToken, candidates.get(request.id)!, context.numDraftTokens));
+    if (!request.running || epochs.get(request) !== request.retracts) continue;
+    const tree = selectTree(request.rootToken, candidates.get(request.id)!, context.numDraftTokens);
+    if (request.launch) tree.placeholders = launchPlaceholders(request, tree);
+    trees.set(request.id, tree);
   }
   return { trees, draftPhaseHidden };
+}
+
+/** The placeholders a tree's verify rows were resolved from: the root token, and the root's candidates at depth 1. */
+export function launchPlaceholders(request: Request, tree: DraftTree): (number | undefined)[] {
+  return tree.depths.map((depth) =>
+    depth === 0 ? request.launch?.tokenPlaceholder : depth === 1 ? request.launch?.draftPlaceholder : undefined,
+  );
 }
 
 function ancestorSlots(list: readonly Candidate[], node: Candidate): number[] {

@@ -17,6 +17,8 @@ export interface DraftTree {
   /** parents[0] = -1; parents are numbered before their children. */
   parents: number[];
   depths: number[];
+  /** Overlap: the future-ring placeholder a node's token was resolved from at launch (trace rows record it). */
+  placeholders?: (number | undefined)[];
   /** Tree drafting: each node's draft candidate number (0 for the root); absent for multi-layer chains. */
   candidates?: number[];
 }
@@ -59,11 +61,14 @@ export async function runVerify(
   const numSteps = context.numSteps;
   const rows: RowPlan[] = [];
   const verifySlots = new Map<number, number[]>();
-  requests.forEach((request, r) => {
+  // Blocks are ragged: a request's block holds its own tree (N rows, or 1 + its drafts with prompt lookup).
+  const blockStarts: number[] = [];
+  requests.forEach((request) => {
     const tree = trees.get(request.id)!;
-    const slots = pool.allocateTemporary(request.id, numNodes);
+    const slots = pool.allocateTemporary(request.id, tree.tokens.length);
     verifySlots.set(request.id, slots);
-    const base = r * numNodes;
+    const base = rows.length;
+    blockStarts.push(base);
     tree.tokens.forEach((token, node) => {
       const depth = tree.depths[node];
       // Node d's prediction follows the drafts d_1..d_d on its path: they count as committed output.
@@ -84,6 +89,7 @@ export async function runVerify(
         attendTemporary: [],
         attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
         treeParent: tree.parents[node],
+        placeholder: tree.placeholders?.[node],
         ...(tree.candidates ? { candidate: tree.candidates[node] } : {}),
       });
     });
@@ -94,6 +100,7 @@ export async function runVerify(
     pool,
     session: context.sessions.target,
     rows,
+    replayable: true,
   });
 
   // accept_index and accept_tokens for the whole batch first (a real engine builds these buffers on the
@@ -103,8 +110,9 @@ export async function runVerify(
   const chosen = [...output.predict];
   const paths = requests.map((request, r) => {
     const tree = trees.get(request.id)!;
-    if (!request.stochastic) return acceptPath(tree, output.predict.slice(r * numNodes, (r + 1) * numNodes));
-    const rowOf = (node: number) => r * numNodes + node;
+    if (!request.stochastic)
+      return acceptPath(tree, output.predict.slice(blockStarts[r], blockStarts[r] + tree.tokens.length));
+    const rowOf = (node: number) => blockStarts[r] + node;
     const walk = rejectionWalk(
       tree,
       (node) => rowDistribution(request, output.sampled[rowOf(node)], true, context.faults),
@@ -118,16 +126,23 @@ export async function runVerify(
     return walk.path;
   });
   const acceptIndex = paths.flatMap((path, r) => [
-    ...path.map((node) => r * numNodes + node),
+    ...path.map((node) => blockStarts[r] + node),
     ...Array(numSteps + 1 - path.length).fill(-1),
   ]);
   const acceptTokens = acceptIndex.map((index) => (index < 0 ? -1 : chosen[index]));
   // accept_tokens rows are S + 1 wide, not N (sglang PRs 15360/26866): the bonus-stride fault uses N.
   const bonusStride = context.faults.has("bonus-stride") ? numNodes : numSteps + 1;
+  const staleRow = context.faults.has("zero-draft-stale-row");
   const rounds: AcceptedRound[] = requests.map((request, r) => {
     const path = paths[r];
     const acceptLen = path.length;
-    const read = acceptTokens[r * bonusStride + acceptLen - 1];
+    const drafts = trees.get(request.id)!.tokens.length - 1;
+    // A request without drafts skips the accept kernel; the zero-draft fault then reads its persistent
+    // buffer's row, which an earlier round left there (vLLM issue 39273).
+    const read =
+      drafts === 0 && staleRow
+        ? context.acceptBuffer[r * (numSteps + 1)]
+        : acceptTokens[r * bonusStride + acceptLen - 1];
     // A wrong stride reads another request's row, padding or past the end; a real engine gets whatever
     // is there. Padding and out-of-range reads become token 0 so the fault corrupts instead of crashing.
     const bonus = read === undefined || read < 0 ? 0 : read;
@@ -135,13 +150,13 @@ export async function runVerify(
     const pathHidden = captureDraftInput(
       context,
       output,
-      path.map((node) => r * numNodes + node),
+      path.map((node) => blockStarts[r] + node),
     );
     return {
       request,
       path,
       pathHidden,
-      pathSampled: path.map((node) => output.sampled[r * numNodes + node]),
+      pathSampled: path.map((node) => output.sampled[blockStarts[r] + node]),
       result: {
         request: request.id,
         acceptIndex: row,
@@ -151,6 +166,12 @@ export async function runVerify(
       },
     };
   });
+  // The accept kernel's persistent output buffer (rows of requests that verified drafts).
+  requests.forEach((request, r) => {
+    if (trees.get(request.id)!.tokens.length === 1) return;
+    for (let j = 0; j <= numSteps; j++)
+      context.acceptBuffer[r * (numSteps + 1) + j] = acceptTokens[r * (numSteps + 1) + j];
+  });
 
   // Compaction: copy the path's K/V into the request's persisted positions, then free the verify slots.
   for (const round of rounds) {
@@ -159,6 +180,9 @@ export async function runVerify(
     const L = request.targetKvLength;
     const persisted = pool.extendPersisted(request.id, L + path.length);
     path.forEach((node, i) => pool.copySlot(slots[node], persisted[i]));
+    // With shared slots the trace follows every write: the committed copies are writes without rows.
+    if (context.prefixCache)
+      context.recorder.reference({ pool: pool.name, holder: request.id, change: "write", slots: persisted });
     const rejected = slots.filter((_, node) => !path.includes(node));
     const pathSlots = path.map((node) => slots[node]);
     pool.freeTemporary(

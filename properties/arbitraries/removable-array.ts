@@ -1,0 +1,42 @@
+// An array arbitrary whose shrinks may drop any one element, not only a prefix. fast-check's fc.array
+// shrinks by keeping a suffix (and, recursively, the first element plus a shrunk rest), so a request at the
+// end of a workload could never be removed alone: shrinking then stopped at three requests where the failure
+// needs two (the third a bystander). Generation is fc.array's, value for value (same seeds, same cases);
+// shrinking first tries each one-element removal, last element first, then fc.array's own shrinks.
+import fc from "fast-check";
+
+class RemovableArray<T> extends fc.Arbitrary<T[]> {
+  constructor(
+    private readonly inner: fc.Arbitrary<T[]>,
+    private readonly minLength: number,
+  ) {
+    super();
+  }
+
+  generate(mrng: fc.Random, biasFactor: number | undefined): fc.Value<T[]> {
+    return this.inner.generate(mrng, biasFactor);
+  }
+
+  canShrinkWithoutContext(value: unknown): value is T[] {
+    return this.inner.canShrinkWithoutContext(value);
+  }
+
+  shrink(value: T[], context: unknown): fc.Stream<fc.Value<T[]>> {
+    const removals =
+      value.length > this.minLength && value.length > 1
+        ? fc.Stream.of(
+            ...value
+              .map((_, index) => value.length - 1 - index)
+              .map((index) => new fc.Value([...value.slice(0, index), ...value.slice(index + 1)], undefined)),
+          )
+        : fc.Stream.nil<fc.Value<T[]>>();
+    return removals.join(this.inner.shrink(value, context));
+  }
+}
+
+export function removableArray<T>(
+  item: fc.Arbitrary<T>,
+  constraints: { minLength: number; maxLength: number },
+): fc.Arbitrary<T[]> {
+  return new RemovableArray(fc.array(item, constraints), constraints.minLength);
+}
