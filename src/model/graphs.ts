@@ -50,28 +50,77 @@ export interface StackGraph {
   layerStreams?: boolean;
 }
 
-function ropeTables(spec: ModelSpec): { cos: Float64Array; sinSigned: Float64Array; rows: number } {
+/**
+ * RoPE tables laid out per projection width: row p holds cos (and the signed sin of rotate-half) for every
+ * head of a [heads * headDim] projection, so one Gather per table serves all heads without reshapes.
+ */
+function ropeTables(spec: ModelSpec, heads: number): { cos: Float64Array; sinSigned: Float64Array; rows: number } {
   const rows = spec.maxPositions + ROPE_TABLE_SLACK;
-  const half = spec.headDim / 2;
-  const cos = new Float64Array(rows * spec.headDim);
-  const sinSigned = new Float64Array(rows * spec.headDim);
+  const { headDim } = spec;
+  const half = headDim / 2;
+  const width = heads * headDim;
+  const cos = new Float64Array(rows * width);
+  const sinSigned = new Float64Array(rows * width);
   for (let p = 0; p < rows; p++) {
     for (let i = 0; i < half; i++) {
-      const angle = p * Math.pow(spec.ropeTheta, (-2 * i) / spec.headDim);
-      cos[p * spec.headDim + i] = cos[p * spec.headDim + i + half] = Math.cos(angle);
-      // rotate_half(x) * sin == swap_halves(x) * [-sin, sin]: one Concat instead of a Neg and a Concat.
-      sinSigned[p * spec.headDim + i] = -Math.sin(angle);
-      sinSigned[p * spec.headDim + i + half] = Math.sin(angle);
+      const angle = p * Math.pow(spec.ropeTheta, (-2 * i) / headDim);
+      for (let h = 0; h < heads; h++) {
+        const base = p * width + h * headDim;
+        cos[base + i] = cos[base + i + half] = Math.cos(angle);
+        // rotate_half(x) * sin == swap_halves(x) * [-sin, sin].
+        sinSigned[base + i] = -Math.sin(angle);
+        sinSigned[base + i + half] = Math.sin(angle);
+      }
     }
   }
   return { cos, sinSigned, rows };
 }
 
-/** Writes one decoder-stack graph (every model here is one); exported for the EAGLE-3 writers (eagle3-graphs.ts). */
+/**
+ * [inFeatures, heads * headDim] -> the same columns with each head's halves swapped: x @ swapped(W) is
+ * swap_halves(x @ W) column for column (each output column is the same dot product), so RoPE's rotate-half
+ * costs no extra node: the projection computes both at once.
+ */
+function swapHeadHalves(weights: Float64Array, inFeatures: number, heads: number, headDim: number): Float64Array {
+  const width = heads * headDim;
+  const half = headDim / 2;
+  const swapped = new Float64Array(weights.length);
+  for (let row = 0; row < inFeatures; row++)
+    for (let h = 0; h < heads; h++)
+      for (let i = 0; i < headDim; i++) {
+        const from = h * headDim + ((i + half) % headDim);
+        swapped[row * width + h * headDim + i] = weights[row * width + from];
+      }
+  return swapped;
+}
+
+/** Column-wise concatenation of [rows, width_i] matrices into one [rows, sum width_i]. */
+function concatColumns(rows: number, parts: readonly { values: Float64Array; width: number }[]): Float64Array {
+  const total = parts.reduce((sum, part) => sum + part.width, 0);
+  const out = new Float64Array(rows * total);
+  for (let row = 0; row < rows; row++) {
+    let column = 0;
+    for (const part of parts) {
+      out.set(part.values.subarray(row * part.width, (row + 1) * part.width), row * total + column);
+      column += part.width;
+    }
+  }
+  return out;
+}
+
+/**
+ * Writes one decoder-stack graph (every model here is one); exported for the EAGLE-3 writers (eagle3-graphs.ts).
+ *
+ * Written for few nodes: ONNX Runtime's CPU cost for these small models is per node (~1 us each, the
+ * arithmetic is noise), and a property run is thousands of forwards. So RMSNormalization and Attention are
+ * the opset-23 operators, Q, rotate-half(Q), K, rotate-half(K) and V come out of one MatMul (Split after it),
+ * gate and up out of another, and the residual stream carries a batch axis of one ([1, T, hidden], the
+ * layout Attention takes) from the embedding to the LM head.
+ */
 export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGraph): Uint8Array {
   const { hidden, heads, kvHeads, headDim, intermediate, vocab } = spec;
   const kvDimension = kvHeads * headDim;
-  const groupSize = heads / kvHeads;
+  const qDimension = heads * headDim;
   const layerCount = graph.layers.length;
   const g = new GraphBuilder(spec.dtype);
   const tokens = g.input("tokens", "int64", ["T"]);
@@ -87,36 +136,35 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   const axesLast = shape("axes_last", [-1]);
   const axis0 = shape("axis0", [0]);
   const axis1 = shape("axis1", [1]);
+  // RMSNormalization's first stage in the graph's own precision (the default stash type is float32).
+  const stashType = spec.dtype === "float64" ? 11 : 1;
+  const rmsNorm = (x: string, gain: Float64Array, name: string, width = hidden) =>
+    g.op("RMSNormalization", [x, g.weight(name, [width], gain)], {
+      axis: -1,
+      epsilon: spec.rmsEps,
+      stash_type: stashType,
+    });
+  const batchOfOne = (x: string) => g.op("Unsqueeze", [x, axis0]); // [T, ...] -> [1, T, ...]
 
-  // RoPE tables gathered once per forward and shared by every layer.
-  const tables = ropeTables(spec);
-  const cosTable = g.weight("rope_cos", [tables.rows, headDim], tables.cos);
-  const sinTable = g.weight("rope_sin_signed", [tables.rows, headDim], tables.sinSigned);
+  // RoPE tables gathered once per forward and shared by every layer: [T, width] rows broadcast over the batch axis.
   const ropePositions =
     graph.ropeOffset === 0 ? positions : g.op("Add", [positions, g.int64("rope_offset", [], [graph.ropeOffset])]);
-  const cos = g.op("Unsqueeze", [g.op("Gather", [cosTable, ropePositions]), axis1]); // [T, 1, hd]
-  const sin = g.op("Unsqueeze", [g.op("Gather", [sinTable, ropePositions]), axis1]);
-  const half = headDim / 2;
-  const sliceStartA = shape("s0", [0]);
-  const sliceEndA = shape("s_half", [half]);
-  const sliceEndB = shape("s_full", [headDim]);
-  const rope = (x: string) => {
-    const first = g.op("Slice", [x, sliceStartA, sliceEndA, axesLast]);
-    const second = g.op("Slice", [x, sliceEndA, sliceEndB, axesLast]);
-    const swapped = g.op("Concat", [second, first], { axis: -1 });
-    return g.op("Add", [g.op("Mul", [x, cos]), g.op("Mul", [swapped, sin])]);
+  const ropeFor = (width: number, name: string) => {
+    const tables = ropeTables(spec, width / headDim);
+    return {
+      cos: g.op("Gather", [g.weight(`${name}_cos`, [tables.rows, width], tables.cos), ropePositions]),
+      sin: g.op("Gather", [g.weight(`${name}_sin_signed`, [tables.rows, width], tables.sinSigned), ropePositions]),
+    };
   };
-  const eps = g.scalar(spec.rmsEps);
-  const rmsNorm = (x: string, gain: Float64Array, name: string) => {
-    const meanSquare = g.op("ReduceMean", [g.op("Mul", [x, x]), axesLast], { keepdims: 1 });
-    const normed = g.op("Div", [x, g.op("Sqrt", [g.op("Add", [meanSquare, eps])])]);
-    return g.op("Mul", [normed, g.weight(name, [hidden], gain)]);
-  };
+  const ropeQ = ropeFor(qDimension, "rope_q");
+  const ropeK = qDimension === kvDimension ? ropeQ : ropeFor(kvDimension, "rope_k");
+  const rope = (x: string, swapped: string, table: { cos: string; sin: string }) =>
+    g.op("Add", [g.op("Mul", [x, table.cos]), g.op("Mul", [swapped, table.sin])]);
 
   // Mirror prefix: constant columns that every row attends to, prepended to the mask as zeros.
   const prefixLength = graph.prefix?.length ?? 0;
   if (prefixLength > 0) {
-    const firstColumn = g.op("Slice", [mask, sliceStartA, shape("one", [1]), axis1]);
+    const firstColumn = g.op("Slice", [mask, shape("s0", [0]), shape("one", [1]), axis1]);
     const zeros = g.op("Mul", [firstColumn, g.scalar(0)]); // mask values are finite, so * 0 is exactly 0
     const prefixColumns =
       prefixLength === 1 ? zeros : g.op("Tile", [zeros, shape("prefix_repeats", [1, prefixLength])]);
@@ -127,48 +175,61 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   let draftInput: string | undefined;
   if (graph.eagle3) {
     const { fc, inputNorm, auxWidth } = graph.eagle3;
-    let fcIn = auxIn!;
-    if (inputNorm) {
-      const meanSquare = g.op("ReduceMean", [g.op("Mul", [fcIn, fcIn]), axesLast], { keepdims: 1 });
-      const normed = g.op("Div", [fcIn, g.op("Sqrt", [g.op("Add", [meanSquare, eps])])]);
-      fcIn = g.op("Mul", [normed, g.weight("input_norm", [auxWidth], inputNorm)]);
-    }
+    const fcIn = inputNorm ? rmsNorm(auxIn!, inputNorm, "input_norm", auxWidth) : auxIn!;
     draftInput = g.op("Add", [g.op("MatMul", [fcIn, g.weight("fc", [auxWidth, hidden], fc)]), hiddenIn!]);
   }
 
   let x: string;
   let embeddedTokens: string | undefined;
   if (graph.residualFromDraftInput) {
-    embeddedTokens = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
-    x = draftInput!;
+    embeddedTokens = batchOfOne(g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]));
+    x = batchOfOne(draftInput!);
   } else if (graph.input.kind === "embed") {
-    x = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
+    x = batchOfOne(g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]));
   } else {
     const embedded = g.op("Gather", [g.weight("embed", [vocab, hidden], target.embed), tokens]);
     const concat = g.op("Concat", [embedded, hiddenIn!], { axis: 1 });
     const fused = g.op("MatMul", [concat, g.weight("fc", [2 * hidden, hidden], graph.input.fc)]);
-    x = g.op("Add", [fused, g.weight("fc_bias", [hidden], graph.input.bias)]);
+    x = batchOfOne(g.op("Add", [fused, g.weight("fc_bias", [hidden], graph.input.bias)]));
   }
 
   const ctxKeys = g.op("Gather", [kCache, ctxSlots], { axis: 1 }); // [layers, C, kvDim]
   const ctxValues = g.op("Gather", [vCache, ctxSlots], { axis: 1 });
-  const headsShape = shape("q_heads", [-1, heads, headDim]);
-  const kvHeadsShape = shape("kv_heads", [-1, kvHeads, headDim]);
-  const kvFlatShape = shape("kv_flat", [-1, kvDimension]);
-  const attnFlatShape = shape("attn_flat", [-1, heads * headDim]);
-  const expandShape = shape("gqa_expand", [kvHeads, groupSize, 1, 1]);
-  const mergedHeadsShape = shape("gqa_merge", [heads, -1, headDim]);
-  const attentionScale = g.scalar(1 / Math.sqrt(headDim));
   const one = g.scalar(1);
   const newKeys: string[] = [];
   const newValues: string[] = [];
+  const projectionWidths = [qDimension, qDimension, kvDimension, kvDimension, kvDimension];
+  const projectionSplit = shape("qkv_split", projectionWidths);
+  const mlpSplit = shape("mlp_split", [intermediate, intermediate]);
 
-  // [rows, kvHeads, hd] -> [heads, rows, hd], repeating each KV head for its query group.
+  // Attention over [1, T, heads * hd] queries and [1, S, kvHeads * hd] keys and values, the mask [T, S] added.
+  // float32: the opset-23 operator. float64: ORT runs that operator through its function body, which loses
+  // float64 precision (~3e-8 relative, measured), so float64 graphs keep attention in MatMul and Softmax.
+  const headsShape = shape("q_heads", [-1, heads, headDim]);
+  const kvHeadsShape = shape("kv_heads", [-1, kvHeads, headDim]);
+  const attnFlatShape = shape("attn_flat", [-1, qDimension]);
+  const expandShape = shape("gqa_expand", [kvHeads, heads / kvHeads, 1, 1]);
+  const mergedHeadsShape = shape("gqa_merge", [heads, -1, headDim]);
+  const attentionScale = g.scalar(1 / Math.sqrt(headDim));
+  // [1, rows, kvHeads * hd] -> [heads, rows, hd], repeating each KV head for its query group.
   const toHeadMajor = (kv: string) => {
     const perHead = g.op("Transpose", [g.op("Reshape", [kv, kvHeadsShape])], { perm: [1, 0, 2] });
-    if (groupSize === 1) return perHead;
+    if (heads === kvHeads) return perHead;
     const expanded = g.op("Expand", [g.op("Unsqueeze", [perHead, axis1]), expandShape]);
     return g.op("Reshape", [expanded, mergedHeadsShape]);
+  };
+  const attention = (q: string, keys: string, values: string): string => {
+    if (spec.dtype === "float32")
+      return g.op("Attention", [q, keys, values, mask], {
+        q_num_heads: heads,
+        kv_num_heads: kvHeads,
+        scale: 1 / Math.sqrt(headDim),
+      });
+    const qHeads = g.op("Transpose", [g.op("Reshape", [q, headsShape])], { perm: [1, 0, 2] }); // [heads, T, hd]
+    const scores = g.op("MatMul", [qHeads, g.op("Transpose", [toHeadMajor(keys)], { perm: [0, 2, 1] })]);
+    const probs = g.op("Softmax", [g.op("Add", [g.op("Mul", [scores, attentionScale]), mask])], { axis: -1 });
+    const attended = g.op("Transpose", [g.op("MatMul", [probs, toHeadMajor(values)])], { perm: [1, 0, 2] });
+    return g.op("Reshape", [attended, attnFlatShape]); // [T, heads * hd]
   };
 
   const streams: string[] = [];
@@ -183,40 +244,50 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       normed = g.op("Concat", [embedPart, hiddenPart], { axis: -1 });
       attnIn = 2 * hidden;
     } else normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
-    const q = rope(
-      g.op("Reshape", [
-        g.op("MatMul", [normed, g.weight(`l${l}_wq`, [attnIn, heads * headDim], layer.wq)]),
-        headsShape,
-      ]),
-    );
-    const k = rope(
-      g.op("Reshape", [g.op("MatMul", [normed, g.weight(`l${l}_wk`, [attnIn, kvDimension], layer.wk)]), kvHeadsShape]),
-    );
-    const kFlat = g.op("Reshape", [k, kvFlatShape]);
-    const vFlat = g.op("MatMul", [normed, g.weight(`l${l}_wv`, [attnIn, kvDimension], layer.wv)]);
-    newKeys.push(g.op("Unsqueeze", [kFlat, axis0]));
-    newValues.push(g.op("Unsqueeze", [vFlat, axis0]));
-    const layerIndex = g.int64(`layer_${l}`, [], [l]);
-    const keyParts = [g.op("Gather", [ctxKeys, layerIndex]), kFlat];
-    const valueParts = [g.op("Gather", [ctxValues, layerIndex]), vFlat];
-    if (graph.prefix) {
-      keyParts.unshift(g.weight(`l${l}_prefix_k`, [prefixLength, kvDimension], graph.prefix.keys[l]));
-      valueParts.unshift(g.weight(`l${l}_prefix_v`, [prefixLength, kvDimension], graph.prefix.values[l]));
-    }
-    const allKeys = toHeadMajor(g.op("Concat", keyParts, { axis: 0 }));
-    const allValues = toHeadMajor(g.op("Concat", valueParts, { axis: 0 }));
-    const qHeads = g.op("Transpose", [q], { perm: [1, 0, 2] }); // [heads, T, hd]
-    const scores = g.op("MatMul", [qHeads, g.op("Transpose", [allKeys], { perm: [0, 2, 1] })]);
-    const probs = g.op("Softmax", [g.op("Add", [g.op("Mul", [scores, attentionScale]), mask])], { axis: -1 });
-    const attended = g.op("Transpose", [g.op("MatMul", [probs, allValues])], { perm: [1, 0, 2] }); // [T, heads, hd]
-    const projected = g.op("MatMul", [
-      g.op("Reshape", [attended, attnFlatShape]),
-      g.weight(`l${l}_wo`, [heads * headDim, hidden], layer.wo),
+    // One projection for Q, swap_halves(Q), K, swap_halves(K) and V.
+    const projection = concatColumns(attnIn, [
+      { values: layer.wq, width: qDimension },
+      { values: swapHeadHalves(layer.wq, attnIn, heads, headDim), width: qDimension },
+      { values: layer.wk, width: kvDimension },
+      { values: swapHeadHalves(layer.wk, attnIn, kvHeads, headDim), width: kvDimension },
+      { values: layer.wv, width: kvDimension },
     ]);
+    const [qRaw, qSwapped, kRaw, kSwapped, v] = g.node(
+      "Split",
+      [
+        g.op("MatMul", [normed, g.weight(`l${l}_wqkv`, [attnIn, projection.length / attnIn], projection)]),
+        projectionSplit,
+      ],
+      { axis: -1 },
+      undefined,
+      5,
+    );
+    const q = rope(qRaw, qSwapped, ropeQ); // [1, T, heads * hd]
+    const k = rope(kRaw, kSwapped, ropeK); // [1, T, kvDim]
+    newKeys.push(k);
+    newValues.push(v);
+    const layerIndex = g.int64(`layer_${l}`, [1], [l]);
+    const keyParts = [g.op("Gather", [ctxKeys, layerIndex]), k]; // [1, C, kvDim], [1, T, kvDim]
+    const valueParts = [g.op("Gather", [ctxValues, layerIndex]), v];
+    if (graph.prefix) {
+      keyParts.unshift(g.weight(`l${l}_prefix_k`, [1, prefixLength, kvDimension], graph.prefix.keys[l]));
+      valueParts.unshift(g.weight(`l${l}_prefix_v`, [1, prefixLength, kvDimension], graph.prefix.values[l]));
+    }
+    const attended = attention(q, g.op("Concat", keyParts, { axis: 1 }), g.op("Concat", valueParts, { axis: 1 }));
+    const projected = g.op("MatMul", [attended, g.weight(`l${l}_wo`, [qDimension, hidden], layer.wo)]);
     x = g.op("Add", [x, projected]);
     const mlpIn = rmsNorm(x, layer.mlpNorm, `l${l}_mlp_norm`);
-    const gate = g.op("MatMul", [mlpIn, g.weight(`l${l}_w_gate`, [hidden, intermediate], layer.wGate)]);
-    const up = g.op("MatMul", [mlpIn, g.weight(`l${l}_w_up`, [hidden, intermediate], layer.wUp)]);
+    const gateUp = concatColumns(hidden, [
+      { values: layer.wGate, width: intermediate },
+      { values: layer.wUp, width: intermediate },
+    ]);
+    const [gate, up] = g.node(
+      "Split",
+      [g.op("MatMul", [mlpIn, g.weight(`l${l}_w_gate_up`, [hidden, 2 * intermediate], gateUp)]), mlpSplit],
+      { axis: -1 },
+      undefined,
+      2,
+    );
     // SiLU as gate / (1 + exp(-gate)): ORT has float64 kernels for these, not for Sigmoid on every build.
     const silu = g.op("Div", [gate, g.op("Add", [one, g.op("Exp", [g.op("Neg", [gate])])])]);
     const down = g.op("MatMul", [
@@ -226,14 +297,15 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     x = g.op("Add", [x, down]);
   });
 
-  const hiddenOut = graph.finalNorm ? rmsNorm(x, graph.finalNorm, "final_norm") : x;
+  const rows = (batched: string, output?: string) => g.op("Squeeze", [batched, axis0], {}, output); // [1, T, ...] -> [T, ...]
   const head = graph.lmHead ?? { weights: target.lmHead, vocab };
   let logits: string;
   if (graph.hiddenBeforeNorm) {
-    g.op("Identity", [x], {}, "hidden");
-    logits = g.op("MatMul", [hiddenOut, g.weight("lm_head", [hidden, head.vocab], head.weights)]);
+    rows(x, "hidden");
+    const normed = graph.finalNorm ? rmsNorm(x, graph.finalNorm, "final_norm") : x;
+    logits = g.op("MatMul", [rows(normed), g.weight("lm_head", [hidden, head.vocab], head.weights)]);
   } else {
-    g.op("Identity", [hiddenOut], {}, "hidden");
+    rows(graph.finalNorm ? rmsNorm(x, graph.finalNorm, "final_norm") : x, "hidden");
     logits = g.op("MatMul", ["hidden", g.weight("lm_head", [hidden, head.vocab], head.weights)]);
   }
   if (graph.logitScale !== 1) logits = g.op("Mul", [logits, g.scalar(graph.logitScale)]);
@@ -245,26 +317,19 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     const tapColumn = g.op("MatMul", [tapped, g.weight("tap", [hidden, 1], graph.tap.vector)]);
     logits = g.op("Add", [logits, g.op("Mul", [tapColumn, g.scalar(graph.tap.delta * graph.logitScale)])]);
   }
-  g.op("Identity", [logits], {}, "logits");
+  // The node that computed the logits names its output (no Identity node).
+  g.lastNode().output[0] = "logits";
   const topK = Math.min(TOP_K, head.vocab);
   g.node("TopK", ["logits", g.int64("top_k", [1], [topK])], { axis: -1, largest: 1, sorted: 1 }, [
     "top_values",
     "top_indices",
   ]);
-  // log-sum-exp from primitives (float64 kernels exist for each): max + log(sum(exp(logits - max))).
-  const rowMax = g.op("ReduceMax", ["logits", axesLast], { keepdims: 1 });
-  const sumExp = g.op("ReduceSum", [g.op("Exp", [g.op("Sub", ["logits", rowMax])]), axesLast], { keepdims: 1 });
-  g.op("Add", [rowMax, g.op("Log", [sumExp])], {}, "log_normalizer");
+  g.op("ReduceLogSumExp", ["logits", axesLast], { keepdims: 1 }, "log_normalizer");
   g.op("Concat", newKeys, { axis: 0 }, "k_new");
   g.op("Concat", newValues, { axis: 0 }, "v_new");
   if (graph.layerStreams) {
     streams.push(x);
-    g.op(
-      "Concat",
-      streams.map((stream) => g.op("Unsqueeze", [stream, axis0])),
-      { axis: 0 },
-      "layer_hidden",
-    );
+    g.op("Concat", streams, { axis: 0 }, "layer_hidden");
   }
   g.output("logits", spec.dtype, ["T", head.vocab]);
   g.output("top_values", spec.dtype, ["T", topK]);

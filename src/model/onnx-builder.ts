@@ -17,8 +17,9 @@ import {
 } from "onnx-buf";
 import type { Dtype } from "./spec.ts";
 
-export const OPSET_VERSION = 21n;
-export const IR_VERSION = 10n;
+// Opset 23: RMSNormalization and Attention (one node each instead of a dozen; graphs.ts says why).
+export const OPSET_VERSION = 23n;
+export const IR_VERSION = 11n;
 
 /** A dimension: a fixed size or a symbolic name (dynamic). */
 export type Dim = number | string;
@@ -131,6 +132,11 @@ export class GraphBuilder {
       }),
     );
     return outs;
+  }
+
+  /** The node appended last (to name its output after the fact). */
+  lastNode(): NodeProto {
+    return this.nodes[this.nodes.length - 1];
   }
 
   /** Single-output node shorthand. */
