@@ -135,12 +135,13 @@ describe("chunk invariance", () => {
     expect(frontier(baseline)[1]).toEqual([162, 71]);
     expect(checkChunkInvariance(flipped, baseline)).toMatchObject({ status: "holds", ties: 1 });
 
-    // The same flip with candidate 5 scored far below candidate 4 is a real difference.
+    // The same flip with candidate 5 scored far below candidate 4 is a real difference. (Its score moves in the
+    // last bits whenever the graphs' arithmetic does, so it is matched within 0.25, not exactly.)
     const clear = clone(flipped);
     for (const event of clear.events)
       for (const row of event.rows)
         for (const child of row.children ?? [])
-          if (row.request === 0 && child.token === 71 && child.score === -15889.625) child.score = -16000;
+          if (row.request === 0 && child.token === 71 && Math.abs(child.score + 15889.625) < 0.25) child.score = -16000;
     const result = checkChunkInvariance(clear, baseline);
     expect(result.status).toBe("fails");
     expect(result.violation?.message).toMatch(/carries draft candidate \[129,189\] in the chunked run, \[170,71\]/);
