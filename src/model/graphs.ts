@@ -108,14 +108,82 @@ function concatColumns(rows: number, parts: readonly { values: Float64Array; wid
   return out;
 }
 
+/** How a graph applies RoPE: the projection's column blocks, and Q, K, V from the Split of that projection. */
+interface RopeWriter {
+  projectionWidths(qDimension: number, kvDimension: number): number[];
+  projectionParts(layer: LayerWeights, inFeatures: number): { values: Float64Array; width: number }[];
+  apply(parts: readonly string[]): { q: string; k: string; v: string };
+}
+
+/** float32: RotaryEmbedding (opset 23) with [rows, hd / 2] tables, positions [1, T]. */
+function ropeByOperator(g: GraphBuilder, spec: ModelSpec, positions: string, axis0: string): RopeWriter {
+  const { heads, kvHeads, headDim } = spec;
+  const rows = spec.maxPositions + ROPE_TABLE_SLACK;
+  const half = headDim / 2;
+  const cos = new Float64Array(rows * half);
+  const sin = new Float64Array(rows * half);
+  for (let p = 0; p < rows; p++)
+    for (let i = 0; i < half; i++) {
+      const angle = p * Math.pow(spec.ropeTheta, (-2 * i) / headDim);
+      cos[p * half + i] = Math.cos(angle);
+      sin[p * half + i] = Math.sin(angle);
+    }
+  const cosCache = g.weight("rope_cos", [rows, half], cos);
+  const sinCache = g.weight("rope_sin", [rows, half], sin);
+  const positionIds = g.op("Unsqueeze", [positions, axis0]);
+  const rotate = (x: string, numHeads: number) =>
+    g.op("RotaryEmbedding", [x, cosCache, sinCache, positionIds], { num_heads: numHeads, interleaved: 0 });
+  return {
+    projectionWidths: (qDimension, kvDimension) => [qDimension, kvDimension, kvDimension],
+    projectionParts: (layer) => [
+      { values: layer.wq, width: heads * headDim },
+      { values: layer.wk, width: kvHeads * headDim },
+      { values: layer.wv, width: kvHeads * headDim },
+    ],
+    apply: ([q, k, v]) => ({ q: rotate(q, heads), k: rotate(k, kvHeads), v }),
+  };
+}
+
+/** float64: x * cos + swap_halves(x) * signed sin, swap_halves(x) computed by the projection itself. */
+function ropeBySwappedWeights(g: GraphBuilder, spec: ModelSpec, positions: string): RopeWriter {
+  const { heads, kvHeads, headDim } = spec;
+  const tablesFor = (width: number, name: string) => {
+    const tables = ropeTables(spec, width / headDim);
+    return {
+      cos: g.op("Gather", [g.weight(`${name}_cos`, [tables.rows, width], tables.cos), positions]),
+      sin: g.op("Gather", [g.weight(`${name}_sin_signed`, [tables.rows, width], tables.sinSigned), positions]),
+    };
+  };
+  const qTables = tablesFor(heads * headDim, "rope_q");
+  const kTables = heads === kvHeads ? qTables : tablesFor(kvHeads * headDim, "rope_k");
+  const rotate = (x: string, swapped: string, table: { cos: string; sin: string }) =>
+    g.op("Add", [g.op("Mul", [x, table.cos]), g.op("Mul", [swapped, table.sin])]);
+  return {
+    projectionWidths: (qDimension, kvDimension) => [qDimension, qDimension, kvDimension, kvDimension, kvDimension],
+    projectionParts: (layer, inFeatures) => [
+      { values: layer.wq, width: heads * headDim },
+      { values: swapHeadHalves(layer.wq, inFeatures, heads, headDim), width: heads * headDim },
+      { values: layer.wk, width: kvHeads * headDim },
+      { values: swapHeadHalves(layer.wk, inFeatures, kvHeads, headDim), width: kvHeads * headDim },
+      { values: layer.wv, width: kvHeads * headDim },
+    ],
+    apply: ([q, qSwapped, k, kSwapped, v]) => ({
+      q: rotate(q, qSwapped, qTables),
+      k: rotate(k, kSwapped, kTables),
+      v,
+    }),
+  };
+}
+
 /**
  * Writes one decoder-stack graph (every model here is one); exported for the EAGLE-3 writers (eagle3-graphs.ts).
  *
  * Written for few nodes: ONNX Runtime's CPU cost for these small models is per node (~1 us each, the
- * arithmetic is noise), and a property run is thousands of forwards. So RMSNormalization and Attention are
- * the opset-23 operators, Q, rotate-half(Q), K, rotate-half(K) and V come out of one MatMul (Split after it),
- * gate and up out of another, and the residual stream carries a batch axis of one ([1, T, hidden], the
- * layout Attention takes) from the embedding to the LM head.
+ * arithmetic is noise), and a property run is thousands of forwards. So RMSNormalization, RotaryEmbedding and
+ * Attention are the opset-23 operators (float32; float64 keeps RoPE and attention in primitives, see
+ * below), Q, K and V come out of one MatMul (Split after it), gate and up out of another, and the residual
+ * stream carries a batch axis of one ([1, T, hidden], the layout Attention takes) from the embedding to the
+ * LM head.
  */
 export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: StackGraph): Uint8Array {
   const { hidden, heads, kvHeads, headDim, intermediate, vocab } = spec;
@@ -146,20 +214,15 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     });
   const batchOfOne = (x: string) => g.op("Unsqueeze", [x, axis0]); // [T, ...] -> [1, T, ...]
 
-  // RoPE tables gathered once per forward and shared by every layer: [T, width] rows broadcast over the batch axis.
+  // RoPE. float32: the opset-23 RotaryEmbedding operator, one node per projection. float64 (it has no float64
+  // kernel): rotate-half folded into the projection (swapped-halves weights beside Q's and K's), then
+  // x * cos + swapped * sin over per-width tables gathered once per forward.
   const ropePositions =
     graph.ropeOffset === 0 ? positions : g.op("Add", [positions, g.int64("rope_offset", [], [graph.ropeOffset])]);
-  const ropeFor = (width: number, name: string) => {
-    const tables = ropeTables(spec, width / headDim);
-    return {
-      cos: g.op("Gather", [g.weight(`${name}_cos`, [tables.rows, width], tables.cos), ropePositions]),
-      sin: g.op("Gather", [g.weight(`${name}_sin_signed`, [tables.rows, width], tables.sinSigned), ropePositions]),
-    };
-  };
-  const ropeQ = ropeFor(qDimension, "rope_q");
-  const ropeK = qDimension === kvDimension ? ropeQ : ropeFor(kvDimension, "rope_k");
-  const rope = (x: string, swapped: string, table: { cos: string; sin: string }) =>
-    g.op("Add", [g.op("Mul", [x, table.cos]), g.op("Mul", [swapped, table.sin])]);
+  const rope =
+    spec.dtype === "float32"
+      ? ropeByOperator(g, spec, ropePositions, axis0)
+      : ropeBySwappedWeights(g, spec, ropePositions);
 
   // Mirror prefix: constant columns that every row attends to, prepended to the mask as zeros.
   const prefixLength = graph.prefix?.length ?? 0;
@@ -198,8 +261,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   const one = g.scalar(1);
   const newKeys: string[] = [];
   const newValues: string[] = [];
-  const projectionWidths = [qDimension, qDimension, kvDimension, kvDimension, kvDimension];
-  const projectionSplit = shape("qkv_split", projectionWidths);
+  const projectionSplit = shape("qkv_split", rope.projectionWidths(qDimension, kvDimension));
   const mlpSplit = shape("mlp_split", [intermediate, intermediate]);
 
   // Attention over [1, T, heads * hd] queries and [1, S, kvHeads * hd] keys and values, the mask [T, S] added.
@@ -244,15 +306,9 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       normed = g.op("Concat", [embedPart, hiddenPart], { axis: -1 });
       attnIn = 2 * hidden;
     } else normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
-    // One projection for Q, swap_halves(Q), K, swap_halves(K) and V.
-    const projection = concatColumns(attnIn, [
-      { values: layer.wq, width: qDimension },
-      { values: swapHeadHalves(layer.wq, attnIn, heads, headDim), width: qDimension },
-      { values: layer.wk, width: kvDimension },
-      { values: swapHeadHalves(layer.wk, attnIn, kvHeads, headDim), width: kvDimension },
-      { values: layer.wv, width: kvDimension },
-    ]);
-    const [qRaw, qSwapped, kRaw, kSwapped, v] = g.node(
+    // One projection for Q, K and V (and swap_halves(Q), swap_halves(K) where RoPE needs them).
+    const projection = concatColumns(attnIn, rope.projectionParts(layer, attnIn));
+    const parts = g.node(
       "Split",
       [
         g.op("MatMul", [normed, g.weight(`l${l}_wqkv`, [attnIn, projection.length / attnIn], projection)]),
@@ -260,10 +316,9 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       ],
       { axis: -1 },
       undefined,
-      5,
+      rope.projectionWidths(qDimension, kvDimension).length,
     );
-    const q = rope(qRaw, qSwapped, ropeQ); // [1, T, heads * hd]
-    const k = rope(kRaw, kSwapped, ropeK); // [1, T, kvDim]
+    const { q, k, v } = rope.apply(parts); // [1, T, heads * hd], [1, T, kvDim], [1, T, kvDim]
     newKeys.push(k);
     newValues.push(v);
     const layerIndex = g.int64(`layer_${l}`, [1], [l]);
