@@ -115,8 +115,13 @@ interface RopeWriter {
   apply(parts: readonly string[]): { q: string; k: string; v: string };
 }
 
-/** float32: RotaryEmbedding (opset 23) with [rows, hd / 2] tables, positions [1, T]. */
-function ropeByOperator(g: GraphBuilder, spec: ModelSpec, positions: string, axis0: string): RopeWriter {
+/**
+ * float32: RotaryEmbedding (opset 23) with [rows, hd / 2] tables. The operator reads its input as [batch,
+ * sequence, width] and refuses a sequence longer than its tables (ORT: "updating cos_cache ... not supported"),
+ * so the T rows go in as T sequences of one ([T, 1, width], positions [T, 1]): a forward may hold more rows
+ * than there are positions (a batch of prefills).
+ */
+function ropeByOperator(g: GraphBuilder, spec: ModelSpec, positions: string, axis1: string): RopeWriter {
   const { heads, kvHeads, headDim } = spec;
   const rows = spec.maxPositions + ROPE_TABLE_SLACK;
   const half = headDim / 2;
@@ -130,9 +135,17 @@ function ropeByOperator(g: GraphBuilder, spec: ModelSpec, positions: string, axi
     }
   const cosCache = g.weight("rope_cos", [rows, half], cos);
   const sinCache = g.weight("rope_sin", [rows, half], sin);
-  const positionIds = g.op("Unsqueeze", [positions, axis0]);
+  const positionIds = g.op("Unsqueeze", [positions, axis1]); // [T, 1]
+  const perRow = g.int64(g.fresh("rows_of_one"), [3], [-1, 1, 0]); // [1, T, w] -> [T, 1, w]
+  const batchOfOne = g.int64(g.fresh("batch_of_one"), [3], [1, -1, 0]); // [T, 1, w] -> [1, T, w]
   const rotate = (x: string, numHeads: number) =>
-    g.op("RotaryEmbedding", [x, cosCache, sinCache, positionIds], { num_heads: numHeads, interleaved: 0 });
+    g.op("Reshape", [
+      g.op("RotaryEmbedding", [g.op("Reshape", [x, perRow]), cosCache, sinCache, positionIds], {
+        num_heads: numHeads,
+        interleaved: 0,
+      }),
+      batchOfOne,
+    ]);
   return {
     projectionWidths: (qDimension, kvDimension) => [qDimension, kvDimension, kvDimension],
     projectionParts: (layer) => [
@@ -221,7 +234,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     graph.ropeOffset === 0 ? positions : g.op("Add", [positions, g.int64("rope_offset", [], [graph.ropeOffset])]);
   const rope =
     spec.dtype === "float32"
-      ? ropeByOperator(g, spec, ropePositions, axis0)
+      ? ropeByOperator(g, spec, ropePositions, axis1)
       : ropeBySwappedWeights(g, spec, ropePositions);
 
   // Mirror prefix: constant columns that every row attends to, prepended to the mask as zeros.

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { buildDraft, buildTarget, digestOf, type DraftModel, type TargetModel } from "../../src/model/build.ts";
-import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "../../src/model/graphs.ts";
+import { ROPE_TABLE_SLACK, writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "../../src/model/graphs.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { referenceEagle, referenceMirror, referenceTarget, runLayers } from "../../src/model/reference-forward.ts";
 import {
@@ -500,6 +500,17 @@ describe.each(SPECS.map((spec) => [spec.name, spec] as const))("graphs of %s", (
       referenceTarget(spec, target.weights, tokens, bent).logits,
       logitScale(spec),
     );
+  });
+
+  it("target: a forward with more rows than the RoPE tables have positions (a batch of prefills) matches referenceTarget", async () => {
+    // RotaryEmbedding refuses a sequence longer than its tables; the graph feeds rows as sequences of one.
+    const { target, targetGraph } = await modelsFor(spec);
+    const rows = spec.maxPositions + ROPE_TABLE_SLACK + 8;
+    const manyTokens = randomTokens(spec.seed + 300, rows, spec.vocab);
+    const positions = manyTokens.map((_, r) => r % 64);
+    const out = await runGraph(spec, targetGraph, { tokens: manyTokens, positions });
+    const reference = referenceTarget(spec, target.weights, manyTokens, positions);
+    expectClose(spec, "target logits, rows > RoPE table", out.logits, reference.logits, logitScale(spec));
   });
 
   it("target: the KV path (chunks attending shuffled pool slots, decoys masked) equals the full causal run", async () => {
