@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { buildDraft, buildTarget, digestOf, type DraftModel, type TargetModel } from "../../src/model/build.ts";
-import { ROPE_TABLE_SLACK, writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "../../src/model/graphs.ts";
+import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "../../src/model/graphs.ts";
+import { ROPE_TABLE_SLACK } from "../../src/model/rope-graph.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { referenceEagle, referenceMirror, referenceTarget, runLayers } from "../../src/model/reference-forward.ts";
 import {
