@@ -92,14 +92,17 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   const axesLast = shape("axes_last", [-1]);
   const axis0 = shape("axis0", [0]);
   const axis1 = shape("axis1", [1]);
-  // RMSNormalization's first stage in the graph's own precision (the default stash type is float32).
-  const stashType = spec.dtype === "float64" ? 11 : 1;
-  const rmsNorm = (x: string, gain: Float64Array, name: string, width = hidden) =>
-    g.op("RMSNormalization", [x, g.weight(name, [width], gain)], {
-      axis: -1,
-      epsilon: spec.rmsEps,
-      stash_type: stashType,
-    });
+  // float32: the opset-23 RMSNormalization operator. float64 keeps the primitives: the operator's epsilon is a
+  // float32 attribute (1e-5 becomes 9.99999975e-6), which moved float64 outputs by ~1e-12 of their scale
+  // against the reference (measured), where summation order alone moves them by ~1e-15.
+  const eps = g.scalar(spec.rmsEps);
+  const rmsNorm = (x: string, gain: Float64Array, name: string, width = hidden) => {
+    if (spec.dtype === "float32")
+      return g.op("RMSNormalization", [x, g.weight(name, [width], gain)], { axis: -1, epsilon: spec.rmsEps });
+    const meanSquare = g.op("ReduceMean", [g.op("Mul", [x, x]), axesLast], { keepdims: 1 });
+    const normed = g.op("Div", [x, g.op("Sqrt", [g.op("Add", [meanSquare, eps])])]);
+    return g.op("Mul", [normed, g.weight(name, [width], gain)]);
+  };
   const batchOfOne = (x: string) => g.op("Unsqueeze", [x, axis0]); // [T, ...] -> [1, T, ...]
 
   // RoPE. float32: the opset-23 RotaryEmbedding operator, one node per projection. float64 (it has no float64
