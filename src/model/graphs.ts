@@ -68,8 +68,8 @@ function concatColumns(rows: number, parts: readonly { values: Float64Array; wid
  *
  * Written for few nodes: ONNX Runtime's CPU cost for these small models is per node (~1 us each, the
  * arithmetic is noise), and a property run is thousands of forwards. So RMSNormalization, RotaryEmbedding and
- * Attention are the opset-23 operators (float32; float64 keeps RoPE and attention in primitives, see
- * below), Q, K and V come out of one MatMul (Split after it), gate and up out of another, and the residual
+ * Attention are the opset-23 operators (float32; float64 keeps all three in primitives, where ORT would lose
+ * float64 precision: see below), Q, K and V come out of one MatMul (Split after it), gate and up out of another, and the residual
  * stream carries a batch axis of one ([1, T, hidden], the layout Attention takes) from the embedding to the
  * LM head.
  */
