@@ -1,4 +1,4 @@
-// Every fault's checked-in kill (properties/kills.json) replays in seconds: the property it was found
+// Every fault's checked-in kill (properties/kills.json) replays: the property it was found
 // with, at its seed and counterexample path, fails the recorded law with the fault on, and the same
 // case holds every law with the fault off. Regenerate with `npx specconf mutants --update-kills`.
 import { describe, expect, it } from "vitest";
@@ -42,7 +42,6 @@ describe("checked-in kills", () => {
       async () => {
         const property = kill.property === MIXED.law ? MIXED : propertyFor(kill.property);
         expect(property, `unknown property '${kill.property}' (${REGENERATE})`).toBeDefined();
-        const start = performance.now();
         const run = await runLawProperty(property!, {
           numRuns: 1,
           seed: kill.seed,
@@ -56,7 +55,6 @@ describe("checked-in kills", () => {
           `the seed/path now generates another case: the arbitraries changed (${REGENERATE})`,
         ).toEqual(kill.case);
         expect(run.failure!.laws).toContain(kill.law);
-        expect((performance.now() - start) / 1000).toBeLessThan(5);
 
         const clean = { ...kill.case, engine: { ...kill.case.engine, faults: [] } };
         const check = await checkLaws(referenceSource(), clean);
