@@ -10,16 +10,8 @@
 // the checkpoint says, not from what the engine believes it says.
 import type { ModelSpec } from "../model/spec.ts";
 import type { Eagle3Input, Eagle3Weights, TargetWeights } from "../model/weights.ts";
-import {
-  dtypeOf,
-  generationConfig,
-  json,
-  llamaConfig,
-  tokenizerFiles,
-  type CheckpointFiles,
-  type ExportIdentity,
-} from "./hf.ts";
-import { transpose, writeSafetensors, type TensorEntry } from "./safetensors.ts";
+import { checkpointFiles, dtypeOf, llamaConfig, type CheckpointFiles, type ExportIdentity } from "./hf.ts";
+import { transpose, type TensorEntry } from "./safetensors.ts";
 
 export const EAGLE3_ARCHITECTURE = "LlamaForCausalLMEagle3";
 
@@ -88,17 +80,6 @@ export function eagle3Checkpoint(
   auxLayers: readonly number[],
   identity: ExportIdentity,
 ): CheckpointFiles {
-  const files: CheckpointFiles = new Map();
-  files.set("config.json", json(eagle3Config(spec, head, auxLayers, identity)));
-  files.set("generation_config.json", generationConfig(spec));
-  files.set(
-    "model.safetensors",
-    writeSafetensors(eagle3Tensors(spec, target, head), {
-      format: "pt",
-      specconf_role: identity.role,
-      specconf_onnx_digest: identity.digest,
-    }),
-  );
-  for (const [name, content] of tokenizerFiles(spec)) files.set(name, content);
-  return files;
+  const config = eagle3Config(spec, head, auxLayers, identity);
+  return checkpointFiles(spec, config, eagle3Tensors(spec, target, head), identity);
 }

@@ -95,7 +95,7 @@ function layerTensors(spec: ModelSpec, prefix: string, layer: LayerWeights): Ten
   return tensors;
 }
 
-export function tokenizerFiles(spec: ModelSpec): CheckpointFiles {
+function tokenizerFiles(spec: ModelSpec): CheckpointFiles {
   const vocab: Record<string, number> = {};
   for (let id = 0; id < spec.vocab; id++) vocab[`t${id}`] = id;
   const tokenizer = {
@@ -124,11 +124,11 @@ export function tokenizerFiles(spec: ModelSpec): CheckpointFiles {
   ]);
 }
 
-export function json(value: unknown): string {
+function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-export function generationConfig(spec: ModelSpec): string {
+function generationConfig(spec: ModelSpec): string {
   return json({ bos_token_id: spec.bosId, eos_token_id: spec.eosId, do_sample: false });
 }
 
@@ -147,21 +147,31 @@ export function targetTensors(spec: ModelSpec, weights: TargetWeights): TensorEn
   ];
 }
 
-/** A Llama checkpoint of the target (role "target") or of its standalone-draft copy. */
-export function llamaCheckpoint(spec: ModelSpec, weights: TargetWeights, identity: ExportIdentity): CheckpointFiles {
+/**
+ * A checkpoint directory's files: config.json, generation_config.json, model.safetensors (its metadata naming
+ * the role and the ONNX digest it was exported from) and the tokenizer files. Shared by every exporter.
+ */
+export function checkpointFiles(
+  spec: ModelSpec,
+  config: unknown,
+  tensors: readonly TensorEntry[],
+  identity: ExportIdentity,
+): CheckpointFiles {
   const files: CheckpointFiles = new Map();
-  files.set("config.json", json(llamaConfig(spec, weights.layers.length, "LlamaForCausalLM", identity)));
+  files.set("config.json", json(config));
   files.set("generation_config.json", generationConfig(spec));
   files.set(
     "model.safetensors",
-    writeSafetensors(targetTensors(spec, weights), {
-      format: "pt",
-      specconf_role: identity.role,
-      specconf_onnx_digest: identity.digest,
-    }),
+    writeSafetensors(tensors, { format: "pt", specconf_role: identity.role, specconf_onnx_digest: identity.digest }),
   );
   for (const [name, content] of tokenizerFiles(spec)) files.set(name, content);
   return files;
+}
+
+/** A Llama checkpoint of the target (role "target") or of its standalone-draft copy. */
+export function llamaCheckpoint(spec: ModelSpec, weights: TargetWeights, identity: ExportIdentity): CheckpointFiles {
+  const config = llamaConfig(spec, weights.layers.length, "LlamaForCausalLM", identity);
+  return checkpointFiles(spec, config, targetTensors(spec, weights), identity);
 }
 
 export function eagleTensors(spec: ModelSpec, target: TargetWeights, eagle: EagleWeights): TensorEntry[] {
@@ -185,17 +195,6 @@ export function eagleCheckpoint(
   eagle: EagleWeights,
   identity: ExportIdentity,
 ): CheckpointFiles {
-  const files: CheckpointFiles = new Map();
-  files.set("config.json", json(llamaConfig(spec, 1, "LlamaForCausalLMEagle", identity)));
-  files.set("generation_config.json", generationConfig(spec));
-  files.set(
-    "model.safetensors",
-    writeSafetensors(eagleTensors(spec, target, eagle), {
-      format: "pt",
-      specconf_role: identity.role,
-      specconf_onnx_digest: identity.digest,
-    }),
-  );
-  for (const [name, content] of tokenizerFiles(spec)) files.set(name, content);
-  return files;
+  const config = llamaConfig(spec, 1, "LlamaForCausalLMEagle", identity);
+  return checkpointFiles(spec, config, eagleTensors(spec, target, eagle), identity);
 }
