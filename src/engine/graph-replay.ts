@@ -91,20 +91,34 @@ export class GraphReplay {
 
   /** Copies the batch into the static buffers; padded context columns point at slot 0 and are masked. */
   private copyIn(graph: CapturedGraph, feeds: ForwardFeeds): void {
-    const rows = feeds.tokens.length;
-    const numCtx = feeds.ctxSlots.length;
-    const bucket = graph.ctxSlots.length;
     graph.tokens.set(feeds.tokens);
     graph.positions.set(feeds.positions);
     if (feeds.hiddenIn) graph.hiddenIn.set(feeds.hiddenIn);
-    graph.ctxSlots.fill(0n);
-    graph.ctxSlots.set(feeds.ctxSlots);
-    graph.mask.fill(MASKED);
-    const width = bucket + rows;
-    const sourceWidth = numCtx + rows;
-    for (let r = 0; r < rows; r++) {
-      graph.mask.set(feeds.mask.subarray(r * sourceWidth, r * sourceWidth + numCtx), r * width);
-      graph.mask.set(feeds.mask.subarray(r * sourceWidth + numCtx, (r + 1) * sourceWidth), r * width + bucket);
-    }
+    copyContextIn(graph, feeds, feeds.tokens.length);
+  }
+}
+
+/**
+ * Lays a batch's context slots and mask out in a captured graph's static buffers: the context padded to
+ * `buffers.ctxSlots.length` columns, the batch to `batchColumns` (the batch's rows or more). The real rows keep
+ * their mask values in the same columns; padded context columns point at slot 0; everything else is masked.
+ * Mutates `buffers`.
+ */
+export function copyContextIn(
+  buffers: { ctxSlots: BigInt64Array; mask: FloatArray },
+  feeds: ForwardFeeds,
+  batchColumns: number,
+): void {
+  const rows = feeds.tokens.length;
+  const numCtx = feeds.ctxSlots.length;
+  const ctxBucket = buffers.ctxSlots.length;
+  buffers.ctxSlots.fill(0n);
+  buffers.ctxSlots.set(feeds.ctxSlots);
+  buffers.mask.fill(MASKED);
+  const width = ctxBucket + batchColumns;
+  const sourceWidth = numCtx + rows;
+  for (let r = 0; r < rows; r++) {
+    buffers.mask.set(feeds.mask.subarray(r * sourceWidth, r * sourceWidth + numCtx), r * width);
+    buffers.mask.set(feeds.mask.subarray(r * sourceWidth + numCtx, (r + 1) * sourceWidth), r * width + ctxBucket);
   }
 }

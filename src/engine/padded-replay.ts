@@ -13,8 +13,7 @@
 // (sglang PR 26880).
 import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
 import type { Faults } from "./faults.ts";
-import { MASKED } from "./forward.ts";
-import { CONTEXT_BUCKET } from "./graph-replay.ts";
+import { CONTEXT_BUCKET, copyContextIn } from "./graph-replay.ts";
 import type { KvPool } from "./kv-pool.ts";
 
 export interface PaddedReplayOptions {
@@ -170,15 +169,8 @@ export class PaddedReplay {
     if (graph.hiddenIn && feeds.hiddenIn) graph.hiddenIn.set(feeds.hiddenIn);
     if (graph.auxIn && feeds.auxIn) graph.auxIn.set(feeds.auxIn);
     const auxWidth = graph.auxIn ? graph.auxIn.length / bucket : 0;
-    graph.ctxSlots.fill(0n);
-    graph.ctxSlots.set(feeds.ctxSlots);
-    graph.mask.fill(MASKED);
+    copyContextIn(graph, feeds, bucket);
     const width = ctxBucket + bucket;
-    const sourceWidth = numCtx + rows;
-    for (let r = 0; r < rows; r++) {
-      graph.mask.set(feeds.mask.subarray(r * sourceWidth, r * sourceWidth + numCtx), r * width);
-      graph.mask.set(feeds.mask.subarray(r * sourceWidth + numCtx, (r + 1) * sourceWidth), r * width + ctxBucket);
-    }
     // Where the padding rows' context entries start: after the real entries (seq_lens_sum padded), or, with
     // the fault, at an offset computed from the unpadded sum, over the real rows' last entries.
     const paddingStart = this.faults.has("padded-seq-lens-sum") ? Math.max(0, numCtx - padding) : numCtx;
