@@ -10,9 +10,8 @@
 import { GraphBuilder } from "./onnx-builder.ts";
 import { referenceTarget, type PrefixKv } from "./reference-forward.ts";
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
-import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
-
 import { ropeByOperator, ropeBySwappedWeights } from "./rope-graph.ts";
+import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
 
 /**
  * The graph returns each row's TOP_K best logits and token ids (ties to the lower id, as ONNX TopK
@@ -152,7 +151,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   const one = g.scalar(1);
   const newKeys: string[] = [];
   const newValues: string[] = [];
-  const projectionSplit = shape("qkv_split", rope.projectionWidths(qDimension, kvDimension));
+  const projectionSplit = shape("qkv_split", [...rope.projectionWidths]);
   const mlpSplit = shape("mlp_split", [intermediate, intermediate]);
 
   // Attention over [1, T, heads * hd] queries and [1, S, kvHeads * hd] keys and values, the mask [T, S] added.
@@ -198,7 +197,10 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       attnIn = 2 * hidden;
     } else normed = layer.attnNorm ? rmsNorm(x, layer.attnNorm, `l${l}_attn_norm`) : x;
     // One projection for Q, K and V (and swap_halves(Q), swap_halves(K) where RoPE needs them).
-    const projection = concatColumns(attnIn, rope.projectionParts(layer, attnIn));
+    const projection = concatColumns(
+      attnIn,
+      rope.projectionBlocks(layer, attnIn).map((values, block) => ({ values, width: rope.projectionWidths[block] })),
+    );
     const parts = g.node(
       "Split",
       [
@@ -207,7 +209,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       ],
       { axis: -1 },
       undefined,
-      rope.projectionWidths(qDimension, kvDimension).length,
+      rope.projectionWidths.length,
     );
     const { q, k, v } = rope.apply(parts); // [1, T, heads * hd], [1, T, kvDim], [1, T, kvDim]
     newKeys.push(k);

@@ -17,7 +17,7 @@ import {
 } from "onnx-buf";
 import type { Dtype } from "./spec.ts";
 
-// Opset 23: RMSNormalization and Attention (one node each instead of a dozen; graphs.ts says why).
+// Opset 23: RMSNormalization, RotaryEmbedding and Attention (one node each instead of many; graphs.ts says why).
 export const OPSET_VERSION = 23n;
 export const IR_VERSION = 11n;
 

@@ -54,8 +54,10 @@ function swapHeadHalves(weights: Float64Array, inFeatures: number, heads: number
 
 /** How a graph applies RoPE: the projection's column blocks, and Q, K, V from the Split of that projection. */
 export interface RopeWriter {
-  projectionWidths(qDimension: number, kvDimension: number): number[];
-  projectionParts(layer: LayerWeights, inFeatures: number): { values: Float64Array; width: number }[];
+  /** The width of each column block of the Q/K/V projection, in order. */
+  projectionWidths: readonly number[];
+  /** A layer's weights for those blocks ([inFeatures, width] each), in the same order. */
+  projectionBlocks(layer: LayerWeights, inFeatures: number): Float64Array[];
   apply(parts: readonly string[]): { q: string; k: string; v: string };
 }
 
@@ -91,12 +93,8 @@ export function ropeByOperator(g: GraphBuilder, spec: ModelSpec, positions: stri
       batchOfOne,
     ]);
   return {
-    projectionWidths: (qDimension, kvDimension) => [qDimension, kvDimension, kvDimension],
-    projectionParts: (layer) => [
-      { values: layer.wq, width: heads * headDim },
-      { values: layer.wk, width: kvHeads * headDim },
-      { values: layer.wv, width: kvHeads * headDim },
-    ],
+    projectionWidths: [heads * headDim, kvHeads * headDim, kvHeads * headDim],
+    projectionBlocks: (layer) => [layer.wq, layer.wk, layer.wv],
     apply: ([q, k, v]) => ({ q: rotate(q, heads), k: rotate(k, kvHeads), v }),
   };
 }
@@ -116,13 +114,13 @@ export function ropeBySwappedWeights(g: GraphBuilder, spec: ModelSpec, positions
   const rotate = (x: string, swapped: string, table: { cos: string; sin: string }) =>
     g.op("Add", [g.op("Mul", [x, table.cos]), g.op("Mul", [swapped, table.sin])]);
   return {
-    projectionWidths: (qDimension, kvDimension) => [qDimension, qDimension, kvDimension, kvDimension, kvDimension],
-    projectionParts: (layer, inFeatures) => [
-      { values: layer.wq, width: heads * headDim },
-      { values: swapHeadHalves(layer.wq, inFeatures, heads, headDim), width: heads * headDim },
-      { values: layer.wk, width: kvHeads * headDim },
-      { values: swapHeadHalves(layer.wk, inFeatures, kvHeads, headDim), width: kvHeads * headDim },
-      { values: layer.wv, width: kvHeads * headDim },
+    projectionWidths: [heads * headDim, heads * headDim, kvHeads * headDim, kvHeads * headDim, kvHeads * headDim],
+    projectionBlocks: (layer, inFeatures) => [
+      layer.wq,
+      swapHeadHalves(layer.wq, inFeatures, heads, headDim),
+      layer.wk,
+      swapHeadHalves(layer.wk, inFeatures, kvHeads, headDim),
+      layer.wv,
     ],
     apply: ([q, qSwapped, k, kSwapped, v]) => ({
       q: rotate(q, qSwapped, qTables),
