@@ -11,66 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planExport, writeExport } from "../../src/export/export.ts";
 import { referenceEagle3 } from "../../src/model/eagle3-reference.ts";
 import { referenceTarget } from "../../src/model/reference-forward.ts";
-import type { Eagle3Weights, LayerWeights, TargetWeights } from "../../src/model/weights.ts";
+import type { Eagle3Weights, TargetWeights } from "../../src/model/weights.ts";
+import {
+  argmaxAndMargin,
+  fromLinear,
+  layerFrom,
+  readSafetensors,
+  tensorOf as get,
+} from "../helpers/checkpoint-read.ts";
 import { golden } from "../helpers/golden-runs.ts";
 
 const SUITE = "small-gqa-eagle3";
-
-interface Tensor {
-  dtype: string;
-  shape: number[];
-  values: Float64Array;
-}
-
-const WIDTH: Record<string, number> = { F32: 4, F64: 8, I64: 8, BOOL: 1 };
-
-function readSafetensors(path: string): Map<string, Tensor> {
-  const bytes = readFileSync(path);
-  const headerLength = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString("utf8")) as Record<
-    string,
-    { dtype: string; shape: number[]; data_offsets: [number, number] }
-  >;
-  const base = 8 + headerLength;
-  const tensors = new Map<string, Tensor>();
-  for (const [name, entry] of Object.entries(header)) {
-    if (name === "__metadata__") continue;
-    const [begin] = entry.data_offsets;
-    const count = entry.shape.reduce((a, b) => a * b, 1);
-    const width = WIDTH[entry.dtype];
-    expect(entry.data_offsets[1] - begin, name).toBe(count * width);
-    const values = new Float64Array(count);
-    for (let i = 0; i < count; i++) {
-      const at = base + begin + width * i;
-      values[i] =
-        entry.dtype === "F32"
-          ? bytes.readFloatLE(at)
-          : entry.dtype === "F64"
-            ? bytes.readDoubleLE(at)
-            : entry.dtype === "I64"
-              ? Number(bytes.readBigInt64LE(at))
-              : bytes.readUInt8(at);
-    }
-    tensors.set(name, { dtype: entry.dtype, shape: entry.shape, values });
-  }
-  return tensors;
-}
-
-/** HF Linear [out, in] -> our [in, out]. */
-function fromLinear(tensor: Tensor): Float64Array {
-  const [rows, cols] = tensor.shape;
-  const out = new Float64Array(rows * cols);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = tensor.values[r * cols + c];
-  return out;
-}
-
-function argmaxAndMargin(logits: Float64Array, row: number, vocab: number): { argmax: number; margin: number } {
-  let best = 0;
-  for (let j = 1; j < vocab; j++) if (logits[row * vocab + j] > logits[row * vocab + best]) best = j;
-  let second = -Infinity;
-  for (let j = 0; j < vocab; j++) if (j !== best) second = Math.max(second, logits[row * vocab + j]);
-  return { argmax: best, margin: logits[row * vocab + best] - second };
-}
 
 const dir = mkdtempSync(join(tmpdir(), "specconf-eagle3-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -79,31 +30,12 @@ beforeAll(() => {
   writeExport(join(dir, "onnx"), planExport(golden(SUITE), "onnx"));
 });
 
-function get(tensors: Map<string, Tensor>, name: string): Tensor {
-  const tensor = tensors.get(name);
-  if (!tensor) throw new Error(`missing tensor ${name}`);
-  return tensor;
-}
-
 function loadTarget(): TargetWeights {
   const tensors = readSafetensors(join(dir, SUITE, "target", "model.safetensors"));
   const layers = golden(SUITE).models.target.spec.layers;
   return {
     embed: get(tensors, "model.embed_tokens.weight").values,
-    layers: Array.from({ length: layers }, (_, l): LayerWeights => {
-      const at = (name: string) => get(tensors, `model.layers.${l}.${name}`);
-      return {
-        attnNorm: at("input_layernorm.weight").values,
-        wq: fromLinear(at("self_attn.q_proj.weight")),
-        wk: fromLinear(at("self_attn.k_proj.weight")),
-        wv: fromLinear(at("self_attn.v_proj.weight")),
-        wo: fromLinear(at("self_attn.o_proj.weight")),
-        mlpNorm: at("post_attention_layernorm.weight").values,
-        wGate: fromLinear(at("mlp.gate_proj.weight")),
-        wUp: fromLinear(at("mlp.up_proj.weight")),
-        wDown: fromLinear(at("mlp.down_proj.weight")),
-      };
-    }),
+    layers: Array.from({ length: layers }, (_, l) => layerFrom(tensors, `model.layers.${l}`)),
     finalNorm: get(tensors, "model.norm.weight").values,
     lmHead: fromLinear(get(tensors, "lm_head.weight")),
   };
@@ -138,17 +70,12 @@ describe("EAGLE-3 export round trip", () => {
       inputNorm: get(tensors, "input_norm.weight").values,
       d2t: Int32Array.from(d2t),
       t2d: Uint8Array.from(t2d),
+      // The midlayer's input_layernorm is the embedding's norm (embedNorm), not an attention norm.
       layer: {
+        ...layerFrom(tensors, "midlayer"),
+        attnNorm: undefined,
         embedNorm: at("input_layernorm.weight").values,
         hiddenNorm: at("hidden_norm.weight").values,
-        wq: fromLinear(at("self_attn.q_proj.weight")),
-        wk: fromLinear(at("self_attn.k_proj.weight")),
-        wv: fromLinear(at("self_attn.v_proj.weight")),
-        wo: fromLinear(at("self_attn.o_proj.weight")),
-        mlpNorm: at("post_attention_layernorm.weight").values,
-        wGate: fromLinear(at("mlp.gate_proj.weight")),
-        wUp: fromLinear(at("mlp.up_proj.weight")),
-        wDown: fromLinear(at("mlp.down_proj.weight")),
       },
       norm: get(tensors, "norm.weight").values,
       lmHead: fromLinear(get(tensors, "lm_head.weight")),

@@ -16,6 +16,7 @@ import { changesLogits, type SamplingParams } from "../../src/sampling/params.ts
 import { choose, contextOf, processLogits } from "../../src/sampling/process-logits.ts";
 import { defaultDraftSpec, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../../src/model/weights.ts";
+import { argmaxAndMargin } from "../helpers/checkpoint-read.ts";
 import { golden } from "../helpers/golden-runs.ts";
 
 const GGML_F32 = 0;
@@ -122,14 +123,6 @@ function weightsFrom(spec: ModelSpec, read: ReadBack): TargetWeights {
     finalNorm: get("output_norm.weight", [hidden]),
     lmHead: fromGgml(get("output.weight", [hidden, vocab]), hidden, vocab),
   };
-}
-
-function argmaxAndMargin(logits: Float64Array, row: number, vocab: number): { argmax: number; margin: number } {
-  let best = 0;
-  for (let j = 1; j < vocab; j++) if (logits[row * vocab + j] > logits[row * vocab + best]) best = j;
-  let second = -Infinity;
-  for (let j = 0; j < vocab; j++) if (j !== best) second = Math.max(second, logits[row * vocab + j]);
-  return { argmax: best, margin: logits[row * vocab + best] - second };
 }
 
 /**

@@ -1,5 +1,5 @@
-// The Hugging Face export, read back with an independent minimal safetensors reader (header JSON +
-// offsets, nothing from src/export), turned back into our [in, out] weights and run through the pure-TS
+// The Hugging Face export, read back with an independent minimal safetensors reader (test/helpers/checkpoint-read.ts,
+// nothing from src/export), turned back into our [in, out] weights and run through the pure-TS
 // float64 forward: it reproduces the golden files' greedy tokens and margins (target), and the golden
 // first-round drafts of the EAGLE head. The ONNX export is the exact bytes the golden digests name.
 import { createHash } from "node:crypto";
@@ -10,69 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planExport, writeExport } from "../../src/export/export.ts";
 import { referenceEagle, referenceTarget } from "../../src/model/reference-forward.ts";
 import type { ModelSpec } from "../../src/model/spec.ts";
-import type { EagleWeights, LayerWeights, TargetWeights } from "../../src/model/weights.ts";
+import type { EagleWeights, TargetWeights } from "../../src/model/weights.ts";
+import { argmaxAndMargin, fromLinear, layerFrom, readSafetensors } from "../helpers/checkpoint-read.ts";
 import { golden } from "../helpers/golden-runs.ts";
-
-// ---- an independent safetensors reader ------------------------------------------------------------
-interface Tensor {
-  dtype: string;
-  shape: number[];
-  values: Float64Array;
-}
-
-function readSafetensors(path: string): Map<string, Tensor> {
-  const bytes = readFileSync(path);
-  const headerLength = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString("utf8")) as Record<
-    string,
-    { dtype: string; shape: number[]; data_offsets: [number, number] }
-  >;
-  const base = 8 + headerLength;
-  const tensors = new Map<string, Tensor>();
-  let covered = 0;
-  for (const [name, entry] of Object.entries(header)) {
-    if (name === "__metadata__") continue;
-    const [begin, end] = entry.data_offsets;
-    const width = entry.dtype === "F32" ? 4 : entry.dtype === "F64" ? 8 : NaN;
-    const count = entry.shape.reduce((a, b) => a * b, 1);
-    expect(end - begin, name).toBe(count * width);
-    const values = new Float64Array(count);
-    for (let i = 0; i < count; i++)
-      values[i] = width === 4 ? bytes.readFloatLE(base + begin + 4 * i) : bytes.readDoubleLE(base + begin + 8 * i);
-    tensors.set(name, { dtype: entry.dtype, shape: entry.shape, values });
-    covered += end - begin;
-  }
-  expect(base + covered, `${path}: the data section is exactly the tensors`).toBe(bytes.length);
-  expect(headerLength % 8).toBe(0);
-  return tensors;
-}
-
-/** HF Linear [out, in] -> our [in, out]. */
-function fromLinear(tensor: Tensor): Float64Array {
-  const [rows, cols] = tensor.shape; // rows = out, cols = in
-  const out = new Float64Array(rows * cols);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = tensor.values[r * cols + c];
-  return out;
-}
-
-function layerFrom(tensors: Map<string, Tensor>, prefix: string): LayerWeights {
-  const get = (name: string) => {
-    const tensor = tensors.get(`${prefix}.${name}`);
-    if (!tensor) throw new Error(`missing ${prefix}.${name}`);
-    return tensor;
-  };
-  return {
-    attnNorm: tensors.get(`${prefix}.input_layernorm.weight`)?.values,
-    wq: fromLinear(get("self_attn.q_proj.weight")),
-    wk: fromLinear(get("self_attn.k_proj.weight")),
-    wv: fromLinear(get("self_attn.v_proj.weight")),
-    wo: fromLinear(get("self_attn.o_proj.weight")),
-    mlpNorm: get("post_attention_layernorm.weight").values,
-    wGate: fromLinear(get("mlp.gate_proj.weight")),
-    wUp: fromLinear(get("mlp.up_proj.weight")),
-    wDown: fromLinear(get("mlp.down_proj.weight")),
-  };
-}
 
 /** ModelSpec from config.json alone (the "specconf" key is not used). */
 function specFrom(config: Record<string, unknown>, dtype: ModelSpec["dtype"]): ModelSpec {
@@ -96,14 +36,6 @@ function specFrom(config: Record<string, unknown>, dtype: ModelSpec["dtype"]): M
     rmsEps: n("rms_norm_eps"),
     logitStd: 1,
   };
-}
-
-function argmaxAndMargin(logits: Float64Array, row: number, vocab: number): { argmax: number; margin: number } {
-  let best = 0;
-  for (let j = 1; j < vocab; j++) if (logits[row * vocab + j] > logits[row * vocab + best]) best = j;
-  let second = -Infinity;
-  for (let j = 0; j < vocab; j++) if (j !== best) second = Math.max(second, logits[row * vocab + j]);
-  return { argmax: best, margin: logits[row * vocab + best] - second };
 }
 
 // ---------------------------------------------------------------------------------------------------
