@@ -349,13 +349,6 @@ async function timedRun(testCase: Case, trace: boolean, capture = false): Promis
 // ---------------------------------------------------------------------------------------------------
 // Raw replay
 
-function innerSession(session: ModelSession): ort.InferenceSession {
-  const inner = (session as unknown as { session?: ort.InferenceSession }).session;
-  if (!inner || typeof inner.run !== "function")
-    throw new Error("ModelSession no longer keeps its InferenceSession in `session`: update scripts/bench-engine.ts");
-  return inner;
-}
-
 /** The same tensors ModelSession.run builds from the feeds. */
 function ortInputs(session: ModelSession, feeds: ForwardFeeds): Record<string, ort.Tensor> {
   return session.tensorsFor(feeds);
@@ -559,12 +552,9 @@ async function benchConfig(presetName: string, variant: Variant): Promise<Config
     }
   }
   const calls = captured.probe.calls;
-  const prepared = calls.map((call) => ({
-    inner: innerSession(call.session),
-    inputs: ortInputs(call.session, call.feeds),
-  }));
+  const prepared = calls.map((call) => ortInputs(call.session, call.feeds));
   // The same outputs the engine fetches (top-K, normalizer, hidden, new K/V), not the full logits.
-  const raw = await replayCalls(calls, REPLAY, (i) => prepared[i].inner.run(prepared[i].inputs, ENGINE_OUTPUTS));
+  const raw = await replayCalls(calls, REPLAY, async (i) => calls[i].session.runTensors(prepared[i], ENGINE_OUTPUTS));
   // ModelSession.run replay (differs from the raw replay by tensor wrapping and output unpacking only):
   // fewer passes, no warm pass (the raw replay just ran the same calls); skipped by --quick.
   const viaSession = QUICK

@@ -3,6 +3,7 @@
 // the slots actually written, never from scheduler intent, so a plumbing bug shows in the trace.
 import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "./topk.ts";
+import { traceEvent, traceRow } from "../trace/records.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
 import { toTargetIds } from "./draft-vocabulary.ts";
@@ -170,33 +171,38 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   // Each context column's slot owner, looked up once per forward; every row reads its own mask row.
   const columnOwners = context.recorder.enabled ? ctxSlots.map((slot) => pool.ownerOf(slot)) : [];
   const holdsColumn = (request: number, column: number) => pool.holdsPersisted(request, ctxSlots[column]);
-  const event = context.recorder.record(() => ({
-    step: context.step,
-    phase: plan.phase,
-    model: plan.model,
-    pool: pool.name,
-    draftStep: plan.draftStep,
-    ...(plan.module !== undefined ? { module: plan.module } : {}),
-    ...(paddedRows > 0 ? { paddedRows } : {}),
-    rows: rows.map((row, r): TraceRow => ({
-      request: row.request,
-      token: Number(tokens[r]),
-      position: Number(positions[r]),
-      slot: writeSlots[r],
-      temporary: row.temporary,
-      ...(row.treeParent !== undefined ? { parent: row.treeParent } : {}),
-      ...(row.placeholder !== undefined ? { placeholder: row.placeholder } : {}),
-      ...(row.candidate !== undefined ? { candidate: row.candidate } : {}),
-      ...(plan.hidden?.kind === "aux" ? { aux: [...plan.hidden.provenance[r]] } : {}),
-      hidden: plan.hidden?.kind === "hidden" ? plan.hidden.provenance[r] : undefined,
-      predict: predict[r],
-      ...(vocabMap ? { draftPredict: Number(ran.topIndices[r * ran.topK]) } : {}),
-      margin: margins[r],
-      topLogit: topLogits[r],
-      ...(sampled[r]?.processed ? { rawPredict: rawPredict[r] } : {}),
-      attended: readAttended(row.request, mask, r * width, width, columnOwners, holdsColumn),
-    })),
-  }));
+  const event = context.recorder.record((index) =>
+    traceEvent({
+      index,
+      step: context.step,
+      phase: plan.phase,
+      model: plan.model,
+      pool: pool.name,
+      draftStep: plan.draftStep,
+      module: plan.module,
+      paddedRows: paddedRows > 0 ? paddedRows : undefined,
+      rows: rows.map((row, r) =>
+        traceRow({
+          request: row.request,
+          token: Number(tokens[r]),
+          position: Number(positions[r]),
+          slot: writeSlots[r],
+          temporary: row.temporary,
+          parent: row.treeParent,
+          placeholder: row.placeholder,
+          candidate: row.candidate,
+          aux: plan.hidden?.kind === "aux" ? [...plan.hidden.provenance[r]] : undefined,
+          hidden: plan.hidden?.kind === "hidden" ? plan.hidden.provenance[r] : undefined,
+          predict: predict[r],
+          draftPredict: vocabMap ? Number(ran.topIndices[r * ran.topK]) : undefined,
+          margin: margins[r],
+          topLogit: topLogits[r],
+          rawPredict: sampled[r]?.processed ? rawPredict[r] : undefined,
+          attended: readAttended(row.request, mask, r * width, width, columnOwners, holdsColumn),
+        }),
+      ),
+    }),
+  );
   return { event, result, predict, margins, sampled };
 }
 

@@ -23,11 +23,11 @@ export class TraceRecorder {
     return this.nextIndex;
   }
 
-  /** Mutates: appends the event built by `build` (called only when enabled); returns its index. */
-  record(build: () => Omit<TraceEvent, "index">): number {
+  /** Mutates: appends the event `build` makes with its index (called only when enabled); returns the index. */
+  record(build: (index: number) => TraceEvent): number {
     const index = this.nextIndex++;
     if (this.enabled) {
-      const event: TraceEvent = { index, ...build() };
+      const event = build(index);
       if (this.discarding.size > 0)
         for (const row of event.rows) if (this.discarding.has(row.request)) row.discarded = true;
       this.events.push(event);

@@ -49,7 +49,16 @@ function addChildren(round: DraftRound, at: RoundRow, parent: number, depth: num
       round.broken ??= `candidate ${child.number} is created twice (event ${at.event} row ${at.row})`;
       continue;
     }
-    round.candidates.set(child.number, { ...child, parent, depth, event: at.event, row: at.row });
+    // Field by field, not a spread: this runs for every child of every draft row, several times per check.
+    round.candidates.set(child.number, {
+      number: child.number,
+      parent,
+      token: child.token,
+      depth,
+      score: child.score,
+      event: at.event,
+      row: at.row,
+    });
   }
   round.expansions.push(at);
 }

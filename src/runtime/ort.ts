@@ -1,5 +1,14 @@
 // The only module that imports onnxruntime-node. Sessions are created with pinned threads and graph
 // optimization level so that runs repeat bit for bit; what was pinned is recorded in every trace.
+//
+// Forwards go straight to onnxruntime-node's native session (dist/binding.js, typed in its binding.d.ts:
+// "a simple synchronized inference session object wrap"), which the public InferenceSession wraps in a
+// setImmediate, a promise, argument validation and a second Tensor per output. The engine runs tens of
+// thousands of forwards of a few dozen microseconds each, so that wrapping cost ~10% of a law check
+// (measured side by side, scripts/bench-laws.ts). What the public API adds on creation is kept: the EP is
+// checked against the providers the binary lists, options are passed unchanged. Because the native run
+// never yields, run() yields to the event loop itself every YIELD_MS so signals and progress stay live.
+import { createRequire } from "node:module";
 import ort from "onnxruntime-node";
 import { BadInputError } from "../errors/bad-input.ts";
 import type { Dtype } from "../model/spec.ts";
@@ -90,9 +99,53 @@ function providerHint(ep: ExecutionProvider): string {
   return "";
 }
 
+/** onnxruntime-node's native session (its dist/binding.d.ts). */
+interface NativeSession {
+  loadModel(
+    buffer: ArrayBufferLike,
+    byteOffset: number,
+    byteLength: number,
+    options: ort.InferenceSession.SessionOptions,
+  ): void;
+  readonly inputMetadata: readonly { name: string }[];
+  readonly outputMetadata: readonly { name: string }[];
+  run(
+    feeds: Record<string, ort.Tensor>,
+    fetches: Record<string, null>,
+    options: ort.InferenceSession.RunOptions,
+  ): Record<string, ort.Tensor>;
+  dispose(): void;
+}
+
+interface NativeBinding {
+  binding: {
+    InferenceSession: new () => NativeSession;
+    listSupportedBackends(): { name: string }[];
+  };
+  /** Passes ort.env.logLevel and the Tensor constructor to the binding, once per process. */
+  initOrt(): void;
+}
+
+const native = createRequire(import.meta.url)("onnxruntime-node/dist/binding.js") as NativeBinding;
+
+/** A long synchronous stretch of forwards gives the event loop (signals, progress, timers) a turn this often. */
+const YIELD_MS = 20;
+let lastYield = performance.now();
+
+async function yieldNowAndThen(): Promise<void> {
+  const now = performance.now();
+  if (now - lastYield < YIELD_MS) return;
+  lastYield = now;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  lastYield = performance.now();
+}
+
 export class ModelSession {
+  /** The fetch list per output set, built once (the binding reads its keys). */
+  private readonly fetchesFor = new Map<string, Record<string, null>>();
+
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly session: NativeSession,
     readonly dtype: Dtype,
     readonly hiddenSize: number,
     readonly hasHiddenInput: boolean,
@@ -122,7 +175,13 @@ export class ModelSession {
       process.env.NVIDIA_TF32_OVERRIDE ??= "0";
     }
     try {
-      const session = await ort.InferenceSession.create(bytes, {
+      native.initOrt();
+      // As InferenceSession.create: a provider the binary does not list cannot be used.
+      const available = native.binding.listSupportedBackends().map((backend) => backend.name);
+      if (!available.includes(options.ep))
+        throw new Error(`no available backend found: '${options.ep}' is not among ${available.join(", ")}`);
+      const session = new native.binding.InferenceSession();
+      session.loadModel(bytes.buffer, bytes.byteOffset, bytes.byteLength, {
         executionProviders: [options.ep],
         intraOpNumThreads: options.threads,
         interOpNumThreads: 1,
@@ -130,14 +189,16 @@ export class ModelSession {
         graphOptimizationLevel: options.graphOptimizationLevel,
         logSeverityLevel: 3,
       });
+      const inputNames = session.inputMetadata.map((input) => input.name);
+      const outputNames = session.outputMetadata.map((output) => output.name);
       return new ModelSession(
         session,
         dtype,
         hiddenSize,
-        session.inputNames.includes("hidden_in"),
+        inputNames.includes("hidden_in"),
         options.ep,
-        session.inputNames.includes("aux_in"),
-        session.outputNames.includes("layer_hidden"),
+        inputNames.includes("aux_in"),
+        outputNames.includes("layer_hidden"),
       );
     } catch (error) {
       const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
@@ -182,8 +243,17 @@ export class ModelSession {
     ];
   }
 
+  /** The native run on prepared tensors, synchronous (benchmarks replay raw calls with it). */
+  runTensors(inputs: Record<string, ort.Tensor>, outputs: readonly string[]): Record<string, ort.Tensor> {
+    const key = outputs.join(",");
+    let fetches = this.fetchesFor.get(key);
+    if (!fetches) this.fetchesFor.set(key, (fetches = Object.fromEntries(outputs.map((name) => [name, null]))));
+    return this.session.run(inputs, fetches, {});
+  }
+
   async run(feeds: ForwardFeeds): Promise<ForwardResult> {
-    const out = await this.session.run(this.tensorsFor(feeds), this.outputsFor(feeds));
+    await yieldNowAndThen();
+    const out = this.runTensors(this.tensorsFor(feeds), this.outputsFor(feeds));
     return {
       logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
       topValues: out.top_values.data as FloatArray,
@@ -198,6 +268,6 @@ export class ModelSession {
   }
 
   async release(): Promise<void> {
-    await this.session.release();
+    this.session.dispose();
   }
 }

@@ -1,0 +1,53 @@
+// Trace rows and events as the reference engine builds them: every field of the schema present, in one
+// order, absent ones undefined. A trace is read by a dozen laws whose loops run over every row of every
+// event; with fields added only when present (object spreads, later annotations) a trace holds dozens of
+// row shapes, each law's loop deoptimizes on every new one and V8 compiles it again (runForward and the KV
+// conservation law were each compiled 6-8 times per process, ~100 ms a time). One shape keeps those loops
+// monomorphic. JSON output is unchanged (undefined fields are not written) and so is what a law reads
+// (`row.parent === undefined` either way); traces read from JSON keep the shapes they come with.
+import type { TraceEvent, TraceRow } from "./schema.ts";
+
+/** A trace row with every schema field, in schema order; `fields` gives the ones present. */
+export function traceRow(fields: TraceRow): TraceRow {
+  return {
+    request: fields.request,
+    token: fields.token,
+    position: fields.position,
+    slot: fields.slot,
+    temporary: fields.temporary,
+    parent: fields.parent,
+    placeholder: fields.placeholder,
+    discarded: fields.discarded,
+    hidden: fields.hidden,
+    aux: fields.aux,
+    draftPredict: fields.draftPredict,
+    predict: fields.predict,
+    margin: fields.margin,
+    topLogit: fields.topLogit,
+    rawPredict: fields.rawPredict,
+    attended: fields.attended,
+    candidate: fields.candidate,
+    children: fields.children,
+    childMargin: fields.childMargin,
+    draws: fields.draws,
+  };
+}
+
+/** A trace event with every schema field, in schema order. */
+export function traceEvent(fields: TraceEvent): TraceEvent {
+  return {
+    index: fields.index,
+    step: fields.step,
+    phase: fields.phase,
+    model: fields.model,
+    pool: fields.pool,
+    draftStep: fields.draftStep,
+    module: fields.module,
+    paddedRows: fields.paddedRows,
+    rows: fields.rows,
+    verify: fields.verify,
+    released: fields.released,
+    futures: fields.futures,
+    references: fields.references,
+  };
+}
