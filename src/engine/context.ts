@@ -6,7 +6,7 @@ import { GraphReplay } from "./graph-replay.ts";
 import type { EngineConfig } from "./config.ts";
 import type { Faults } from "./faults.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
-import { runForward, type ForwardOutput, type ForwardPlan } from "./forward.ts";
+import { forwardPlan, runForward, type ForwardOutput, type ForwardPlan } from "./forward.ts";
 import { FutureRing, placeholderOf } from "./future-ring.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import type { KvPool } from "./kv-pool.ts";
@@ -159,7 +159,7 @@ export class EngineContext {
   async forward(plan: ForwardPlan): Promise<ForwardOutput> {
     this.forwardInStep += 1;
     const padded = plan.replayable && !plan.runner && this.config.graphReplay && this.config.graphBuckets;
-    const runnable = padded ? { ...plan, runner: this.paddedRunner(plan.session) } : plan;
+    const runnable = padded ? forwardPlan({ ...plan, runner: this.paddedRunner(plan.session) }) : plan;
     const { step, faults, recorder, memo } = this;
     const eagle3 = this.eagle3Forward;
     return runForward(

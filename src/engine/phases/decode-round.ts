@@ -3,7 +3,7 @@
 // over the accepted path. Under overlap the device state advances here and the outputs wait as pending
 // results, processed when the next step has been planned (engine.ts); a zombie's round runs but emits nothing.
 import type { EngineContext, PendingResult } from "../context.ts";
-import type { RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
 import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
@@ -37,7 +37,7 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   const rows: RowPlan[] = active.map((request, r) => {
     const position = request.targetKvLength;
     const [slot] = pool.extendPersisted(request.id, position + 1);
-    return {
+    return rowPlan({
       request: request.id,
       token: request.rootToken,
       position,
@@ -48,16 +48,18 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
       attendBatchRows: [r],
       placeholder: request.launch?.tokenPlaceholder,
       sampler: request.rowSampler([], context.spec.eosId),
-    };
+    });
   });
-  const output = await context.forward({
-    phase: "decode",
-    model: "target",
-    pool,
-    session: context.sessions.target,
-    rows,
-    replayable: true,
-  });
+  const output = await context.forward(
+    forwardPlan({
+      phase: "decode",
+      model: "target",
+      pool,
+      session: context.sessions.target,
+      rows,
+      replayable: true,
+    }),
+  );
   active.forEach((request, r) => {
     request.targetKvLength += 1;
     let token = output.predict[r];

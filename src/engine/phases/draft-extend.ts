@@ -2,7 +2,7 @@
 // Used after a prefill chunk (rows pair h_i with x_{i+1}) and after verify (the accepted path's verify
 // hidden states with the emitted tokens, shifted by one).
 import type { EngineContext } from "../context.ts";
-import type { RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import type { DraftExtendInput } from "../phase-inputs.ts";
 import { childrenFields, topKLogSoftmax } from "../topk.ts";
@@ -21,29 +21,33 @@ export async function runDraftExtend(
     const slots = pool.extendPersisted(request.id, firstAnchor + tokens.length);
     const firstRow = rows.length;
     tokens.forEach((token, i) => {
-      rows.push({
-        request: request.id,
-        token,
-        position: firstAnchor + i,
-        writeSlot: slots[i],
-        temporary: false,
-        attendPersisted: firstAnchor,
-        attendTemporary: [],
-        // Causal within the segment: rows of the same request up to and including itself.
-        attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
-      });
+      rows.push(
+        rowPlan({
+          request: request.id,
+          token,
+          position: firstAnchor + i,
+          writeSlot: slots[i],
+          temporary: false,
+          attendPersisted: firstAnchor,
+          attendTemporary: [],
+          // Causal within the segment: rows of the same request up to and including itself.
+          attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+        }),
+      );
     });
     lastRowOf.push({ segmentIndex, row: rows.length - 1 });
   });
-  const output = await context.forward({
-    phase: "draft-extend",
-    model: "draft",
-    pool,
-    session: context.draftSession(),
-    rows,
-    hidden: input.hidden,
-    replayable: afterVerify,
-  });
+  const output = await context.forward(
+    forwardPlan({
+      phase: "draft-extend",
+      model: "draft",
+      pool,
+      session: context.draftSession(),
+      rows,
+      hidden: input.hidden,
+      replayable: afterVerify,
+    }),
+  );
   for (const { segmentIndex, row } of lastRowOf) {
     const segment = input.segments[segmentIndex];
     segment.request.draftKvLength = segment.firstAnchor + segment.tokens.length;

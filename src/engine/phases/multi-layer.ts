@@ -3,7 +3,7 @@
 // target hidden h_i with x_{i+k+1}; it is persisted once x_{i+k+1} is verified (h_i is kept until then).
 // Draft step k >= 1 runs k temporary rows (anchors L-k..L-1, tokens d_1..d_k); its last row yields d_{k+1}.
 import type { EngineContext } from "../context.ts";
-import type { RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import type { KvPool } from "../kv-pool.ts";
 import { DraftDecodeInput } from "../phase-inputs.ts";
@@ -51,16 +51,18 @@ export async function runModuleExtends(
       const firstRow = rows.length;
       for (let anchor = start; anchor < end; anchor++) {
         const i = anchor - start;
-        rows.push({
-          request: request.id,
-          token: request.tokens[anchor + module + 1],
-          position: anchor,
-          writeSlot: slots[i],
-          temporary: false,
-          attendPersisted: start,
-          attendTemporary: [],
-          attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
-        });
+        rows.push(
+          rowPlan({
+            request: request.id,
+            token: request.tokens[anchor + module + 1],
+            position: anchor,
+            writeSlot: slots[i],
+            temporary: false,
+            attendPersisted: start,
+            attendTemporary: [],
+            attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+          }),
+        );
       }
       hidden.push(
         hiddenAt(
@@ -73,16 +75,18 @@ export async function runModuleExtends(
     }
     if (rows.length === 0) continue;
     const input = HiddenRows.concat(context.spec.hidden, hidden);
-    const output = await context.forward({
-      phase: "draft-extend",
-      model: `draft-module-${module}`,
-      module,
-      pool,
-      session: context.moduleSession(module),
-      rows,
-      hidden: input,
-      replayable: afterVerify,
-    });
+    const output = await context.forward(
+      forwardPlan({
+        phase: "draft-extend",
+        model: `draft-module-${module}`,
+        module,
+        pool,
+        session: context.moduleSession(module),
+        rows,
+        hidden: input,
+        replayable: afterVerify,
+      }),
+    );
     for (const { request, row, end } of lastRows) {
       request.moduleKvLength[module] = end;
       if (module === 0 && yieldsDraft.has(request)) {
@@ -122,33 +126,37 @@ export async function runMultiLayerDraft(
       anchors.forEach((anchor, i) => {
         const token = drafts.get(request.id)![i];
         tokens.push(token);
-        rows.push({
-          request: request.id,
-          token,
-          position: anchor,
-          writeSlot: slots[i],
-          temporary: true,
-          attendPersisted: request.moduleKvLength[module],
-          attendTemporary: [],
-          attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
-          // d_1 is the draft root: under overlap, resolved from the ring at launch.
-          placeholder: i === 0 ? request.launch?.draftPlaceholder : undefined,
-        });
+        rows.push(
+          rowPlan({
+            request: request.id,
+            token,
+            position: anchor,
+            writeSlot: slots[i],
+            temporary: true,
+            attendPersisted: request.moduleKvLength[module],
+            attendTemporary: [],
+            attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+            // d_1 is the draft root: under overlap, resolved from the ring at launch.
+            placeholder: i === 0 ? request.launch?.draftPlaceholder : undefined,
+          }),
+        );
       });
       hidden.push(hiddenAt(context, request, anchors));
     }
     const input = new DraftDecodeInput(active, module, tokens, HiddenRows.concat(context.spec.hidden, hidden));
-    const output = await context.forward({
-      phase: "draft-decode",
-      model: `draft-module-${module}`,
-      module,
-      pool,
-      session: context.moduleSession(module),
-      rows,
-      hidden: input.hidden,
-      draftStep: module,
-      replayable: true,
-    });
+    const output = await context.forward(
+      forwardPlan({
+        phase: "draft-decode",
+        model: `draft-module-${module}`,
+        module,
+        pool,
+        session: context.moduleSession(module),
+        rows,
+        hidden: input.hidden,
+        draftStep: module,
+        replayable: true,
+      }),
+    );
     active.forEach((request, r) => drafts.get(request.id)!.push(output.predict[(r + 1) * module - 1]));
   }
   const trees = new Map<number, DraftTree>();

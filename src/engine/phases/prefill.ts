@@ -3,7 +3,7 @@
 // the next prompt token x_b (sglang PR 26800), not the token sampled from the chunk's last logits.
 // After a retract the same path re-prefills the verified tokens; the pending bonus x_L is kept.
 import type { EngineContext } from "../context.ts";
-import type { RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
 import { captureDraftInput } from "../aux-capture.ts";
 import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
@@ -44,26 +44,30 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     const sampler = chunk.final && !request.hasPendingBonus ? request.rowSampler([], context.spec.eosId) : undefined;
     for (let position = start; position < end; position++) {
       const i = position - start;
-      rows.push({
-        ...(position === end - 1 && sampler ? { sampler } : {}),
-        request: request.id,
-        token: request.tokens[position],
-        position,
-        writeSlot: slots[i],
-        temporary: false,
-        attendPersisted: start,
-        attendTemporary: [],
-        attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
-      });
+      rows.push(
+        rowPlan({
+          ...(position === end - 1 && sampler ? { sampler } : {}),
+          request: request.id,
+          token: request.tokens[position],
+          position,
+          writeSlot: slots[i],
+          temporary: false,
+          attendPersisted: start,
+          attendTemporary: [],
+          attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+        }),
+      );
     }
   }
-  const output = await context.forward({
-    phase: "prefill",
-    model: "target",
-    pool,
-    session: context.sessions.target,
-    rows,
-  });
+  const output = await context.forward(
+    forwardPlan({
+      phase: "prefill",
+      model: "target",
+      pool,
+      session: context.sessions.target,
+      rows,
+    }),
+  );
 
   const segments: DraftExtendSegment[] = [];
   const hiddenParts: DraftInputRows[] = [];

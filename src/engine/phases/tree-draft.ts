@@ -7,7 +7,7 @@
 // The trace records what selection reads: each row's candidate number and the children its logits
 // expanded into with their cumulative scores (the tree selection law and the invariance laws' ties).
 import type { EngineContext } from "../context.ts";
-import type { RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { DraftDecodeInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
@@ -98,7 +98,7 @@ export async function runTreeDraft(
     const rows: RowPlan[] = nodes.map(({ request, node }, r) => {
       const [slot] = pool.allocateTemporary(request.id, 1);
       node.slot = slot;
-      return {
+      return rowPlan({
         request: request.id,
         token: input.tokens[r],
         position: request.targetKvLength - 1 + node.depth + earlyIncrement,
@@ -110,19 +110,21 @@ export async function runTreeDraft(
         // Step 1's tokens are the root's candidates: under overlap, resolved from the ring at launch.
         placeholder: node.depth === 1 ? request.launch?.draftPlaceholder : undefined,
         candidate: node.number,
-      };
+      });
     });
-    const output = await context.forward({
-      phase: "draft-decode",
-      model: "draft",
-      pool,
-      session: context.draftSession(),
-      rows,
-      hidden: input.hidden,
-      draftStep: step,
-      runner: context.draftDecodeRunner(),
-      replayable: true,
-    });
+    const output = await context.forward(
+      forwardPlan({
+        phase: "draft-decode",
+        model: "draft",
+        pool,
+        session: context.draftSession(),
+        rows,
+        hidden: input.hidden,
+        draftStep: step,
+        runner: context.draftDecodeRunner(),
+        replayable: true,
+      }),
+    );
     for (const request of active) {
       const list = candidates.get(request.id)!;
       const children: Candidate[] = [];

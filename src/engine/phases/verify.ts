@@ -4,7 +4,7 @@
 // other verify slot is freed.
 import type { VerifyResult } from "../../trace/schema.ts";
 import type { EngineContext } from "../context.ts";
-import type { RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
 import { captureDraftInput } from "../aux-capture.ts";
 import type { DraftInputRows } from "../hidden-rows.ts";
 import type { Request } from "../request.ts";
@@ -78,30 +78,34 @@ export async function runVerify(
       // vLLM issue 42744: processing applied at the bonus position only (depth S), the drafts judged raw.
       const processAll = !(context.faults.has("processing-bonus-only") && depth < numSteps);
       const sampler = request.rowSampler(pathTokens, context.spec.eosId, processAll);
-      rows.push({
-        ...(sampler ? { sampler } : {}),
-        request: request.id,
-        token,
-        position: request.targetKvLength + depth,
-        writeSlot: slots[node],
-        temporary: true,
-        attendPersisted: request.targetKvLength,
-        attendTemporary: [],
-        attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
-        treeParent: tree.parents[node],
-        placeholder: tree.placeholders?.[node],
-        ...(tree.candidates ? { candidate: tree.candidates[node] } : {}),
-      });
+      rows.push(
+        rowPlan({
+          ...(sampler ? { sampler } : {}),
+          request: request.id,
+          token,
+          position: request.targetKvLength + depth,
+          writeSlot: slots[node],
+          temporary: true,
+          attendPersisted: request.targetKvLength,
+          attendTemporary: [],
+          attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
+          treeParent: tree.parents[node],
+          placeholder: tree.placeholders?.[node],
+          ...(tree.candidates ? { candidate: tree.candidates[node] } : {}),
+        }),
+      );
     });
   });
-  const output = await context.forward({
-    phase: "verify",
-    model: "target",
-    pool,
-    session: context.sessions.target,
-    rows,
-    replayable: true,
-  });
+  const output = await context.forward(
+    forwardPlan({
+      phase: "verify",
+      model: "target",
+      pool,
+      session: context.sessions.target,
+      rows,
+      replayable: true,
+    }),
+  );
 
   // accept_index and accept_tokens for the whole batch first (a real engine builds these buffers on the
   // device), then every request's bonus is read from accept_tokens.
