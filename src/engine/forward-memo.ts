@@ -14,43 +14,51 @@
 import type { ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
 import { freshContentBlock } from "./kv-pool.ts";
 
+/**
+ * A forward's inputs. runForward builds tokens, positions, the mask and the content ids afresh for every
+ * forward and never writes them afterwards, so an entry keeps those arrays as they are (no copy of a
+ * mask that can hold hundreds of thousands of values); hidden and auxiliary rows may be views of engine
+ * state and are copied.
+ */
+type Inputs = readonly ArrayBufferView[];
+
 interface Entry {
-  /** Every input, as 32-bit words, end to end (with their lengths, so no two layouts collide). */
-  key: Int32Array;
+  inputs: Inputs;
+  withLogits: boolean;
   result: ForwardResult;
   contentBase: number;
 }
 
-/** The inputs as one run of 32-bit words: each array's length, then its bytes. */
-function keyOf(arrays: readonly ArrayBufferView[]): Int32Array {
-  let total = 0;
-  for (const array of arrays) total += 1 + (array.byteLength >> 2);
-  const key = new Int32Array(total);
-  let offset = 0;
-  for (const array of arrays) {
-    const words = array.byteLength >> 2;
-    key[offset++] = words;
-    key.set(new Int32Array(array.buffer, array.byteOffset, words), offset);
-    offset += words;
-  }
-  return key;
+function wordsOf(array: ArrayBufferView): Int32Array {
+  return new Int32Array(array.buffer, array.byteOffset, array.byteLength >> 2);
 }
 
-function hashOf(key: Int32Array): string {
+/** Two 32-bit hashes of every input's words (and length, so no two layouts collide), folded into one key. */
+function hashOf(inputs: Inputs): number {
   let a = 0x811c9dc5;
   let b = 0x12345678;
-  for (let i = 0; i < key.length; i++) {
-    a = Math.imul(a ^ key[i], 0x01000193);
-    b = Math.imul(b ^ key[i], 0x5bd1e995) ^ (b >>> 13);
+  for (const input of inputs) {
+    const words = wordsOf(input);
+    a = Math.imul(a ^ words.length, 0x01000193);
+    for (let i = 0; i < words.length; i++) {
+      a = Math.imul(a ^ words[i], 0x01000193);
+      b = Math.imul(b ^ words[i], 0x5bd1e995) ^ (b >>> 13);
+    }
   }
-  return `${a}:${b}`;
+  return (a ^ Math.imul(b, 0x9e3779b1)) >>> 0;
 }
 
-function sameWords(left: Int32Array, right: Int32Array): boolean {
-  if (left.length !== right.length) return false;
-  for (let i = 0; i < left.length; i++) if (left[i] !== right[i]) return false;
+function sameInputs(left: Inputs, right: Inputs): boolean {
+  for (let k = 0; k < left.length; k++) {
+    const a = wordsOf(left[k]);
+    const b = wordsOf(right[k]);
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  }
   return true;
 }
+
+const NONE = new Float32Array(0);
 
 function copyResult(result: ForwardResult): ForwardResult {
   return {
@@ -67,33 +75,34 @@ function copyResult(result: ForwardResult): ForwardResult {
 }
 
 export class ForwardMemo {
-  private readonly entries = new WeakMap<ModelSession, Map<string, Entry[]>>();
+  private readonly entries = new WeakMap<ModelSession, Map<number, Entry[]>>();
   hits = 0;
   misses = 0;
 
   /**
    * The forward's outputs (computed, or an exact earlier forward's) and the content base of its K/V
-   * rows. `ctxContent` holds the content ids of the slots in feeds.ctxSlots, in order.
+   * rows. `ctxContent` holds the content ids of the slots in feeds.ctxSlots, in order. The caller does not
+   * write feeds.tokens, feeds.positions, feeds.mask or ctxContent afterwards (they are kept as the key).
    */
   async run(
     session: ModelSession,
     feeds: ForwardFeeds,
     ctxContent: Float64Array,
   ): Promise<{ result: ForwardResult; contentBase: number }> {
-    const key = keyOf([
+    const inputs: Inputs = [
       feeds.tokens,
       feeds.positions,
       feeds.mask,
       ctxContent,
-      feeds.hiddenIn ?? new Float32Array(0),
-      feeds.auxIn ?? new Float32Array(0),
-      Int32Array.of(feeds.withLogits ? 1 : 0),
-    ]);
-    const hash = hashOf(key);
+      feeds.hiddenIn ?? NONE,
+      feeds.auxIn ?? NONE,
+    ];
+    const withLogits = feeds.withLogits === true;
+    const hash = hashOf(inputs);
     let bySession = this.entries.get(session);
     if (!bySession) this.entries.set(session, (bySession = new Map()));
-    const candidates = bySession.get(hash) ?? [];
-    const hit = candidates.find((entry) => sameWords(entry.key, key));
+    const candidates = bySession.get(hash);
+    const hit = candidates?.find((entry) => entry.withLogits === withLogits && sameInputs(entry.inputs, inputs));
     if (hit) {
       this.hits += 1;
       return { result: copyResult(hit.result), contentBase: hit.contentBase };
@@ -101,8 +110,17 @@ export class ForwardMemo {
     this.misses += 1;
     // Kept as is, not copied: the engine only reads a forward's outputs (hits get copies of them).
     const result = await session.run(feeds);
-    const entry = { key, result, contentBase: freshContentBlock() };
-    bySession.set(hash, [...candidates, entry]);
+    const kept: Inputs = [
+      feeds.tokens,
+      feeds.positions,
+      feeds.mask,
+      ctxContent,
+      feeds.hiddenIn?.slice() ?? NONE,
+      feeds.auxIn?.slice() ?? NONE,
+    ];
+    const entry = { inputs: kept, withLogits, result, contentBase: freshContentBlock() };
+    if (candidates) candidates.push(entry);
+    else bySession.set(hash, [entry]);
     return { result, contentBase: entry.contentBase };
   }
 }

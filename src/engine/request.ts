@@ -52,6 +52,8 @@ export class Request {
   /** Stochastic requests: the request's own stream of uniforms (kept across retracts: resume does not resample). */
   readonly stream: UniformStream | undefined;
   private readonly stopTokenIds: ReadonlySet<number>;
+  /** Some option reads the target's logits (processing, logprobs, sampling): its rows get a sampler. */
+  readonly samplesProcessed: boolean;
   /** Verified tokens x_0..x_L: the prompt, then every emitted token; x_L (the bonus) has no target KV yet. */
   readonly tokens: number[];
   readonly output: number[] = [];
@@ -98,6 +100,7 @@ export class Request {
     this.tokens = [...init.prompt];
     this.sampling = init.sampling ?? {};
     this.stopTokenIds = stopTokenIdsOf(this.sampling);
+    this.samplesProcessed = needsLogits(this.sampling);
     this.penalizer = new Penalizer(init.prompt);
     this.stream = isStochastic(this.sampling) ? new UniformStream(streamSeed(this.sampling.seed, this.id)) : undefined;
   }
@@ -112,7 +115,7 @@ export class Request {
    * emitted tokens plus `pathTokens` (a verify node's drafts). Undefined when no option needs the logits.
    */
   rowSampler(pathTokens: readonly number[], eosId: number, process = true): RowSampler | undefined {
-    if (!needsLogits(this.sampling)) return undefined;
+    if (!this.samplesProcessed) return undefined;
     // Under overlap the device is ahead of the processed output: its tokens in flight count as committed.
     const inFlight = this.tokens.slice(this.prompt.length + this.output.length);
     const committed = inFlight.length > 0 ? [...inFlight, ...pathTokens] : pathTokens;

@@ -140,18 +140,18 @@ export function runLayers(
     valuesOut.push(v);
     const attn = new Float64Array(rows * heads * headDim);
     const scores = new Float64Array(prefixLen + rows);
+    // Attended row j: the prefix's rows first, then this forward's (causal).
+    const prefixKeys = prefix?.keys[layerIndex];
+    const prefixValues = prefix?.values[layerIndex];
     for (let t = 0; t < rows; t++) {
       for (let h = 0; h < heads; h++) {
         const kvHead = Math.floor(h / groupSize);
         const qBase = (t * heads + h) * headDim;
         const count = prefixLen + t + 1;
-        const keyAt = (j: number) => (j < prefixLen ? prefix!.keys[layerIndex] : k);
-        const valueAt = (j: number) => (j < prefixLen ? prefix!.values[layerIndex] : v);
-        const rowOf = (j: number) => (j < prefixLen ? j : j - prefixLen);
         let max = -Infinity;
         for (let j = 0; j < count; j++) {
-          const keys = keyAt(j);
-          const kBase = rowOf(j) * kvDimension + kvHead * headDim;
+          const keys = j < prefixLen ? prefixKeys! : k;
+          const kBase = (j < prefixLen ? j : j - prefixLen) * kvDimension + kvHead * headDim;
           let dot = 0;
           for (let d = 0; d < headDim; d++) dot += q[qBase + d] * keys[kBase + d];
           scores[j] = dot * scale;
@@ -163,8 +163,8 @@ export function runLayers(
           denom += scores[j];
         }
         for (let j = 0; j < count; j++) {
-          const values = valueAt(j);
-          const vBase = rowOf(j) * kvDimension + kvHead * headDim;
+          const values = j < prefixLen ? prefixValues! : v;
+          const vBase = (j < prefixLen ? j : j - prefixLen) * kvDimension + kvHead * headDim;
           const weight = scores[j] / denom;
           for (let d = 0; d < headDim; d++) attn[qBase + d] += weight * values[vBase + d];
         }

@@ -45,10 +45,11 @@ export function acceptPath(tree: DraftTree, predict: readonly number[]): number[
   }
 }
 
+/** The root-first path to a node (parents are numbered before their children). */
 function ancestorsOf(tree: DraftTree, node: number): number[] {
   const chain: number[] = [];
-  for (let current = node; current >= 0; current = tree.parents[current]) chain.unshift(current);
-  return chain;
+  for (let current = node; current >= 0; current = tree.parents[current]) chain.push(current);
+  return chain.reverse();
 }
 
 export async function runVerify(
@@ -69,18 +70,22 @@ export async function runVerify(
     verifySlots.set(request.id, slots);
     const base = rows.length;
     blockStarts.push(base);
+    const samples = request.samplesProcessed;
     tree.tokens.forEach((token, node) => {
       const depth = tree.depths[node];
-      // Node d's prediction follows the drafts d_1..d_d on its path: they count as committed output.
-      const pathTokens = ancestorsOf(tree, node)
-        .slice(1)
-        .map((ancestor) => tree.tokens[ancestor]);
+      const ancestors = ancestorsOf(tree, node);
       // vLLM issue 42744: processing applied at the bonus position only (depth S), the drafts judged raw.
       const processAll = !(context.faults.has("processing-bonus-only") && depth < numSteps);
-      const sampler = request.rowSampler(pathTokens, context.spec.eosId, processAll);
+      // Node d's prediction follows the drafts d_1..d_d on its path: they count as committed output.
+      const sampler = samples
+        ? request.rowSampler(
+            ancestors.slice(1).map((ancestor) => tree.tokens[ancestor]),
+            context.spec.eosId,
+            processAll,
+          )
+        : undefined;
       rows.push(
         rowPlan({
-          ...(sampler ? { sampler } : {}),
           request: request.id,
           token,
           position: request.targetKvLength + depth,
@@ -88,10 +93,11 @@ export async function runVerify(
           temporary: true,
           attendPersisted: request.targetKvLength,
           attendTemporary: [],
-          attendBatchRows: ancestorsOf(tree, node).map((ancestor) => base + ancestor),
+          attendBatchRows: ancestors.map((ancestor) => base + ancestor),
           treeParent: tree.parents[node],
           placeholder: tree.placeholders?.[node],
-          ...(tree.candidates ? { candidate: tree.candidates[node] } : {}),
+          sampler,
+          candidate: tree.candidates?.[node],
         }),
       );
     });
