@@ -152,8 +152,19 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   });
   if (context.faults.has("cross-request-mask-leak")) leakAcrossRequests(rows, firstColumnOfRequest, mask, width);
 
-  const tokens = int64Array(rows.map((row) => row.token));
-  const positions = int64Array(rows.map((row) => row.position));
+  const tokens = new BigInt64Array(numRows);
+  const positions = new BigInt64Array(numRows);
+  const tokenWords = new Int32Array(tokens.buffer);
+  const positionWords = new Int32Array(positions.buffer);
+  const writeSlots: number[] = new Array(numRows);
+  let withLogits = false;
+  for (let r = 0; r < numRows; r++) {
+    const row = rows[r];
+    setInt64(tokens, tokenWords, r, row.token);
+    setInt64(positions, positionWords, r, row.position);
+    writeSlots[r] = row.writeSlot;
+    if (row.sampler !== undefined) withLogits = true;
+  }
   const ctxSlotTensor = int64Array(ctxSlots);
   // EAGLE-3 graphs take both inputs: a row fed auxiliary states has a zero hidden input and vice versa.
   const { hiddenIn, auxIn } = draftFeeds(context, plan, pool.dtype, numRows);
@@ -168,10 +179,9 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     ctxSlots: ctxSlotTensor,
     mask,
     // Processing needs the whole row of logits; other forwards fetch only the graph's top-K.
-    ...(rows.some((row) => row.sampler !== undefined) ? { withLogits: true } : {}),
+    withLogits,
   };
   // Graph replay (padded or not) runs on its own static buffers: not memoized.
-  const writeSlots = rows.map((row) => row.writeSlot);
   const memoized =
     context.memo && !plan.runner
       ? { ...(await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))), paddedRows: 0 }
@@ -269,18 +279,16 @@ function draftFeeds(
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 function int64Array(values: readonly number[]): BigInt64Array {
-  if (!LITTLE_ENDIAN) return BigInt64Array.from(values, BigInt);
   const out = new BigInt64Array(values.length);
   const words = new Int32Array(out.buffer);
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i];
-    if (!(value >= 0 && value <= 0x7fffffff && Number.isInteger(value))) {
-      out[i] = BigInt(value); // negative or large: the exact (slow) path
-      continue;
-    }
-    words[2 * i] = value;
-  }
+  for (let i = 0; i < values.length; i++) setInt64(out, words, i, values[i]);
   return out;
+}
+
+/** out[i] = value; `words` views out's buffer (zero-filled): a small non-negative integer is its low word. */
+function setInt64(out: BigInt64Array, words: Int32Array, i: number, value: number): void {
+  if (LITTLE_ENDIAN && value >= 0 && value <= 0x7fffffff && Number.isInteger(value)) words[2 * i] = value;
+  else out[i] = BigInt(value); // negative or large: the exact (slow) path
 }
 
 /** The fault: every row of a request also sees the first context slot of the next request in the batch. */

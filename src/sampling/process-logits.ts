@@ -98,9 +98,18 @@ export function logSumExp(row: ArrayLike<number>): number {
 
 /** Token ids of the k largest entries, descending, ties to the lower id. */
 export function topTokens(row: ArrayLike<number>, k: number): number[] {
-  const ids = Array.from({ length: row.length }, (_, token) => token);
-  ids.sort((a, b) => (row[b] === row[a] ? a - b : row[b] > row[a] ? 1 : -1));
-  return ids.slice(0, k);
+  // A selection, not a sort of the vocabulary: ids come in ascending order, so a value equal to a kept one
+  // goes after it (the lower id first), and a new one enters before the first strictly smaller value.
+  const best: number[] = [];
+  for (let token = 0; token < row.length; token++) {
+    const value = row[token];
+    if (best.length === k && !(value > row[best[k - 1]])) continue;
+    let at = best.length;
+    while (at > 0 && value > row[best[at - 1]]) at--;
+    best.splice(at, 0, token);
+    if (best.length > k) best.pop();
+  }
+  return best;
 }
 
 /** The logprob entry of `token` in a processed row, with its `k` best alternatives. */

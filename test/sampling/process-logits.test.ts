@@ -1,5 +1,7 @@
 // The processing definitions against hand-computed rows (vLLM V1's order: min tokens, logit bias, then
 // repetition, frequency and presence penalties), the logprob entries, and the greedy choice's ties.
+import { test as propertyTest } from "@fast-check/vitest";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { choose, contextOf, logprobEntry, processLogits, topTokens } from "../../src/sampling/process-logits.ts";
 import { activeSamplingOptions, changesLogits, needsLogits } from "../../src/sampling/params.ts";
@@ -64,6 +66,15 @@ describe("choose and logprobs", () => {
     expect(entry.top[1].logprob).toBeCloseTo(Math.log(0.25), 12);
     expect(logprobEntry(row, 1, 4).top.map((alternative) => alternative.token)).toEqual([1, 0, 3]);
     expect(topTokens([2, 5, 5, 1], 2)).toEqual([1, 2]);
+  });
+
+  // The selection against the definition: every id sorted by value, descending, ties to the lower id.
+  propertyTest.prop([
+    fc.array(fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constant(-Infinity)), { maxLength: 40 }),
+    fc.integer({ min: 1, max: 45 }),
+  ])("topTokens is the first k of the ids sorted by value (ties to the lower id)", (row, k) => {
+    const sorted = row.map((_, id) => id).sort((a, b) => (row[b] === row[a] ? a - b : row[b] > row[a] ? 1 : -1));
+    expect(topTokens(row, k)).toEqual(sorted.slice(0, k));
   });
 });
 
