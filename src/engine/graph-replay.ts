@@ -42,7 +42,7 @@ export class GraphReplay {
     if (!graph) {
       graph = this.allocate(rows, bucket, feeds.mask);
       this.graphs.set(key, graph);
-      await this.capture(graph, feeds);
+      this.capture(graph, feeds);
     }
     this.copyIn(graph, feeds);
     this.stats.replays += 1;
@@ -69,21 +69,15 @@ export class GraphReplay {
   }
 
   /**
-   * Warm-up run on the static buffers. Multi-step draft capture lays the batch out for the next step by
-   * advancing positions in place; they must be put back before the real forward reads them.
+   * Capture on the static buffers. Multi-step draft capture lays the batch out for the next step by
+   * advancing positions in place; they must be put back before the real forward reads them. The warm-up
+   * forward a real capture records is not run: nothing reads its outputs and it writes no KV, so only the
+   * in-place layout is observable (and it is what the fault leaves behind).
    */
-  private async capture(graph: CapturedGraph, feeds: ForwardFeeds): Promise<void> {
+  private capture(graph: CapturedGraph, feeds: ForwardFeeds): void {
     this.stats.captures += 1;
     for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] += 1n;
     this.copyIn(graph, feeds);
-    await this.session.run({
-      ...feeds,
-      tokens: graph.tokens,
-      positions: graph.positions,
-      hiddenIn: graph.hiddenIn,
-      ctxSlots: graph.ctxSlots,
-      mask: graph.mask,
-    });
     if (!this.faults.has("positions-not-restored-after-capture")) {
       for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] -= 1n;
     }

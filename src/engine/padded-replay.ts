@@ -95,7 +95,7 @@ export class PaddedReplay {
     if (!graph) {
       graph = this.allocate(bucket, ctxBucket, feeds);
       this.graphs.set(key, graph);
-      await this.capture(graph, feeds, bucket);
+      this.capture(graph, feeds, bucket);
     }
     this.copyIn(graph, feeds, bucket);
     this.writeSlots.set(writes.slots);
@@ -141,12 +141,14 @@ export class PaddedReplay {
     };
   }
 
-  /** Warm-up run on the static buffers; capture advances positions in place and must restore them. */
-  private async capture(graph: PaddedGraph, feeds: ForwardFeeds, bucket: number): Promise<void> {
+  /**
+   * Capture on the static buffers: it advances positions in place and must restore them. The warm-up forward
+   * is not run (its outputs are never read and it writes no KV; graph-replay.ts says why).
+   */
+  private capture(graph: PaddedGraph, feeds: ForwardFeeds, bucket: number): void {
     this.stats.captures += 1;
     for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] += 1n;
     this.copyIn(graph, feeds, bucket);
-    await this.session.run(this.graphFeeds(feeds, graph));
     if (!this.faults.has("positions-not-restored-after-capture")) {
       for (let i = 0; i < feeds.positions.length; i++) feeds.positions[i] -= 1n;
     }
