@@ -12,6 +12,8 @@
 // issue 10: >= 50%). Interleaving keeps other people's load on a shared machine from favouring either side.
 //
 //   npx tsx scripts/bench-laws.ts --runs 300 --workers 1 --compare DIR   (DIR: another checkout, e.g. of main)
+//   npx tsx scripts/bench-laws.ts --runs 300 --workers 1 --passes 3   (the same cases checked three times in each
+//   worker: pass 1 also builds the models and runs code V8 has not optimized yet; later passes show the steady state)
 //   npx tsx scripts/bench-laws.ts --without "sampling distribution"   (a property's cases left out of the mix:
 //   the sampling distribution law's are batches of 32-48 replicas, ~1 CPU-second each by design)
 //
@@ -55,6 +57,12 @@ const FLAGS = defineFlags({
     multiple: true,
     valueName: "LAW",
     description: "leave this law's property out of the case mix (its law still checks the other cases)",
+  },
+  passes: {
+    type: "integer",
+    min: 1,
+    default: 1,
+    description: "check the same cases this many times per worker (pass 1 builds the models and warms the JIT)",
   },
   references: {
     type: "choice",
@@ -100,6 +108,8 @@ interface WorkerReport {
   engine?: { inProcessSeconds: number; engineSeconds: number; failed: number };
   /** --compare: the other checkout's CPU seconds on the same cases, and the cases whose verdicts differ. */
   compare?: { cpuSeconds: number; mismatches: number; firstMismatch?: string };
+  /** --passes: each pass's wall and CPU seconds over the worker's cases (pass 1 includes generating them). */
+  passes: { wallSeconds: number; cpuSeconds: number }[];
 }
 
 async function worker(
@@ -113,55 +123,65 @@ async function worker(
   const source = referenceSource();
   const external = engine ? await ExternalSource.start(engine) : undefined;
   const cpu = process.cpuUsage();
-  const report: WorkerReport = { runs: 0, cpuSeconds: 0, runSeconds: 0, laws: {} };
+  const report: WorkerReport = { runs: 0, cpuSeconds: 0, runSeconds: 0, laws: {}, passes: [] };
   if (other) report.compare = { cpuSeconds: 0, mismatches: 0 };
   if (external) report.engine = { inProcessSeconds: 0, engineSeconds: 0, failed: 0 };
   let ownCpu = 0;
   const properties = LAW_PROPERTIES.filter((property) => !(values.without as string[]).includes(property.law));
   // Case k goes to worker k mod workers; property k mod (number of properties) generates it.
   const perProperty = Math.ceil(runs / properties.length);
-  for (const [p, property] of properties.entries()) {
-    const cases = fc.sample(propertyArbitrary(property), { seed: seed + p, numRuns: perProperty });
-    for (const [i, testCase] of cases.entries()) {
-      const k = p * perProperty + i;
-      if (k >= runs || k % workers !== index) continue;
-      // With --compare the two runners take turns going first (caches and the heap warm up alike).
-      const otherFirst = other !== undefined && report.runs % 2 === 1;
-      let otherCheck: Awaited<ReturnType<CheckVerdicts>> | undefined;
-      const runOther = async () => {
-        const start = process.cpuUsage();
-        otherCheck = await other!(testCase);
-        report.compare!.cpuSeconds += cpuSince(start);
-      };
-      if (otherFirst) await runOther();
-      const engineFirst = external !== undefined && report.runs % 2 === 1;
-      const runEngine = async () => {
-        const start = performance.now();
-        const engineCheck = await checkLaws(external!, testCase);
-        report.engine!.engineSeconds += (performance.now() - start) / 1000;
-        report.engine!.failed += engineCheck.results.filter((result) => result.status === "fails").length;
-      };
-      if (engineFirst) await runEngine();
-      const start = other || external ? process.cpuUsage() : undefined;
-      const wallStart = performance.now();
-      const check = await checkLaws(source, testCase);
-      if (report.engine) report.engine.inProcessSeconds += (performance.now() - wallStart) / 1000;
-      if (start) ownCpu += cpuSince(start);
-      if (other && !otherFirst) await runOther();
-      if (external && !engineFirst) await runEngine();
-      if (otherCheck && verdictsOf(otherCheck) !== verdictsOf(check)) {
-        report.compare!.mismatches += 1;
-        report.compare!.firstMismatch ??= `${property.law} case ${i}: ${verdictsOf(check)} vs ${verdictsOf(otherCheck)}`;
+  const generated = new Map<number, Case[]>();
+  for (let pass = 0; pass < values.passes; pass++) {
+    const passWall = performance.now();
+    const passCpu = process.cpuUsage();
+    for (const [p, property] of properties.entries()) {
+      let cases = generated.get(p);
+      if (!cases) {
+        cases = fc.sample(propertyArbitrary(property), { seed: seed + p, numRuns: perProperty });
+        if (values.passes > 1) generated.set(p, cases);
       }
-      report.runs += 1;
-      report.runSeconds += check.seconds.runs ?? 0;
-      for (const result of check.results) {
-        const entry = (report.laws[result.law] ??= { checks: 0, seconds: 0, failed: 0 });
-        entry.checks += 1;
-        entry.seconds += check.seconds[result.law] ?? 0;
-        if (result.status === "fails") entry.failed += 1;
+      for (const [i, testCase] of cases.entries()) {
+        const k = p * perProperty + i;
+        if (k >= runs || k % workers !== index) continue;
+        // With --compare the two runners take turns going first (caches and the heap warm up alike).
+        const otherFirst = other !== undefined && report.runs % 2 === 1;
+        let otherCheck: Awaited<ReturnType<CheckVerdicts>> | undefined;
+        const runOther = async () => {
+          const start = process.cpuUsage();
+          otherCheck = await other!(testCase);
+          report.compare!.cpuSeconds += cpuSince(start);
+        };
+        if (otherFirst) await runOther();
+        const engineFirst = external !== undefined && report.runs % 2 === 1;
+        const runEngine = async () => {
+          const start = performance.now();
+          const engineCheck = await checkLaws(external!, testCase);
+          report.engine!.engineSeconds += (performance.now() - start) / 1000;
+          report.engine!.failed += engineCheck.results.filter((result) => result.status === "fails").length;
+        };
+        if (engineFirst) await runEngine();
+        const start = other || external ? process.cpuUsage() : undefined;
+        const wallStart = performance.now();
+        const check = await checkLaws(source, testCase);
+        if (report.engine) report.engine.inProcessSeconds += (performance.now() - wallStart) / 1000;
+        if (start) ownCpu += cpuSince(start);
+        if (other && !otherFirst) await runOther();
+        if (external && !engineFirst) await runEngine();
+        if (otherCheck && verdictsOf(otherCheck) !== verdictsOf(check)) {
+          report.compare!.mismatches += 1;
+          report.compare!.firstMismatch ??= `${property.law} case ${i}: ${verdictsOf(check)} vs ${verdictsOf(otherCheck)}`;
+        }
+        report.runs += 1;
+        report.runSeconds += check.seconds.runs ?? 0;
+        for (const result of check.results) {
+          const entry = (report.laws[result.law] ??= { checks: 0, seconds: 0, failed: 0 });
+          entry.checks += 1;
+          entry.seconds += check.seconds[result.law] ?? 0;
+          if (result.status === "fails") entry.failed += 1;
+        }
       }
     }
+    report.passes.push({ wallSeconds: (performance.now() - passWall) / 1000, cpuSeconds: cpuSince(passCpu) });
   }
   // Alone, the whole worker loop; side by side (--compare, --engine), this checkout's in-process checks only.
   report.cpuSeconds = other || external ? ownCpu : cpuSince(cpu);
@@ -177,7 +197,7 @@ function runWorker(index: number, workers: number, runs: number, seed: number, e
         ...["--worker", String(index), "--workers", String(workers), "--runs", String(runs), "--seed", String(seed)],
         ...(engine ? ["--engine", engine] : []),
         ...(values.compare && !engine ? ["--compare", resolvePath(values.compare)] : []),
-        ...["--references", values.references],
+        ...["--references", values.references, "--passes", String(values.passes)],
         ...(values.without as string[]).flatMap((law) => ["--without", law]),
       ],
       { execArgv: process.execArgv, stdio: ["ignore", "pipe", "inherit", "ipc"] },
@@ -193,6 +213,12 @@ function runWorker(index: number, workers: number, runs: number, seed: number, e
 }
 
 const { values } = parseFlags(FLAGS, process.argv.slice(2));
+if (values.passes > 1 && (values.compare !== undefined || values.engine !== undefined)) {
+  process.stderr.write(
+    "bench-laws: --passes cannot be combined with --compare or --engine (their timings are side by side)\n",
+  );
+  process.exit(2);
+}
 if (values.worker !== undefined) {
   setReferenceBatching(values.references as ReferenceBatching);
   const other = values.compare ? await otherRunner(values.compare) : undefined;
@@ -266,6 +292,20 @@ if (values.engine) {
   };
 }
 
+// Per pass: the slowest worker's wall seconds and the workers' CPU seconds over the same cases.
+const passes = reports[0].passes.map((_, pass) => {
+  const passRuns = runs / values.passes;
+  const wallSeconds = Math.max(...reports.map((report) => report.passes[pass].wallSeconds));
+  const cpuSeconds = reports.reduce((sum, report) => sum + report.passes[pass].cpuSeconds, 0);
+  return {
+    pass: pass + 1,
+    wallSeconds,
+    cpuSeconds,
+    runsPerSecond: passRuns / wallSeconds,
+    runsPerCpuSecond: passRuns / cpuSeconds,
+  };
+});
+
 const summary = {
   runs,
   workers: values.workers,
@@ -301,6 +341,7 @@ const summary = {
         totalSeconds: shrinkWall,
       }
     : null,
+  ...(values.passes > 1 ? { passes } : {}),
   target: { lawChecks: 10_000, runs: 2_000, seconds: 120, shrinkSeconds: 30, runsPerCpuSecond: 25 },
   ...(external ? { external } : {}),
 };
@@ -312,6 +353,12 @@ if (values.json) {
     `${runs} generated runs on ${values.workers} worker(s) in ${wall.toFixed(1)}s (${cpu.toFixed(1)}s CPU): ${summary.runsPerSecond.toFixed(1)} runs/s, ${checks} law checks, ${summary.lawChecksPerSecond.toFixed(1)} law checks/s`,
     `engine runs of the cases and their target-only baselines: ${runSeconds.toFixed(1)}s of worker time`,
     `per core: ${summary.runsPerCpuSecond.toFixed(1)} runs per CPU-second (target >= ${summary.target.runsPerCpuSecond})`,
+    ...(values.passes > 1
+      ? passes.map(
+          (entry) =>
+            `pass ${entry.pass}${entry.pass === 1 ? " (models built, code not yet optimized)" : ""}: ${(runs / values.passes).toFixed(0)} runs in ${entry.wallSeconds.toFixed(1)}s (${entry.cpuSeconds.toFixed(1)}s CPU): ${entry.runsPerSecond.toFixed(1)} runs/s, ${entry.runsPerCpuSecond.toFixed(1)} per CPU-second`,
+        )
+      : []),
     ...(summary.compare
       ? [
           `side by side with ${summary.compare.dir} (the wall time above covers both): ${summary.compare.runsPerCpuSecond.toFixed(1)} runs per CPU-second there; this checkout is ${summary.compare.speedup.toFixed(2)}x; verdicts ${summary.compare.mismatches === 0 ? `equal on all ${runs} cases` : `DIFFER on ${summary.compare.mismatches} cases, first: ${summary.compare.firstMismatch}`}`,
