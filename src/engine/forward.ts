@@ -218,7 +218,6 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
 
   // Each context column's slot owner, looked up once per forward; every row reads its own mask row.
   const columnOwners = context.recorder.enabled ? ctxSlots.map((slot) => pool.ownerOf(slot)) : [];
-  const holdsColumn = (request: number, column: number) => pool.holdsPersisted(request, ctxSlots[column]);
   const event = context.recorder.record((index) =>
     traceEvent({
       index,
@@ -246,7 +245,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
           margin: margins[r],
           topLogit: topLogits[r],
           rawPredict: sampled[r]?.processed ? rawPredict[r] : undefined,
-          attended: readAttended(row.request, mask, r * width, width, columnOwners, holdsColumn),
+          attended: readAttended(row.request, mask, r * width, width, columnOwners, pool, ctxSlots),
         }),
       ),
     }),
@@ -313,8 +312,9 @@ function readAttended(
   base: number,
   width: number,
   columnOwners: readonly (SlotOwner | undefined)[],
-  /** The request holds this column's slot as a persisted position of its own (a shared prefix's page). */
-  holds: (request: number, column: number) => boolean,
+  /** Whether the request holds a column's slot as a persisted position of its own (a shared prefix's page). */
+  pool: Pick<KvPool, "holdsPersisted">,
+  ctxSlots: readonly number[],
 ): TraceRow["attended"] {
   const numCtx = columnOwners.length;
   // Persisted positions merged into ranges as they come: columns are laid out in position order, so only
@@ -328,7 +328,7 @@ function readAttended(
     if (mask[base + column] !== 0) continue;
     const owner = columnOwners[column];
     // A shared prefix's slots keep their writer as owner; the request holds them at the same positions.
-    if (!owner || (owner.request !== request && !holds(request, column)))
+    if (!owner || (owner.request !== request && !pool.holdsPersisted(request, ctxSlots[column])))
       foreign.push({ request: owner?.request ?? -1, position: owner?.position ?? -1 });
     else if (owner.temporary) temporary.push(owner.position);
     else {
