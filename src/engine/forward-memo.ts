@@ -110,14 +110,7 @@ export class ForwardMemo {
     this.misses += 1;
     // Kept as is, not copied: the engine only reads a forward's outputs (hits get copies of them).
     const result = await session.run(feeds);
-    const kept: Inputs = [
-      feeds.tokens,
-      feeds.positions,
-      feeds.mask,
-      ctxContent,
-      feeds.hiddenIn?.slice() ?? NONE,
-      feeds.auxIn?.slice() ?? NONE,
-    ];
+    const kept: Inputs = [...inputs.slice(0, 4), feeds.hiddenIn?.slice() ?? NONE, feeds.auxIn?.slice() ?? NONE];
     const entry = { inputs: kept, withLogits, result, contentBase: freshContentBlock() };
     if (candidates) candidates.push(entry);
     else bySession.set(hash, [entry]);

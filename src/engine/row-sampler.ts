@@ -7,6 +7,7 @@ import {
   choose,
   logprobEntry,
   processLogits,
+  rowAt,
   type ProcessingContext,
   type RowChoice,
 } from "../sampling/process-logits.ts";
@@ -33,19 +34,13 @@ export function sampleRow(sampler: RowSampler, logits: ArrayLike<number>, row: n
   const processed = sampler.process && changesLogits(sampler.params);
   const values = processed
     ? processLogits(logits, row * vocab, vocab, sampler.params, sampler.context, sampler.eosId)
-    : rowOf(logits, row, vocab);
+    : rowAt(logits, row * vocab, vocab);
   return {
     ...choose(values),
     processed,
     processing: sampler.process,
     ...(sampler.params.logprobs !== undefined || isStochastic(sampler.params) ? { row: values } : {}),
   };
-}
-
-function rowOf(logits: ArrayLike<number>, row: number, vocab: number): Float64Array {
-  const values = new Float64Array(vocab);
-  for (let token = 0; token < vocab; token++) values[token] = logits[row * vocab + token];
-  return values;
 }
 
 /** The logprob entry of `token` emitted from a sampled row (undefined when the request asked for none). */

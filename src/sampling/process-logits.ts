@@ -28,6 +28,13 @@ export function contextOf(prompt: readonly number[], output: readonly number[]):
   return { prompt: new Set(prompt), outputCounts, committed: output.length };
 }
 
+/** A copy of logits[offset, offset + vocab) as float64. */
+export function rowAt(logits: ArrayLike<number>, offset: number, vocab: number): Float64Array {
+  const row = new Float64Array(vocab);
+  for (let token = 0; token < vocab; token++) row[token] = logits[offset + token];
+  return row;
+}
+
 /** The processed row of logits[offset, offset + vocab) in float64. Pure. */
 export function processLogits(
   logits: ArrayLike<number>,
@@ -37,8 +44,7 @@ export function processLogits(
   context: ProcessingContext,
   eosId: number,
 ): Float64Array {
-  const row = new Float64Array(vocab);
-  for (let token = 0; token < vocab; token++) row[token] = logits[offset + token];
+  const row = rowAt(logits, offset, vocab);
   if (context.committed < (params.minNewTokens ?? 0)) {
     for (const token of [eosId, ...stopTokenIdsOf(params)]) if (token < vocab) row[token] = -Infinity;
   }
