@@ -7,7 +7,8 @@ import { getPreset } from "../model/presets.ts";
 import { draftToTarget } from "../model/weights.ts";
 import { isEagle3, isHead, type ModelSpec } from "../model/spec.ts";
 import { ModelSession, runtimeInfo, type RuntimeOptions } from "../runtime/ort.ts";
-import { TRACE_FORMAT_VERSION, type Trace, type TraceRequest } from "../trace/schema.ts";
+import { TRACE_FORMAT_VERSION, type Trace } from "../trace/schema.ts";
+import { traceRequest } from "../trace/records.ts";
 import type { LogprobEntry } from "../sampling/params.ts";
 import { checkSampling } from "../sampling/check.ts";
 import { ConfigError, validateEngineConfig } from "./config.ts";
@@ -280,19 +281,21 @@ async function runEngine(
       draft: draftGraphs.length > 0 ? draftGraphs.map((graph) => graph.digest) : undefined,
     },
     config: { ...testCase.engine, draft: testCase.draft },
-    requests: outputs.map((output): TraceRequest => ({
-      id: output.id,
-      prompt: [...engine.requests.get(output.id)!.prompt],
-      output: output.tokens,
-      finishReason: output.finishReason,
-      ...(output.stopTokenId !== undefined ? { stopTokenId: output.stopTokenId } : {}),
-      ...(output.finishedLength !== undefined ? { finishedLength: output.finishedLength } : {}),
-      ...(output.logprobs ? { logprobs: output.logprobs } : {}),
-    })),
+    requests: outputs.map((output) =>
+      traceRequest({
+        id: output.id,
+        prompt: [...engine.requests.get(output.id)!.prompt],
+        output: output.tokens,
+        finishReason: output.finishReason,
+        stopTokenId: output.stopTokenId,
+        finishedLength: output.finishedLength,
+        logprobs: output.logprobs,
+      }),
+    ),
     events: engine.context.recorder.events,
-    ...(engine.context.recorder.lifecycle.length > 0 ? { lifecycle: engine.context.recorder.lifecycle } : {}),
+    // Absent fields stay undefined rather than left out: one shape for every trace (trace/records.ts).
+    lifecycle: engine.context.recorder.lifecycle.length > 0 ? engine.context.recorder.lifecycle : undefined,
   };
-  if (draftGraphs.length === 0) delete trace.models!.draft;
   const prefixHits = engine.context.prefixHits;
   return {
     outputs,

@@ -8,6 +8,7 @@ import type {
   TraceRow,
   VerifyResult,
 } from "../trace/schema.ts";
+import { lifecycleEvent, slotReference } from "../trace/records.ts";
 
 export class TraceRecorder {
   readonly events: TraceEvent[] = [];
@@ -79,7 +80,7 @@ export class TraceRecorder {
       last.reason === entry.reason
     )
       last.slots.push(...entry.slots);
-    else references.push({ ...entry, slots: [...entry.slots] });
+    else references.push(slotReference(entry));
   }
 
   private findEvent(index: number): TraceEvent | undefined {
@@ -89,7 +90,7 @@ export class TraceRecorder {
 
   /** Mutates: records an abort, retract or prefix hit, placed before the next forward event. */
   note(event: Omit<LifecycleEvent, "beforeEvent">): void {
-    if (this.enabled) this.lifecycle.push({ ...event, beforeEvent: this.nextIndex });
+    if (this.enabled) this.lifecycle.push(lifecycleEvent({ ...event, beforeEvent: this.nextIndex }));
   }
 
   /**

@@ -5,7 +5,7 @@
 // conservation law were each compiled 6-8 times per process, ~100 ms a time). One shape keeps those loops
 // monomorphic. JSON output is unchanged (undefined fields are not written) and so is what a law reads
 // (`row.parent === undefined` either way); traces read from JSON keep the shapes they come with.
-import type { TraceEvent, TraceRow } from "./schema.ts";
+import type { LifecycleEvent, SlotReference, TraceEvent, TraceRequest, TraceRow, VerifyResult } from "./schema.ts";
 
 /** A trace row with every schema field, in schema order; `fields` gives the ones present. */
 export function traceRow(fields: TraceRow): TraceRow {
@@ -49,5 +49,55 @@ export function traceEvent(fields: TraceEvent): TraceEvent {
     released: fields.released,
     futures: fields.futures,
     references: fields.references,
+  };
+}
+
+/** A trace's request record with every schema field, in schema order. */
+export function traceRequest(fields: TraceRequest): TraceRequest {
+  return {
+    id: fields.id,
+    prompt: fields.prompt,
+    output: fields.output,
+    finishReason: fields.finishReason,
+    stopTokenId: fields.stopTokenId,
+    finishedLength: fields.finishedLength,
+    logprobs: fields.logprobs,
+  };
+}
+
+/** An abort, retract or prefix hit with every schema field, in schema order. */
+export function lifecycleEvent(fields: LifecycleEvent): LifecycleEvent {
+  return {
+    kind: fields.kind,
+    request: fields.request,
+    step: fields.step,
+    beforeEvent: fields.beforeEvent,
+    matched: fields.matched,
+    pools: fields.pools,
+  };
+}
+
+/** A slot reference change with every schema field, in schema order (its own copy of the slots). */
+export function slotReference(fields: SlotReference): SlotReference {
+  return {
+    pool: fields.pool,
+    holder: fields.holder,
+    slots: [...fields.slots],
+    change: fields.change,
+    reason: fields.reason,
+  };
+}
+
+/** A verify result with every schema field, in schema order (emitted, finished, discarded are set later). */
+export function verifyResult(fields: VerifyResult): VerifyResult {
+  return {
+    request: fields.request,
+    acceptIndex: fields.acceptIndex,
+    acceptLen: fields.acceptLen,
+    acceptTokens: fields.acceptTokens,
+    bonus: fields.bonus,
+    emitted: fields.emitted,
+    finished: fields.finished,
+    discarded: fields.discarded,
   };
 }

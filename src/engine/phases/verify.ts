@@ -10,6 +10,7 @@ import type { DraftInputRows } from "../hidden-rows.ts";
 import type { Request } from "../request.ts";
 import type { SampledRow } from "../row-sampler.ts";
 import { rejectionWalk, rowDistribution } from "../stochastic-sampler.ts";
+import { verifyResult } from "../../trace/records.ts";
 
 /** A draft tree in verify-row order: node 0 is the root (the bonus token). A chain is a path. */
 export interface DraftTree {
@@ -167,13 +168,13 @@ export async function runVerify(
       path,
       pathHidden,
       pathSampled: path.map((node) => output.sampled[blockStarts[r] + node]),
-      result: {
+      result: verifyResult({
         request: request.id,
         acceptIndex: row,
         acceptLen,
         acceptTokens: row.map((index) => (index < 0 ? -1 : chosen[index])),
         bonus,
-      },
+      }),
     };
   });
   // The accept kernel's persistent output buffer (rows of requests that verified drafts).
