@@ -13,7 +13,7 @@
 import { setFlagsFromString } from "node:v8";
 
 /** V8's interrupt budget for a checking process (Node 20's V8 default: 67,584). */
-export const CHECK_INTERRUPT_BUDGET = 300_000;
+export const CHECK_INTERRUPT_BUDGET = 500_000;
 
 /** Mutates the process's V8 flags: call it first thing in a process that checks cases. */
 export function tuneJitForChecking(): void {
