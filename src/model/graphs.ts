@@ -20,6 +20,9 @@ import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
  */
 export const TOP_K = 8;
 
+/** float64 attention scores are raised to this before the softmax (see the decoder stack's attention). */
+export const FLOAT64_SCORE_FLOOR = -600;
+
 export interface StackGraph {
   name: string;
   layers: readonly LayerWeights[];
@@ -163,6 +166,13 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   const expandShape = shape("gqa_expand", [kvHeads, heads / kvHeads, 1, 1]);
   const mergedHeadsShape = shape("gqa_merge", [heads, -1, headDim]);
   const attentionScale = g.scalar(1 / Math.sqrt(headDim));
+  // float64 Softmax takes exp(score - row max) of every column; a masked column's (-1e9) underflows, and
+  // glibc's exp takes its slow underflow path (a subnormal multiply and errno) for each one: in batches of
+  // many requests, most columns. Raised to FLOAT64_SCORE_FLOOR first, a masked column's weight is about
+  // e^-600 of the row's largest instead of 0: below a double's resolution against that largest weight (1 in
+  // the sum), so probabilities and outputs keep the same bits (the same holds for any real score that low),
+  // and the attention costs a third. float32's operator clamps inside its own exp.
+  const scoreFloor = spec.dtype === "float64" ? g.scalar(FLOAT64_SCORE_FLOOR) : "";
   // [1, rows, kvHeads * hd] -> [heads, rows, hd], repeating each KV head for its query group.
   const toHeadMajor = (kv: string) => {
     const perHead = g.op("Transpose", [g.op("Reshape", [kv, kvHeadsShape])], { perm: [1, 0, 2] });
@@ -179,7 +189,8 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       });
     const qHeads = g.op("Transpose", [g.op("Reshape", [q, headsShape])], { perm: [1, 0, 2] }); // [heads, T, hd]
     const scores = g.op("MatMul", [qHeads, g.op("Transpose", [toHeadMajor(keys)], { perm: [0, 2, 1] })]);
-    const probs = g.op("Softmax", [g.op("Add", [g.op("Mul", [scores, attentionScale]), mask])], { axis: -1 });
+    const masked = g.op("Add", [g.op("Mul", [scores, attentionScale]), mask]);
+    const probs = g.op("Softmax", [g.op("Max", [masked, scoreFloor])], { axis: -1 });
     const attended = g.op("Transpose", [g.op("MatMul", [probs, toHeadMajor(values)])], { perm: [1, 0, 2] });
     return g.op("Reshape", [attended, attnFlatShape]); // [T, heads * hd]
   };
