@@ -11,9 +11,6 @@ process.on("SIGTERM", hold);
 
 const { register } = await import("tsx/esm/api");
 register();
-// V8 optimizes a checking process's functions once their feedback has settled (src/runtime/jit.ts).
-const { tuneJitForChecking } = await import("../src/runtime/jit.ts");
-tuneJitForChecking();
 
 const argv = process.argv.slice(2);
 const { commandLabel, installSignalHandlers } = await import("../src/cli/signals.ts");

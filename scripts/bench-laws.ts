@@ -39,7 +39,6 @@ import { LAW_PROPERTIES, MIXED } from "../properties/index.ts";
 import { propertyArbitrary, runLawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
 import { setReferenceBatching, type ReferenceBatching } from "../src/laws/oracle.ts";
-import { tuneJitForChecking } from "../src/runtime/jit.ts";
 
 const FLAGS = defineFlags({
   runs: { type: "integer", min: 1, default: 2000, description: "generated runs in all" },
@@ -214,8 +213,6 @@ function runWorker(index: number, workers: number, runs: number, seed: number, e
 }
 
 const { values } = parseFlags(FLAGS, process.argv.slice(2));
-// Workers check cases as `specconf check` does, with the same V8 tiering (bin/specconf.js).
-tuneJitForChecking();
 if (values.passes > 1 && (values.compare !== undefined || values.engine !== undefined)) {
   process.stderr.write(
     "bench-laws: --passes cannot be combined with --compare or --engine (their timings are side by side)\n",
