@@ -218,17 +218,12 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
 
   // Each context column's slot owner, looked up once per forward; every row reads its own mask row.
   const columnOwners = context.recorder.enabled ? ctxSlots.map((slot) => pool.ownerOf(slot)) : [];
-  const event = context.recorder.record((index) =>
-    traceEvent({
-      index,
-      step: context.step,
-      phase: plan.phase,
-      model: plan.model,
-      pool: pool.name,
-      draftStep: plan.draftStep,
-      module: plan.module,
-      paddedRows: paddedRows > 0 ? paddedRows : undefined,
-      rows: rows.map((row, r) =>
+  const event = context.recorder.record((index) => {
+    // Pushed, not mapped: one array kind for every event's rows (trace/records.ts, mapPacked).
+    const traced: TraceRow[] = [];
+    for (let r = 0; r < numRows; r++) {
+      const row = rows[r];
+      traced.push(
         traceRow({
           request: row.request,
           token: Number(tokens[r]),
@@ -247,9 +242,20 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
           rawPredict: sampled[r]?.processed ? rawPredict[r] : undefined,
           attended: readAttended(row.request, mask, r * width, width, columnOwners, pool, ctxSlots),
         }),
-      ),
-    }),
-  );
+      );
+    }
+    return traceEvent({
+      index,
+      step: context.step,
+      phase: plan.phase,
+      model: plan.model,
+      pool: pool.name,
+      draftStep: plan.draftStep,
+      module: plan.module,
+      paddedRows: paddedRows > 0 ? paddedRows : undefined,
+      rows: traced,
+    });
+  });
   return { event, result, predict, margins, sampled };
 }
 

@@ -8,7 +8,7 @@ import { draftToTarget } from "../model/weights.ts";
 import { isEagle3, isHead, type ModelSpec } from "../model/spec.ts";
 import { ModelSession, runtimeInfo, type RuntimeOptions } from "../runtime/ort.ts";
 import { TRACE_FORMAT_VERSION, type Trace } from "../trace/schema.ts";
-import { traceRequest } from "../trace/records.ts";
+import { mapPacked, traceRequest } from "../trace/records.ts";
 import type { LogprobEntry } from "../sampling/params.ts";
 import { checkSampling } from "../sampling/check.ts";
 import { ConfigError, validateEngineConfig } from "./config.ts";
@@ -281,7 +281,7 @@ async function runEngine(
       draft: draftGraphs.length > 0 ? draftGraphs.map((graph) => graph.digest) : undefined,
     },
     config: { ...testCase.engine, draft: testCase.draft },
-    requests: outputs.map((output) =>
+    requests: mapPacked(outputs, (output) =>
       traceRequest({
         id: output.id,
         prompt: [...engine.requests.get(output.id)!.prompt],

@@ -2,6 +2,7 @@
 // the lower token id) and its log-softmax normalizer: no scan of the vocabulary in JavaScript.
 import type { ForwardResult } from "../runtime/ort.ts";
 import type { TraceRow } from "../trace/schema.ts";
+import { mapPacked } from "../trace/records.ts";
 
 export interface TopK {
   tokens: number[];
@@ -51,7 +52,7 @@ export function childrenFields(
   parentScore: number,
 ): Pick<TraceRow, "children" | "childMargin"> {
   return {
-    children: expansion.tokens.map((token, i) => ({
+    children: mapPacked(expansion.tokens, (token, i) => ({
       number: firstNumber + i,
       token,
       score: parentScore + expansion.logprobs[i],

@@ -7,6 +7,17 @@
 // (`row.parent === undefined` either way); traces read from JSON keep the shapes they come with.
 import type { LifecycleEvent, SlotReference, TraceEvent, TraceRequest, TraceRow, VerifyResult } from "./schema.ts";
 
+/**
+ * `items.map(fn)` as an array of one kind. Optimized code's inlined map() returns a holey array where the
+ * builtin returns a packed one, so a trace's arrays would come in two shapes depending on which tier built
+ * them, and every law's loop over them would be deoptimized once per shape it had not seen.
+ */
+export function mapPacked<T, U>(items: readonly T[], fn: (item: T, index: number) => U): U[] {
+  const out: U[] = [];
+  for (let i = 0; i < items.length; i++) out.push(fn(items[i], i));
+  return out;
+}
+
 /** A trace row with every schema field, in schema order; `fields` gives the ones present. */
 export function traceRow(fields: TraceRow): TraceRow {
   return {

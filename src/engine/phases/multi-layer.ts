@@ -10,7 +10,7 @@ import { DraftDecodeInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { topKLogSoftmax } from "../topk.ts";
 import { launchPlaceholders } from "./tree-draft.ts";
-import type { DraftTree } from "./verify.ts";
+import { chainTree, type DraftTree } from "./verify.ts";
 
 /** Mutates: keeps target hidden rows (one per position, in order from firstPosition) for the modules. */
 export function keepTargetHidden(request: Request, firstPosition: number, rows: HiddenRows): void {
@@ -163,11 +163,7 @@ export async function runMultiLayerDraft(
   for (const request of decoding) {
     if (!request.running || epochs.get(request) !== request.retracts) continue;
     const chain = drafts.get(request.id)!;
-    const tree: DraftTree = {
-      tokens: [request.rootToken, ...chain],
-      parents: [-1, ...chain.map((_, i) => i)],
-      depths: [0, ...chain.map((_, i) => i + 1)],
-    };
+    const tree = chainTree(request.rootToken, chain);
     if (request.launch) tree.placeholders = launchPlaceholders(request, tree);
     trees.set(request.id, tree);
   }

@@ -4,7 +4,7 @@
 // it, at most S of them and never past x_L. No match proposes nothing: a round verifies 0..S drafts per
 // request, so verify blocks are ragged (each request's block is its own chain's length + 1).
 import type { Request } from "../request.ts";
-import type { DraftTree } from "./verify.ts";
+import { chainTree, type DraftTree } from "./verify.ts";
 
 export const NGRAM_MAX_N = 3;
 export const NGRAM_MIN_N = 1;
@@ -27,11 +27,7 @@ export function proposeNgram(tokens: readonly number[], numSteps: number): numbe
 
 /** A chain of the proposed drafts after the root (the bonus token x_L, or its launch-time resolution). */
 export function ngramTree(root: number, drafts: readonly number[]): DraftTree {
-  return {
-    tokens: [root, ...drafts],
-    parents: [-1, ...drafts.map((_, i) => i)],
-    depths: [0, ...drafts.map((_, i) => i + 1)],
-  };
+  return chainTree(root, drafts);
 }
 
 /** Each request's chain for this round, proposed from its verified tokens with `root` as x_L. */

@@ -181,10 +181,13 @@ export function selectTree(bonus: number, list: readonly Candidate[], numDraftTo
     .sort((a, b) => a.number - b.number);
   const rowOf = new Map<number, number>([[0, 0]]);
   chosen.forEach((candidate, i) => rowOf.set(candidate.number, i + 1));
-  return {
-    tokens: [bonus, ...chosen.map((candidate) => candidate.token)],
-    parents: [-1, ...chosen.map((candidate) => rowOf.get(candidate.parent)!)],
-    depths: [0, ...chosen.map((candidate) => candidate.depth)],
-    candidates: [0, ...chosen.map((candidate) => candidate.number)],
-  };
+  // Row 0 is the root (the bonus token); pushed, not spread from map() (trace/records.ts, mapPacked).
+  const tree: DraftTree = { tokens: [bonus], parents: [-1], depths: [0], placeholders: undefined, candidates: [0] };
+  for (const candidate of chosen) {
+    tree.tokens.push(candidate.token);
+    tree.parents.push(rowOf.get(candidate.parent)!);
+    tree.depths.push(candidate.depth);
+    tree.candidates!.push(candidate.number);
+  }
+  return tree;
 }

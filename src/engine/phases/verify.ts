@@ -10,7 +10,7 @@ import type { DraftInputRows } from "../hidden-rows.ts";
 import type { Request } from "../request.ts";
 import type { SampledRow } from "../row-sampler.ts";
 import { rejectionWalk, rowDistribution } from "../stochastic-sampler.ts";
-import { verifyResult } from "../../trace/records.ts";
+import { mapPacked, verifyResult } from "../../trace/records.ts";
 
 /** A draft tree in verify-row order: node 0 is the root (the bonus token). A chain is a path. */
 export interface DraftTree {
@@ -22,6 +22,26 @@ export interface DraftTree {
   placeholders?: (number | undefined)[];
   /** Tree drafting: each node's draft candidate number (0 for the root); absent for multi-layer chains. */
   candidates?: number[];
+}
+
+/**
+ * A chain of `drafts` after the root (every node's parent the one before it), with every field present: one
+ * shape for chains, trees and n-gram proposals (verify's loops read all three).
+ */
+export function chainTree(root: number, drafts: readonly number[]): DraftTree {
+  const tree: DraftTree = {
+    tokens: [root],
+    parents: [-1],
+    depths: [0],
+    placeholders: undefined,
+    candidates: undefined,
+  };
+  drafts.forEach((token, i) => {
+    tree.tokens.push(token);
+    tree.parents.push(i);
+    tree.depths.push(i + 1);
+  });
+  return tree;
 }
 
 export interface AcceptedRound {
@@ -136,10 +156,12 @@ export async function runVerify(
     for (const [node, draws] of walk.draws) context.recorder.annotateRow(output.event, rowOf(node), { draws });
     return walk.path;
   });
-  const acceptIndex = paths.flatMap((path, r) => [
-    ...path.map((node) => blockStarts[r] + node),
-    ...Array(numSteps + 1 - path.length).fill(-1),
-  ]);
+  // Each request's path as batch rows, padded with -1 to S + 1 entries.
+  const acceptIndex: number[] = [];
+  paths.forEach((path, r) => {
+    for (const node of path) acceptIndex.push(blockStarts[r] + node);
+    for (let j = path.length; j <= numSteps; j++) acceptIndex.push(-1);
+  });
   const acceptTokens = acceptIndex.map((index) => (index < 0 ? -1 : chosen[index]));
   // accept_tokens rows are S + 1 wide, not N (sglang PRs 15360/26866): the bonus-stride fault uses N.
   const bonusStride = context.faults.has("bonus-stride") ? numNodes : numSteps + 1;
@@ -203,7 +225,7 @@ export async function runVerify(
   }
   context.recorder.attachVerify(
     output.event,
-    rounds.map((round) => round.result),
+    mapPacked(rounds, (round) => round.result),
   );
   return rounds;
 }
