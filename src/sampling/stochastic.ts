@@ -59,9 +59,9 @@ export function distributionOf(
   }
 
   // Kept tokens by descending logit, ties to the lower id.
-  const order = [];
+  const order: number[] = [];
   for (let token = 0; token < vocab; token++) if (kept[token]) order.push(token);
-  order.sort((a, b) => (scaled[b] === scaled[a] ? a - b : scaled[b] - scaled[a]));
+  sortByLogit(order, scaled);
 
   const topK = params.topK ?? 0;
   if (topK > 0 && topK < order.length) {
@@ -99,6 +99,53 @@ export function distributionOf(
 
   for (let token = 0; token < vocab; token++) weights[token] /= total;
   return { probs: weights, cutMargin, temperature };
+}
+
+/** `before(a, b)`: token a sorts before b, by descending logit with ties to the lower id (a strict order). */
+function before(a: number, b: number, scaled: Float64Array): boolean {
+  return scaled[a] > scaled[b] || (scaled[a] === scaled[b] && a < b);
+}
+
+/**
+ * Sorts tokens in place by descending `scaled` logit, ties to the lower id: the order
+ * `tokens.sort((a, b) => scaled[b] === scaled[a] ? a - b : scaled[b] - scaled[a])` gives (the order is strict,
+ * so any correct sort gives the same one), without a comparator call per comparison: insertion-sorted runs of
+ * 8, then bottom-up merges. Every sampled row sorts its vocabulary, so this is on the hot path. Exposed for tests.
+ */
+export function sortByLogit(tokens: number[], scaled: Float64Array): void {
+  const count = tokens.length;
+  const RUN = 8;
+  for (let start = 0; start < count; start += RUN) {
+    const end = Math.min(start + RUN, count);
+    for (let i = start + 1; i < end; i++) {
+      const token = tokens[i];
+      let j = i - 1;
+      while (j >= start && before(token, tokens[j], scaled)) {
+        tokens[j + 1] = tokens[j];
+        j--;
+      }
+      tokens[j + 1] = token;
+    }
+  }
+  if (count <= RUN) return;
+  let from = tokens;
+  let to = tokens.slice();
+  for (let width = RUN; width < count; width *= 2) {
+    for (let low = 0; low < count; low += 2 * width) {
+      const middle = Math.min(low + width, count);
+      const high = Math.min(low + 2 * width, count);
+      let i = low;
+      let j = middle;
+      let k = low;
+      while (i < middle && j < high) to[k++] = before(from[j], from[i], scaled) ? from[j++] : from[i++];
+      while (i < middle) to[k++] = from[i++];
+      while (j < high) to[k++] = from[j++];
+    }
+    const swap = from;
+    from = to;
+    to = swap;
+  }
+  if (from !== tokens) for (let i = 0; i < count; i++) tokens[i] = from[i];
 }
 
 export interface TokenDraw {

@@ -9,6 +9,7 @@ import {
   drawToken,
   oneHot,
   residualOf,
+  sortByLogit,
   type Distribution,
 } from "../../src/sampling/stochastic.ts";
 import { UniformStream } from "../../src/sampling/uniform-stream.ts";
@@ -27,6 +28,25 @@ function softmax(row: readonly number[], temperature: number): number[] {
 function ranked(row: readonly number[]): number[] {
   return row.map((_, token) => token).sort((a, b) => (row[b] === row[a] ? a - b : row[b] - row[a]));
 }
+
+describe("sortByLogit", () => {
+  // Values from a small set (ties), signed zeros and infinities, at lengths around the runs of 8 and the merges.
+  const valuesArbitrary = fc.array(
+    fc.oneof(fc.constantFrom(0, -0, 1, -1, 0.5, Infinity, -Infinity), fc.double({ min: -8, max: 8, noNaN: true })),
+    { minLength: 0, maxLength: 70 },
+  );
+  test.prop([valuesArbitrary, fc.integer({ min: 0, max: 2 ** 31 - 1 })])(
+    "orders tokens as the comparator sort does (descending logit, ties to the lower id)",
+    (values, seed) => {
+      const scaled = Float64Array.from(values);
+      // Any subset of token ids, in ascending order as distributionOf passes them.
+      const tokens = values.map((_, token) => token).filter((token) => Math.imul(token + 1, seed) >>> 29 !== 0);
+      const expected = [...tokens].sort((a, b) => (scaled[b] === scaled[a] ? a - b : scaled[b] - scaled[a]));
+      sortByLogit(tokens, scaled);
+      expect(tokens).toEqual(expected);
+    },
+  );
+});
 
 describe("distributionOf", () => {
   test.prop([logitsArbitrary, fc.double({ min: 0.2, max: 3, noNaN: true })])(
