@@ -83,14 +83,13 @@ export function attendedKey(event: TraceEvent, rowIndex: number, row: TraceRow):
       else if (other) seen.push(other.position);
     }
   }
-  // Typed arrays sort numerically without a comparator call per comparison (positions are integers).
-  const seenSorted = Float64Array.from(seen).sort();
-  const temporarySorted = Float64Array.from(temporary).sort();
+  seen.sort((a, b) => a - b);
+  temporary.sort((a, b) => a - b);
   const foreign = (attended.foreign ?? []).map((f) => `${f.request}@${f.position}`).sort();
-  return `${compressRanges(seenSorted)}|t:${temporarySorted.join(",")}|${self ? "self" : "noself"}${foreign.length ? `|foreign:${foreign.join(",")}` : ""}`;
+  return `${compressRanges(seen)}|t:${temporary.join(",")}|${self ? "self" : "noself"}${foreign.length ? `|foreign:${foreign.join(",")}` : ""}`;
 }
 
-export function compressRanges(positions: ArrayLike<number>): string {
+export function compressRanges(positions: readonly number[]): string {
   const parts: string[] = [];
   let start = 0;
   for (let i = 1; i <= positions.length; i++) {
