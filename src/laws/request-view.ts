@@ -71,8 +71,7 @@ export function poolOf(event: TraceEvent): string {
 export function attendedKey(event: TraceEvent, rowIndex: number, row: TraceRow): string | undefined {
   const attended = row.attended;
   if (!attended) return undefined;
-  const seen: number[] = [];
-  for (const [lo, hi] of attended.positions) for (let p = lo; p <= hi; p++) seen.push(p);
+  const sameForward: number[] = [];
   const temporary = [...(attended.temporary ?? [])];
   let self = false;
   for (const batchRow of attended.batchRows ?? []) {
@@ -80,13 +79,47 @@ export function attendedKey(event: TraceEvent, rowIndex: number, row: TraceRow):
     else {
       const other = event.rows[batchRow];
       if (other?.temporary) temporary.push(other.position);
-      else if (other) seen.push(other.position);
+      else if (other) sameForward.push(other.position);
     }
   }
-  seen.sort((a, b) => a - b);
   temporary.sort((a, b) => a - b);
   const foreign = (attended.foreign ?? []).map((f) => `${f.request}@${f.position}`).sort();
-  return `${compressRanges(seen)}|t:${temporary.join(",")}|${self ? "self" : "noself"}${foreign.length ? `|foreign:${foreign.join(",")}` : ""}`;
+  const positions = sameForward.length === 0 ? compressSortedRanges(attended.positions) : undefined;
+  return `${positions ?? compressRanges(expanded(attended.positions, sameForward))}|t:${temporary.join(",")}|${self ? "self" : "noself"}${foreign.length ? `|foreign:${foreign.join(",")}` : ""}`;
+}
+
+/** Every position the ranges cover and the single positions, sorted. */
+function expanded(ranges: readonly (readonly [number, number])[], singles: readonly number[]): number[] {
+  const positions: number[] = [];
+  for (const [lo, hi] of ranges) for (let p = lo; p <= hi; p++) positions.push(p);
+  for (const position of singles) positions.push(position);
+  return positions.sort((a, b) => a - b);
+}
+
+/**
+ * compressRanges(expanded(ranges)) without listing the positions, when the ranges are already in order and
+ * disjoint (how engines record them: a row reads a prefix, perhaps in a few pieces); undefined otherwise.
+ */
+function compressSortedRanges(ranges: readonly (readonly [number, number])[]): string | undefined {
+  let text = "";
+  let runStart = 0;
+  let runEnd = -1;
+  let open = false;
+  for (const [lo, hi] of ranges) {
+    if (lo > hi) continue;
+    if (!Number.isInteger(lo) || !Number.isInteger(hi)) return undefined;
+    if (open && lo <= runEnd) return undefined; // overlapping or out of order: the general path
+    if (open && lo === runEnd + 1) {
+      runEnd = hi;
+      continue;
+    }
+    if (open) text += `${text ? "," : ""}${runStart === runEnd ? runStart : `${runStart}..${runEnd}`}`;
+    runStart = lo;
+    runEnd = hi;
+    open = true;
+  }
+  if (open) text += `${text ? "," : ""}${runStart === runEnd ? runStart : `${runStart}..${runEnd}`}`;
+  return text;
 }
 
 export function compressRanges(positions: readonly number[]): string {

@@ -2,6 +2,7 @@
 // hold on real runs, fail on deliberately broken traces at the first offending event, count a near-tie
 // as a tie instead of a failure, compare aborted requests on the common prefix only, and say "not
 // checkable" when the runs cannot show the law.
+import { fc, test } from "@fast-check/vitest";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
@@ -274,6 +275,23 @@ describe("request views", () => {
     };
     expect(attendedKey(event, 1, event.rows[1])).toBe(attendedKey(persisted, 0, persisted.rows[0]));
   });
+
+  test.prop([fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: -1, max: 6 })), { maxLength: 6 })])(
+    "attended sets are canonical: however the positions are split into ranges (in order or not, overlapping or not)",
+    (pieces) => {
+      const ranges = pieces.map(([lo, length]) => [lo, lo + length] as [number, number]);
+      const listed = ranges.flatMap(([lo, hi]) => Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i));
+      const row = (positions: [number, number][]) => ({ request: 0, token: 1, position: 50, attended: { positions } });
+      const event = (positions: [number, number][]) => ({
+        index: 0,
+        phase: "prefill" as const,
+        rows: [row(positions)],
+      });
+      const asRanges = event(ranges);
+      const onePerPosition = event(listed.map((p) => [p, p] as [number, number]).sort((a, b) => a[0] - b[0]));
+      expect(attendedKey(asRanges, 0, asRanges.rows[0])).toBe(attendedKey(onePerPosition, 0, onePerPosition.rows[0]));
+    },
+  );
 
   it("tolerances come from the trace: dtype, EP and the draft's logit scale", () => {
     expect(toleranceOf(chunked)).toMatchObject({ epsilon: 1e-4, draftEpsilon: 1e-4 });
