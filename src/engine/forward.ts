@@ -358,10 +358,11 @@ function readAttended(
       else ranges.push([position, position]);
     }
   }
+  // Absent lists undefined, not left out: one shape for every row's attended set (trace/records.ts).
   return {
     positions: ranges,
-    ...(temporary.length > 0 ? { temporary } : {}),
+    temporary: temporary.length > 0 ? temporary : undefined,
     batchRows,
-    ...(foreign.length > 0 ? { foreign } : {}),
+    foreign: foreign.length > 0 ? foreign : undefined,
   };
 }

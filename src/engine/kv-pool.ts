@@ -549,12 +549,18 @@ export class KvPool {
       this.writtenSlots = Math.max(this.writtenSlots, slot + 1);
       this.contentIds[slot] = contentBase + rowOffset + i;
     });
+    // Element by element: a row is a few dozen values, and a subarray view per row and layer was most of
+    // this method's allocation (the dtypes are equal, checked above, so the copy is exact).
+    const keyBuffer = this.keyBuffer;
+    const valueBuffer = this.valueBuffer;
     for (let layer = 0; layer < layers; layer++) {
       for (let i = 0; i < slots.length; i++) {
         const from = (layer * numRows + rowOffset + i) * kvDim;
         const to = (layer * numSlots + slots[i]) * kvDim;
-        this.keyBuffer.set(newKeys.subarray(from, from + kvDim), to);
-        this.valueBuffer.set(newValues.subarray(from, from + kvDim), to);
+        for (let d = 0; d < kvDim; d++) {
+          keyBuffer[to + d] = newKeys[from + d];
+          valueBuffer[to + d] = newValues[from + d];
+        }
       }
     }
   }
