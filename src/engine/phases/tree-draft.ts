@@ -13,6 +13,7 @@ import { DraftDecodeInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { childrenFields, topKLogSoftmax } from "../topk.ts";
 import type { DraftTree } from "./verify.ts";
+import { mapPacked } from "../../trace/records.ts";
 
 interface Candidate {
   /** 1-based creation order. */
@@ -59,7 +60,7 @@ export async function runTreeDraft(
   const frontiers = new Map<number, Candidate[]>();
   for (const request of decoding) {
     const root = request.rootDraft!;
-    const first = root.tokens.map((token, i): Candidate => ({
+    const first = mapPacked(root.tokens, (token, i): Candidate => ({
       number: i + 1,
       token,
       parent: 0,

@@ -139,7 +139,7 @@ export async function runVerify(
   // The token chosen after each row: greedy requests the row's (processed) argmax; stochastic requests the
   // rejection walk's on its path (the next accepted draft, then the recovered or bonus token drawn).
   const chosen = [...output.predict];
-  const paths = requests.map((request, r) => {
+  const paths = mapPacked(requests, (request, r) => {
     const tree = trees.get(request.id)!;
     if (!request.stochastic)
       return acceptPath(tree, output.predict.slice(blockStarts[r], blockStarts[r] + tree.tokens.length));
@@ -166,7 +166,7 @@ export async function runVerify(
   // accept_tokens rows are S + 1 wide, not N (sglang PRs 15360/26866): the bonus-stride fault uses N.
   const bonusStride = context.faults.has("bonus-stride") ? numNodes : numSteps + 1;
   const staleRow = context.faults.has("zero-draft-stale-row");
-  const rounds: AcceptedRound[] = requests.map((request, r) => {
+  const rounds: AcceptedRound[] = mapPacked(requests, (request, r) => {
     const path = paths[r];
     const acceptLen = path.length;
     const drafts = trees.get(request.id)!.tokens.length - 1;
@@ -216,12 +216,14 @@ export async function runVerify(
     // With shared slots the trace follows every write: the committed copies are writes without rows.
     if (context.prefixCache)
       context.recorder.reference({ pool: pool.name, holder: request.id, change: "write", slots: persisted });
-    const rejected = slots.filter((_, node) => !path.includes(node));
-    const pathSlots = path.map((node) => slots[node]);
-    pool.freeTemporary(
-      request.id,
-      context.faults.has("leaked-rejected-slots") ? pathSlots : [...pathSlots, ...rejected],
-    );
+    const pathSlots = mapPacked(path, (node) => slots[node]);
+    // The path's slots, then the rejected nodes' (the leaked-rejected-slots fault frees only the path's).
+    const toFree = pathSlots.slice();
+    if (!context.faults.has("leaked-rejected-slots"))
+      slots.forEach((slot, node) => {
+        if (!path.includes(node)) toFree.push(slot);
+      });
+    pool.freeTemporary(request.id, toFree);
   }
   context.recorder.attachVerify(
     output.event,
