@@ -84,7 +84,7 @@ export function attendedKey(event: TraceEvent, rowIndex: number, row: TraceRow):
   }
   temporary.sort((a, b) => a - b);
   const foreign = (attended.foreign ?? []).map((f) => `${f.request}@${f.position}`).sort();
-  const positions = sameForward.length === 0 ? compressSortedRanges(attended.positions) : undefined;
+  const positions = compressSortedRanges(attended.positions, sameForward);
   return `${positions ?? compressRanges(expanded(attended.positions, sameForward))}|t:${temporary.join(",")}|${self ? "self" : "noself"}${foreign.length ? `|foreign:${foreign.join(",")}` : ""}`;
 }
 
@@ -97,15 +97,22 @@ function expanded(ranges: readonly (readonly [number, number])[], singles: reado
 }
 
 /**
- * compressRanges(expanded(ranges)) without listing the positions, when the ranges are already in order and
- * disjoint (how engines record them: a row reads a prefix, perhaps in a few pieces); undefined otherwise.
+ * compressRanges(expanded(ranges, singles)) without listing the positions, when the ranges and then the single
+ * positions are in order and disjoint (how engines record them: a row reads a prefix, perhaps in a few pieces,
+ * then the rows before it in the same forward); undefined otherwise.
  */
-function compressSortedRanges(ranges: readonly (readonly [number, number])[]): string | undefined {
+function compressSortedRanges(
+  ranges: readonly (readonly [number, number])[],
+  singles: readonly number[],
+): string | undefined {
   let text = "";
   let runStart = 0;
   let runEnd = -1;
   let open = false;
-  for (const [lo, hi] of ranges) {
+  const count = ranges.length + singles.length;
+  for (let i = 0; i < count; i++) {
+    const lo = i < ranges.length ? ranges[i][0] : singles[i - ranges.length];
+    const hi = i < ranges.length ? ranges[i][1] : lo;
     if (lo > hi) continue;
     if (!Number.isInteger(lo) || !Number.isInteger(hi)) return undefined;
     if (open && lo <= runEnd) return undefined; // overlapping or out of order: the general path

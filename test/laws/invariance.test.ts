@@ -276,20 +276,31 @@ describe("request views", () => {
     expect(attendedKey(event, 1, event.rows[1])).toBe(attendedKey(persisted, 0, persisted.rows[0]));
   });
 
-  test.prop([fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: -1, max: 6 })), { maxLength: 6 })])(
-    "attended sets are canonical: however the positions are split into ranges (in order or not, overlapping or not)",
-    (pieces) => {
+  test.prop([
+    fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: -1, max: 6 })), { maxLength: 6 }),
+    fc.array(fc.integer({ min: 0, max: 48 }), { maxLength: 6 }),
+  ])(
+    "attended sets are canonical: however the positions are split into ranges and same-forward rows",
+    (pieces, sameForward) => {
       const ranges = pieces.map(([lo, length]) => [lo, lo + length] as [number, number]);
-      const listed = ranges.flatMap(([lo, hi]) => Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i));
-      const row = (positions: [number, number][]) => ({ request: 0, token: 1, position: 50, attended: { positions } });
-      const event = (positions: [number, number][]) => ({
+      const listed = [
+        ...ranges.flatMap(([lo, hi]) => Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i)),
+        ...sameForward,
+      ].sort((a, b) => a - b);
+      // Row 0 reads the ranges and, in the same forward, rows 1.. at the sameForward positions (any order).
+      const batchRows = [0, ...sameForward.map((_, i) => i + 1)];
+      const split = {
         index: 0,
         phase: "prefill" as const,
-        rows: [row(positions)],
-      });
-      const asRanges = event(ranges);
-      const onePerPosition = event(listed.map((p) => [p, p] as [number, number]).sort((a, b) => a[0] - b[0]));
-      expect(attendedKey(asRanges, 0, asRanges.rows[0])).toBe(attendedKey(onePerPosition, 0, onePerPosition.rows[0]));
+        rows: [
+          { request: 0, token: 1, position: 50, attended: { positions: ranges, batchRows } },
+          ...sameForward.map((position) => ({ request: 0, token: 1, position })),
+        ],
+      };
+      const positions = listed.map((p) => [p, p] as [number, number]);
+      const listedRow = { request: 0, token: 1, position: 50, attended: { positions, batchRows: [0] } };
+      const onePerPosition = { index: 0, phase: "prefill" as const, rows: [listedRow] };
+      expect(attendedKey(split, 0, split.rows[0])).toBe(attendedKey(onePerPosition, 0, listedRow));
     },
   );
 
