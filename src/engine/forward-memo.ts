@@ -11,7 +11,7 @@
 // never written), so an equal id means equal bytes. A hit compares the inputs exactly, not by hash, and
 // returns copies of the outputs. Everything around the forward (slots, masks, K/V writes, the trace) still
 // happens in every run; only ONNX Runtime's arithmetic on identical inputs is not repeated.
-import type { ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import { forwardResult, type ForwardFeeds, type ForwardResult, type ModelSession } from "../runtime/ort.ts";
 import { freshContentBlock } from "./kv-pool.ts";
 
 /**
@@ -61,7 +61,7 @@ function sameInputs(left: Inputs, right: Inputs): boolean {
 const NONE = new Float32Array(0);
 
 function copyResult(result: ForwardResult): ForwardResult {
-  return {
+  return forwardResult({
     logits: result.logits?.slice(),
     topValues: result.topValues.slice(),
     topIndices: result.topIndices.slice(),
@@ -70,8 +70,8 @@ function copyResult(result: ForwardResult): ForwardResult {
     hidden: result.hidden.slice(),
     kNew: result.kNew.slice(),
     vNew: result.vNew.slice(),
-    ...(result.layerHidden ? { layerHidden: result.layerHidden.slice() } : {}),
-  };
+    layerHidden: result.layerHidden?.slice(),
+  });
 }
 
 export class ForwardMemo {

@@ -11,7 +11,13 @@
 // K/V into slots an earlier, larger batch left there: sglang PR 22958), and "padded-seq-lens-sum" lays the
 // padding rows' context entries out from the unpadded seq_lens_sum, over the tail of the real rows' entries
 // (sglang PR 26880).
-import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import {
+  forwardResult,
+  type FloatArray,
+  type ForwardFeeds,
+  type ForwardResult,
+  type ModelSession,
+} from "../runtime/ort.ts";
 import type { Faults } from "./faults.ts";
 import { CONTEXT_BUCKET, copyContextIn } from "./graph-replay.ts";
 import type { KvPool } from "./kv-pool.ts";
@@ -199,8 +205,8 @@ function sliceRows(
   hiddenSize: number,
   layers: number,
 ): ForwardResult {
-  return {
-    ...(result.logits ? { logits: result.logits.subarray(0, (rows * result.logits.length) / bucket) } : {}),
+  return forwardResult({
+    logits: result.logits ? result.logits.subarray(0, (rows * result.logits.length) / bucket) : undefined,
     topValues: result.topValues.subarray(0, rows * result.topK),
     topIndices: result.topIndices.subarray(0, rows * result.topK),
     topK: result.topK,
@@ -209,10 +215,10 @@ function sliceRows(
     kNew: firstRows(result.kNew, rows, bucket, layers),
     vNew: firstRows(result.vNew, rows, bucket, layers),
     // EAGLE-3 targets: [layers + 1, bucket, hidden] residual streams.
-    ...(result.layerHidden
-      ? { layerHidden: firstRows(result.layerHidden, rows, bucket, result.layerHidden.length / (bucket * hiddenSize)) }
-      : {}),
-  };
+    layerHidden: result.layerHidden
+      ? firstRows(result.layerHidden, rows, bucket, result.layerHidden.length / (bucket * hiddenSize))
+      : undefined,
+  });
 }
 
 /** [layers, bucket, kvDim] -> [layers, rows, kvDim] (a copy). */

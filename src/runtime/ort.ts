@@ -74,6 +74,25 @@ export interface ForwardResult {
   layerHidden?: FloatArray;
 }
 
+/**
+ * A forward's outputs with every field present, in one order (absent ones undefined): results built from ORT's
+ * outputs, the memo's copies, padded replay's slices and EAGLE-3's mapped ids share one shape, so the code
+ * reading them stays monomorphic.
+ */
+export function forwardResult(fields: ForwardResult): ForwardResult {
+  return {
+    logits: fields.logits,
+    topValues: fields.topValues,
+    topIndices: fields.topIndices,
+    topK: fields.topK,
+    logNormalizer: fields.logNormalizer,
+    hidden: fields.hidden,
+    kNew: fields.kNew,
+    vNew: fields.vNew,
+    layerHidden: fields.layerHidden,
+  };
+}
+
 /** What the engine fetches from every forward (benchmarks replay raw runs with the same list). */
 export const ENGINE_OUTPUTS = ["top_values", "top_indices", "log_normalizer", "hidden", "k_new", "v_new"];
 
@@ -254,7 +273,7 @@ export class ModelSession {
   async run(feeds: ForwardFeeds): Promise<ForwardResult> {
     await yieldNowAndThen();
     const out = this.runTensors(this.tensorsFor(feeds), this.outputsFor(feeds));
-    return {
+    return forwardResult({
       logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
       topValues: out.top_values.data as FloatArray,
       topIndices: out.top_indices.data as BigInt64Array,
@@ -263,8 +282,8 @@ export class ModelSession {
       hidden: out.hidden.data as FloatArray,
       kNew: out.k_new.data as FloatArray,
       vNew: out.v_new.data as FloatArray,
-      ...(this.hasLayerStreams ? { layerHidden: out.layer_hidden.data as FloatArray } : {}),
-    };
+      layerHidden: this.hasLayerStreams ? (out.layer_hidden.data as FloatArray) : undefined,
+    });
   }
 
   async release(): Promise<void> {
