@@ -3,7 +3,7 @@
 // the slots actually written, never from scheduler intent, so a plumbing bug shows in the trace.
 import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "./topk.ts";
-import { mapPacked, traceEvent, traceRow } from "../trace/records.ts";
+import { traceEvent, traceRow } from "../trace/records.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
 import type { Faults } from "./faults.ts";
 import { toTargetIds } from "./draft-vocabulary.ts";
@@ -86,8 +86,7 @@ export function forwardPlan(fields: ForwardPlan): ForwardPlan {
     model: fields.model,
     pool: fields.pool,
     session: fields.session,
-    // A packed copy: phases build their rows with map(), holey or packed by tier (trace/records.ts, mapPacked).
-    rows: mapPacked(fields.rows, (row) => row),
+    rows: fields.rows,
     hidden: fields.hidden,
     runner: fields.runner,
     replayable: fields.replayable,

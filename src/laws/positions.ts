@@ -5,6 +5,7 @@
 import type { Trace } from "../trace/schema.ts";
 import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { Law } from "./definition.ts";
+import { compressRanges } from "./request-view.ts";
 
 export const POSITIONS = "positions";
 
@@ -68,7 +69,7 @@ export function checkPositions(trace: Trace): LawResult {
         seen.sort((a, b) => a - b);
         tally.fail({
           ...where,
-          message: `row at position ${row.position} of request ${row.request} (${event.phase}) attends positions [${compress(seen)}]${sawSelf ? "" : " without itself"}, expected 0..${row.position - 1} and itself`,
+          message: `row at position ${row.position} of request ${row.request} (${event.phase}) attends positions [${compressRanges(seen, ", ")}]${sawSelf ? "" : " without itself"}, expected 0..${row.position - 1} and itself`,
         });
       }
     });
@@ -84,18 +85,6 @@ function coversPrefix(positions: readonly number[]): boolean {
     seen[position] = 1;
   }
   return true;
-}
-
-function compress(positions: readonly number[]): string {
-  const parts: string[] = [];
-  let start = 0;
-  for (let i = 1; i <= positions.length; i++) {
-    if (i === positions.length || positions[i] !== positions[i - 1] + 1) {
-      parts.push(start === i - 1 ? `${positions[start]}` : `${positions[start]}..${positions[i - 1]}`);
-      start = i;
-    }
-  }
-  return parts.join(", ");
 }
 
 export const law: Law = {

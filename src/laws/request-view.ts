@@ -105,7 +105,7 @@ function compressSortedRanges(
   ranges: readonly (readonly [number, number])[],
   singles: readonly number[],
 ): string | undefined {
-  let text = "";
+  const parts: string[] = [];
   let runStart = 0;
   let runEnd = -1;
   let open = false;
@@ -120,26 +120,29 @@ function compressSortedRanges(
       runEnd = hi;
       continue;
     }
-    if (open) text += `${text ? "," : ""}${runStart === runEnd ? runStart : `${runStart}..${runEnd}`}`;
+    if (open) parts.push(rangeText(runStart, runEnd));
     runStart = lo;
     runEnd = hi;
     open = true;
   }
-  if (open) text += `${text ? "," : ""}${runStart === runEnd ? runStart : `${runStart}..${runEnd}`}`;
-  return text;
+  if (open) parts.push(rangeText(runStart, runEnd));
+  return parts.join(",");
 }
 
-export function compressRanges(positions: readonly number[]): string {
+/** A run of consecutive positions as compressRanges writes it: `p`, or `first..last`. */
+const rangeText = (first: number, last: number): string => (first === last ? `${first}` : `${first}..${last}`);
+
+/** Sorted positions as runs of consecutive ones (`0..4,7`), `separator` between runs. */
+export function compressRanges(positions: readonly number[], separator = ","): string {
   const parts: string[] = [];
   let start = 0;
   for (let i = 1; i <= positions.length; i++) {
     if (i === positions.length || positions[i] !== positions[i - 1] + 1) {
-      if (positions.length > 0)
-        parts.push(start === i - 1 ? `${positions[start]}` : `${positions[start]}..${positions[i - 1]}`);
+      parts.push(rangeText(positions[start], positions[i - 1]));
       start = i;
     }
   }
-  return parts.join(",");
+  return parts.join(separator);
 }
 
 export function requestViews(trace: Trace): Map<number, RequestView> {

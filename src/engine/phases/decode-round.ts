@@ -10,6 +10,7 @@ import type { Request } from "../request.ts";
 import { logprobOf } from "../row-sampler.ts";
 import { drawNext, rowDistribution } from "../stochastic-sampler.ts";
 import type { LogprobEntry } from "../../sampling/params.ts";
+import { mapPacked } from "../../trace/records.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-layer.ts";
 import { proposeNgramTrees } from "./ngram-draft.ts";
@@ -34,7 +35,7 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   if (active.length === 0) return;
   launch(context, active, false);
   const pool = context.pools.target;
-  const rows: RowPlan[] = active.map((request, r) => {
+  const rows: RowPlan[] = mapPacked(active, (request, r) => {
     const position = request.targetKvLength;
     const [slot] = pool.extendPersisted(request.id, position + 1);
     return rowPlan({

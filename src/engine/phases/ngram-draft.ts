@@ -25,11 +25,6 @@ export function proposeNgram(tokens: readonly number[], numSteps: number): numbe
   return [];
 }
 
-/** A chain of the proposed drafts after the root (the bonus token x_L, or its launch-time resolution). */
-export function ngramTree(root: number, drafts: readonly number[]): DraftTree {
-  return chainTree(root, drafts);
-}
-
 /** Each request's chain for this round, proposed from its verified tokens with `root` as x_L. */
 export function proposeNgramTrees(
   requests: readonly Request[],
@@ -40,7 +35,8 @@ export function proposeNgramTrees(
   for (const request of requests) {
     const root = rootOf(request);
     const history = [...request.tokens.slice(0, request.targetKvLength), root];
-    trees.set(request.id, ngramTree(root, proposeNgram(history, numSteps)));
+    // A chain of the proposed drafts after the root (the bonus token x_L, or its launch-time resolution).
+    trees.set(request.id, chainTree(root, proposeNgram(history, numSteps)));
   }
   return trees;
 }

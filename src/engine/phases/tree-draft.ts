@@ -96,7 +96,7 @@ export async function runTreeDraft(
       ),
     );
     if (step === 1) draftPhaseHidden = input.hidden;
-    const rows: RowPlan[] = nodes.map(({ request, node }, r) => {
+    const rows: RowPlan[] = mapPacked(nodes, ({ request, node }, r) => {
       const [slot] = pool.allocateTemporary(request.id, 1);
       node.slot = slot;
       return rowPlan({

@@ -216,9 +216,8 @@ export async function runVerify(
     // With shared slots the trace follows every write: the committed copies are writes without rows.
     if (context.prefixCache)
       context.recorder.reference({ pool: pool.name, holder: request.id, change: "write", slots: persisted });
-    const pathSlots = mapPacked(path, (node) => slots[node]);
     // The path's slots, then the rejected nodes' (the leaked-rejected-slots fault frees only the path's).
-    const toFree = pathSlots.slice();
+    const toFree = mapPacked(path, (node) => slots[node]);
     if (!context.faults.has("leaked-rejected-slots"))
       slots.forEach((slot, node) => {
         if (!path.includes(node)) toFree.push(slot);
