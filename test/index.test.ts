@@ -1,0 +1,32 @@
+// The public entry (issue 24): package.json `exports` resolves "specconf" to src/index.ts, which carries the
+// documented names, and docs show only that import path (a deep path in the docs would break on any move).
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import * as publicApi from "specconf";
+import { checkLaws } from "../src/laws/runner.ts";
+import { runCase } from "../src/engine/run-case.ts";
+import { LAWS } from "../src/laws/registry.ts";
+
+const root = new URL("../", import.meta.url);
+
+describe("public entry", () => {
+  it("resolves through package.json exports to the runner, the engine and the laws", () => {
+    const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8"));
+    expect(pkg.exports["."]).toBe("./src/index.ts");
+    expect(publicApi.checkLaws).toBe(checkLaws);
+    expect(publicApi.runCase).toBe(runCase);
+    expect(publicApi.LAWS).toBe(LAWS);
+    for (const name of ["ExternalSource", "validate", "lawByName", "loadCaseFile", "defaultCase"] as const)
+      expect(typeof publicApi[name]).toBe("function");
+  });
+
+  it("is the only import path docs/ and README show for the programmatic API", () => {
+    const docs = readdirSync(new URL("docs/", root)).filter((name) => name.endsWith(".md"));
+    const files = ["README.md", ...docs.map((name) => `docs/${name}`)];
+    for (const file of files) {
+      const text = readFileSync(new URL(file, root), "utf8");
+      const deepImports = [...text.matchAll(/^import .* from "(\.[^"]*)"/gm)].map((match) => match[1]);
+      expect(deepImports, file).toEqual([]);
+    }
+  });
+});
