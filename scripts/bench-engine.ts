@@ -45,7 +45,9 @@ import { defaultEngineConfig, type EngineConfig } from "../src/engine/config.ts"
 import { EngineContext } from "../src/engine/context.ts";
 import { Engine } from "../src/engine/engine.ts";
 import { KvPool } from "../src/engine/kv-pool.ts";
-import { loadModels, runCase, sessionFor } from "../src/engine/run-case.ts";
+import { loadModels } from "../src/case/models.ts";
+import { runCase } from "../src/engine/run-case.ts";
+import { sessionFor } from "../src/runtime/sessions.ts";
 import { TraceRecorder } from "../src/engine/trace-recorder.ts";
 import { getPreset, presetNames } from "../src/model/presets.ts";
 import { defaultDraftSpec, type DraftKind } from "../src/model/spec.ts";

@@ -3,7 +3,8 @@
 // names are the contract docs/adapter.md documents. (Issue 24: the docs used to name two deep paths.)
 export { checkLaws, type CaseCheck, type CheckOptions, type LawVerdict } from "./laws/runner.ts";
 export { ExternalSource, type ExternalSourceOptions } from "./sources/external.ts";
-export { runCase, type RunOptions, type RunResult, type RequestOutput } from "./engine/run-case.ts";
+export { runCase, type RunOptions } from "./engine/run-case.ts";
+export type { RunResult, RequestOutput } from "./trace/run-result.ts";
 export { validate, type ValidateOptions, type ValidationReport } from "./validate/validate.ts";
 export { LAWS, lawByName } from "./laws/registry.ts";
 export type { Law } from "./laws/definition.ts";

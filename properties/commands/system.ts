@@ -2,17 +2,13 @@
 // the case's models), with between-forward hooks the Step command arms, plus the checks run after every
 // command: pool integrity in every pool, then, through the one runner, every single-run law that reads no
 // cache-free reference (the engine's own per-step pool checks among them) over the trace so far; outputs
-// are compared with the commands' model instead. (An exported engine factory in src/engine/run-case.ts would remove the duplicated
-// session wiring below: see docs/laws.md, "engine hooks".)
+// are compared with the commands' model instead. The engine comes from createEngine (src/engine/run-case.ts),
+// the factory runCase uses, so the suite steps exactly the engine runCase runs (docs/laws.md, "engine hooks").
 import type { Case } from "../../src/case/case.ts";
-import {
-  checkCaseConsistency,
-  engineSessions,
-  loadModels,
-  resolveModelSpec,
-  runCase,
-} from "../../src/engine/run-case.ts";
-import { Engine } from "../../src/engine/engine.ts";
+import { checkCaseConsistency } from "../../src/case/consistency.ts";
+import { resolveModelSpec } from "../../src/case/models.ts";
+import { createEngine, runCase } from "../../src/engine/run-case.ts";
+import type { Engine } from "../../src/engine/engine.ts";
 import type { KvPool } from "../../src/engine/kv-pool.ts";
 import { LAWS } from "../../src/laws/registry.ts";
 import { ReferenceOracle } from "../../src/laws/oracle.ts";
@@ -53,11 +49,9 @@ export class EngineSystem {
       },
       spec,
     );
-    const models = loadModels(testCase);
     const runtime = testCase.engine.runtime;
-    const sessions = await engineSessions(testCase, models);
     let system: EngineSystem | undefined;
-    const engine = new Engine(testCase.engine, models.spec, sessions, {
+    const { engine, models } = await createEngine(testCase, {
       trace: true,
       betweenForwards: (self, step, forwardInStep) => {
         for (const hook of system?.hooks ?? []) {

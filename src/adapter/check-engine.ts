@@ -14,7 +14,7 @@ import { checkLaws, type CaseCheck, type LawVerdict } from "../laws/runner.ts";
 import { EngineStartError, ExternalSource } from "../sources/external.ts";
 import { RelaxationLog } from "../validate/profiles.ts";
 import { RelaxedViews } from "../validate/relaxed-view.ts";
-import type { RunResult } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import { outputLinesOf } from "../golden/run-reference.ts";
 import type { OutputLine, RequestOutput } from "../validate/outputs-schema.ts";
 

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Case } from "../case/case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
-import { resolveModelSpec, loadModels } from "../engine/run-case.ts";
+import { resolveModelSpec, loadModels } from "../case/models.ts";
 import { validateAgainst } from "../schema/validator.ts";
 import { displayPath } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";

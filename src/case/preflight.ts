@@ -1,10 +1,11 @@
 // The one check every command runs on a case before it builds a model or a session: the model resolves
 // (a known preset or a valid spec), the case is consistent and within what the reference engine can run
-// (src/engine/run-case.ts checkCaseConsistency, src/case/limits.ts), and within the resource limits. A
+// (src/case/consistency.ts, src/case/limits.ts), and within the resource limits. A
 // problem is a ConfigError naming the case's JSON path, and the file when the case came from one.
 import type { Case } from "./case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
-import { checkCaseConsistency, resolveModelSpec } from "../engine/run-case.ts";
+import { checkCaseConsistency } from "./consistency.ts";
+import { resolveModelSpec } from "./models.ts";
 import type { ModelSpec } from "../model/spec.ts";
 import { checkSizeLimits, checkWorkLimits, DEFAULT_LIMITS, type ResourceLimits } from "./limits.ts";
 

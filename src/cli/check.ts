@@ -7,7 +7,7 @@ import { runCommandBody } from "../errors/exit.ts";
 import { DEFAULT_RUNTIME, EXECUTION_PROVIDERS, type ExecutionProvider } from "../runtime/ort.ts";
 import { buildTarget } from "../model/build.ts";
 import { DEFAULT_PRESET, getPreset } from "../model/presets.ts";
-import { sessionFor } from "../engine/run-case.ts";
+import { sessionFor } from "../runtime/sessions.ts";
 import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../laws/runner.ts";

@@ -1,7 +1,7 @@
 // The numbers `specconf run` reports, as one plain object (the --json output).
 import type { Case } from "../case/case.ts";
-import type { RunResult } from "../engine/run-case.ts";
-import { resolveModelSpec } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
+import { resolveModelSpec } from "../case/models.ts";
 import { law as acceptanceCorrectness } from "../laws/acceptance-correctness.ts";
 import type { Law } from "../laws/definition.ts";
 import { law as draftReference } from "../laws/draft-reference.ts";

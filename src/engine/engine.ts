@@ -10,18 +10,13 @@ import { EngineContext, type Drafter, type EngineSessions } from "./context.ts";
 import { Faults } from "./faults.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import { placeholderOf } from "./future-ring.ts";
-import { KvPool, KvPoolExhaustedError, type IntegrityViolation } from "./kv-pool.ts";
+import { KvPool, KvPoolExhaustedError } from "./kv-pool.ts";
+import type { IntegrityViolation, PoolCheck } from "../trace/run-result.ts";
 import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
 import { runPrefill } from "./phases/prefill.ts";
 import { PrefixCache } from "./prefix-cache.ts";
 import { Request, type RequestInit } from "./request.ts";
 import { TraceRecorder } from "./trace-recorder.ts";
-
-export interface PoolCheck {
-  step: number;
-  pool: string;
-  violations: IntegrityViolation[];
-}
 
 export interface EngineOptions {
   trace: boolean;

@@ -8,7 +8,8 @@
 // It runs after every step of every run on every pool (KV conservation), so it is written for speed: the
 // expected owners live in typed scratch arrays reused between calls (one pass over the pool, no object per
 // slot); only a violation builds an object. What it checks and reports does not depend on that.
-import type { IntegrityViolation, KvPoolInternals, PageOwner, SlotOwner } from "./kv-pool.ts";
+import type { KvPoolInternals, PageOwner, SlotOwner } from "./kv-pool.ts";
+import type { IntegrityViolation } from "../trace/run-result.ts";
 
 /** Scratch arrays sized for the largest pool checked so far (contents are rewritten by every check). */
 const scratch = {

@@ -15,6 +15,7 @@
  */
 import { giveBackBuffer, takeZeroedBuffer } from "./kv-buffers.ts";
 import { findIntegrityViolations } from "./kv-integrity.ts";
+import type { IntegrityViolation } from "../trace/run-result.ts";
 
 export type KvDtype = "float32" | "float64";
 
@@ -42,13 +43,6 @@ export interface SlotOwner {
   request: number;
   position: number;
   temporary: boolean;
-}
-
-export interface IntegrityViolation {
-  pool: string;
-  slot?: number;
-  request?: number;
-  message: string;
 }
 
 /** Thrown when an allocation needs more free pages than exist; the pool is left unchanged. */

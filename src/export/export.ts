@@ -5,7 +5,7 @@
 // gets a manifest.json saying which draft reproduces the golden file's rounds. Everything is built in
 // memory first; files are then written atomically.
 import { join } from "node:path";
-import { loadModels } from "../engine/run-case.ts";
+import { loadModels } from "../case/models.ts";
 import type { Golden } from "../golden/schema.ts";
 import { writeFilesAtomic } from "../schema/atomic-write.ts";
 import { ggufFiles } from "./gguf.ts";

@@ -14,7 +14,7 @@
 // - F32 only: a float64 spec is rounded to F32, and the notes say so.
 // Tokenizer: llama.cpp needs one that loads; "whitespace" (a BPE variant) with the t<i> words, a non-empty
 // merges list, and add_bos/add_eos false (engines are fed token ids; ECOSYSTEM.md lists what was verified).
-import type { LoadedModels } from "../engine/run-case.ts";
+import type { LoadedModels } from "../case/models.ts";
 import type { DraftKind, DraftSpec, ModelSpec } from "../model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../model/weights.ts";
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";

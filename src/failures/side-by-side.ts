@@ -1,7 +1,7 @@
 // Two runs of one case next to each other: an external engine's and the reference engine's. Outputs per
 // request (tokens, accept lengths) always; the step tables column by column when both runs have traces.
 // Each column is cut to its width so the pair fits the terminal.
-import type { RunResult } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
 
 /** Per request: its tokens, finish reason and accept lengths, one line each. */
 export function outputsTable(run: RunResult | undefined): string {

@@ -3,7 +3,8 @@
 // `specconf golden dump`, which writes them to files (a worked example of the formats).
 import type { Case } from "../case/case.ts";
 import type { FaultName } from "../engine/faults.ts";
-import { runCase, type RunResult } from "../engine/run-case.ts";
+import { runCase } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import { readRounds } from "../laws/rounds.ts";
 import type { Trace } from "../trace/schema.ts";
 import { OUTPUTS_FORMAT_VERSION, type OutputLine, type RequestOutput } from "../validate/outputs-schema.ts";

@@ -3,7 +3,7 @@
 // engine internals), why a given run cannot show it, and a pure check over read-only inputs. The runner
 // (runner.ts) reads these fields and nothing else: it never asks which law it is running.
 import type { Case } from "../case/case.ts";
-import type { RunResult } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import type { LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
 

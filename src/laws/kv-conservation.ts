@@ -8,8 +8,8 @@
 // without a row and every free, and each slot's count is checked against its holders: taken only on
 // written slots, dropped only by a holder, freed only when no holder is left, and at the end held by no
 // request (the cache may keep pages; the reference engine flushes it, and its own checks want every pool empty).
-import type { PoolCheck } from "../engine/engine.ts";
-import type { EngineInternals, RunResult } from "../engine/run-case.ts";
+import type { PoolCheck } from "../trace/run-result.ts";
+import type { EngineInternals, RunResult } from "../trace/run-result.ts";
 import { CACHE_HOLDER } from "../engine/kv-pool.ts";
 import type { LifecycleEvent, SlotReference, Trace, TraceEvent, TraceRequest } from "../trace/schema.ts";
 import { poolOf } from "./request-view.ts";

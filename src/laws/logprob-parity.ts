@@ -6,7 +6,7 @@
 // within epsilon of the k-th best). vLLM issue 34497 / PR 31082 and llama.cpp issue 27972: speculated
 // tokens' logprobs reported as 0.0 or shifted by a position. Checked on the run and its baseline.
 import type { Case } from "../case/case.ts";
-import type { RequestOutput } from "../engine/run-case.ts";
+import type { RequestOutput } from "../trace/run-result.ts";
 import { requestSampling, type LogprobEntry } from "../sampling/params.ts";
 import { logSumExp, topTokens } from "../sampling/process-logits.ts";
 import type { Law } from "./definition.ts";

@@ -4,7 +4,7 @@
 // sampling options process the logits (penalties, bias, min tokens) are not judged: the mirror drafts the
 // raw argmax, as real drafters do, and verification rightly rejects where processing moved it; nor are
 // requests that sample (the mirror's draft is accepted with the target's probability of it, not always).
-import type { RequestOutput } from "../engine/run-case.ts";
+import type { RequestOutput } from "../trace/run-result.ts";
 import type { Case } from "../case/case.ts";
 import { changesLogits, isStochastic } from "../sampling/params.ts";
 import type { Trace } from "../trace/schema.ts";

@@ -3,8 +3,8 @@
 // share their sequences). Laws announce what they will ask for (prepare*), and the oracle computes it in a
 // few packed forwards (reference/batched.ts) instead of one forward per request and per draft row; the
 // one-at-a-time path (reference/cache-free.ts) stays selectable, as the baseline of that batching.
-import type { LoadedModels } from "../engine/run-case.ts";
-import { sessionFor } from "../engine/run-case.ts";
+import type { LoadedModels } from "../case/models.ts";
+import { sessionFor } from "../runtime/sessions.ts";
 import { draftLogitScale, type ModelSpec } from "../model/spec.ts";
 import type { ModelSession, RuntimeOptions } from "../runtime/ort.ts";
 import {

@@ -11,7 +11,7 @@ import type { FloatArray } from "../runtime/ort.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "./oracle.ts";
 import type { Law } from "./definition.ts";
-import type { PrefixHitRecord } from "../engine/phases/prefix-hit.ts";
+import type { PrefixHitRecord } from "../trace/run-result.ts";
 
 export const PREFIX_CACHE_DRAFT_KV = "prefix-cache draft KV";
 

@@ -5,7 +5,7 @@
 // bonus, several tokens per step), never what it yields: penalties counted per step (sglang PR 33643),
 // processing applied to the bonus only (vLLM issue 42744), min tokens counted in steps all break it.
 import { isStochasticRequest, requestSampling } from "../sampling/params.ts";
-import type { RequestOutput } from "../engine/run-case.ts";
+import type { RequestOutput } from "../trace/run-result.ts";
 import type { Law } from "./definition.ts";
 import { LawTally, type LawResult } from "./law.ts";
 import { checkOutputsAgree, type OutputPair } from "./lossless.ts";

@@ -5,7 +5,7 @@
 // The runner reads law definitions only: it never tests which law it is running.
 import type { Case } from "../case/case.ts";
 import { ConfigError } from "../engine/config.ts";
-import type { RunResult } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import { RunFailure, Unavailable, type RunSource } from "../sources/source.ts";
 import type { RelaxedViews } from "../validate/relaxed-view.ts";
 import { coverageLabels, type CoverageLabel } from "./coverage.ts";

@@ -11,7 +11,7 @@
 // control (controlSamples: the same positions drawn from a biased sampler, the temperature 0.7 times the
 // right one) is what scripts/sampling-power.ts and the tests run to show the test's power at these sizes.
 import type { Case } from "../case/case.ts";
-import type { RequestOutput } from "../engine/run-case.ts";
+import type { RequestOutput } from "../trace/run-result.ts";
 import { isStochastic, requestSampling } from "../sampling/params.ts";
 import {
   biased,

@@ -6,7 +6,7 @@
 // never come before min new tokens; and in a trace no forward carries the request after its finishing
 // round. Checked on the case's run and on its target-only baseline.
 import type { Case } from "../case/case.ts";
-import type { RequestOutput } from "../engine/run-case.ts";
+import type { RequestOutput } from "../trace/run-result.ts";
 import { isStochasticRequest, requestSampling, stopTokenIdsOf } from "../sampling/params.ts";
 import { compareTokens } from "../trace/compare.ts";
 import type { Trace } from "../trace/schema.ts";

@@ -4,7 +4,7 @@
 // capability the engine did not declare; a twin outside them makes its law "not checkable".
 import type { Capabilities } from "../adapter/protocol.ts";
 import type { Case } from "../case/case.ts";
-import { resolveModelSpec } from "../engine/run-case.ts";
+import { resolveModelSpec } from "../case/models.ts";
 import { draftExportable } from "./model-cache.ts";
 import { COVERAGE_LABELS, type CoverageLabel } from "../laws/coverage.ts";
 import { activeSamplingOptions, samplingOptionsOf, type SamplingOption } from "../sampling/params.ts";

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:f
 import { dirname, join, resolve } from "node:path";
 import type { Case } from "../case/case.ts";
 import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
-import { loadModels, resolveModelSpec, type LoadedModels } from "../engine/run-case.ts";
+import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
 import { GGUF_DRAFT_KINDS, ggufFiles } from "../export/gguf.ts";
 import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
 import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "../export/hf.ts";

@@ -3,7 +3,8 @@
 // judges. A recording has no twin runs: the invariance laws read "not checkable" here (check --engine runs
 // them on the engine itself).
 import type { Case } from "../case/case.ts";
-import { loadModels, type RunResult } from "../engine/run-case.ts";
+import { loadModels } from "../case/models.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import type { GoldenCase } from "../golden/schema.ts";
 import { ReferenceOracle } from "../laws/oracle.ts";
 import type { Trace } from "../trace/schema.ts";

@@ -3,7 +3,9 @@
 import type { Case } from "../case/case.ts";
 import { ForwardMemo } from "../engine/forward-memo.ts";
 import { BadInputError } from "../errors/bad-input.ts";
-import { loadModels, runCase, type RunOptions, type RunResult } from "../engine/run-case.ts";
+import { loadModels } from "../case/models.ts";
+import { runCase, type RunOptions } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import { ReferenceOracle } from "../laws/oracle.ts";
 import { RunFailure, targetOnlyCase, type RunSource } from "./source.ts";
 

@@ -3,7 +3,7 @@
 // three questions; the runner (src/laws/runner.ts) memoizes the answers per case and never asks which
 // source it is talking to.
 import type { Case } from "../case/case.ts";
-import type { RunResult } from "../engine/run-case.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import type { TwinSpec } from "../laws/definition.ts";
 import type { ReferenceOracle } from "../laws/oracle.ts";
 

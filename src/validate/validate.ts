@@ -3,7 +3,8 @@
 // written; otherwise the result is a report: per request and output check, and per trace and law,
 // holds / fails (first divergence) / not checkable, plus the profile's relaxations and how often each
 // was applied.
-import { loadModels, type RunResult } from "../engine/run-case.ts";
+import { loadModels } from "../case/models.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import type { LawResult } from "../laws/law.ts";
 import { ReferenceOracle } from "../laws/oracle.ts";
 import { loadGoldenFile, readDocument } from "../golden/load.ts";

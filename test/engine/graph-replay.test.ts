@@ -2,7 +2,8 @@
 // and tree drafting, chunked and paged; graphs are really captured once per shape and replayed.
 import { describe, expect, it } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
-import { loadModels, runCase } from "../../src/engine/run-case.ts";
+import { loadModels } from "../../src/case/models.ts";
+import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import { relativeTolerance } from "../../src/laws/draft-reference.ts";
 import { ReferenceOracle } from "../../src/laws/oracle.ts";

@@ -3,7 +3,8 @@
 import { fc, test } from "@fast-check/vitest";
 import { expect } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
-import { loadModels, runCase } from "../../src/engine/run-case.ts";
+import { loadModels } from "../../src/case/models.ts";
+import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import { checkOutputsAgree } from "../../src/laws/lossless.ts";
 import { ReferenceOracle } from "../../src/laws/oracle.ts";

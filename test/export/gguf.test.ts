@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadModels } from "../../src/engine/run-case.ts";
+import { loadModels } from "../../src/case/models.ts";
 import { planExport, writeExport } from "../../src/export/export.ts";
 import { ggufFiles } from "../../src/export/gguf.ts";
 import { referenceTarget } from "../../src/model/reference-forward.ts";

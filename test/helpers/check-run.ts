@@ -1,7 +1,7 @@
 // The single-run laws (every law that needs no twin) on runs a test already has: a source that answers
 // with them, through the one runner. What `checkRun` used to be, for engine tests that build runs by hand.
 import type { Case } from "../../src/case/case.ts";
-import type { RunResult } from "../../src/engine/run-case.ts";
+import type { RunResult } from "../../src/trace/run-result.ts";
 import { checkLaws, type LawVerdict } from "../../src/laws/runner.ts";
 import { LAWS } from "../../src/laws/registry.ts";
 import { referenceSource } from "../../src/sources/reference.ts";

@@ -8,7 +8,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { defaultEngineConfig, type EngineConfig } from "../../src/engine/config.ts";
-import { loadModels, runCase } from "../../src/engine/run-case.ts";
+import { loadModels } from "../../src/case/models.ts";
+import { runCase } from "../../src/engine/run-case.ts";
 import { checkAuxProvenance } from "../../src/laws/aux-provenance.ts";
 import { checkDraftVocabulary } from "../../src/laws/draft-vocabulary.ts";
 import { defaultDraftSpec, type DraftKind } from "../../src/model/spec.ts";

@@ -2,7 +2,8 @@
 // hold, in both round conventions; moving one accepted draft from a round to the next fails with the
 // place; the last round of a finished request is excused.
 import { describe, expect, it } from "vitest";
-import { runCase, type RequestOutput } from "../../src/engine/run-case.ts";
+import { runCase } from "../../src/engine/run-case.ts";
+import type { RequestOutput } from "../../src/trace/run-result.ts";
 import { checkMirrorAcceptanceFromOutputs } from "../../src/laws/mirror-acceptance.ts";
 import { referenceSource } from "../../src/sources/reference.ts";
 import { goldenCase } from "../helpers/golden-runs.ts";

@@ -3,7 +3,8 @@
 // the place, on outputs edited the way the cited bugs change them.
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
-import { runCase, type RequestOutput, type RunResult } from "../../src/engine/run-case.ts";
+import { runCase } from "../../src/engine/run-case.ts";
+import type { RequestOutput, RunResult } from "../../src/trace/run-result.ts";
 import { checkLogprobs, judgeEntry } from "../../src/laws/logprob-parity.ts";
 import { law as processingParity } from "../../src/laws/processing-parity.ts";
 import { checkTermination, endingOf } from "../../src/laws/termination-equivalence.ts";

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
-import { runCase, type RunResult } from "../../src/engine/run-case.ts";
+import { runCase } from "../../src/engine/run-case.ts";
+import type { RunResult } from "../../src/trace/run-result.ts";
 import { checkSamplingDistribution, distributionSamples } from "../../src/laws/sampling-distribution.ts";
 import { checkSamplingReplay } from "../../src/laws/sampling-replay.ts";
 import { biased } from "../../src/sampling/goodness-of-fit.ts";

@@ -6,7 +6,8 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { Case } from "../../src/case/case.ts";
-import { loadModels, runCase } from "../../src/engine/run-case.ts";
+import { loadModels } from "../../src/case/models.ts";
+import { runCase } from "../../src/engine/run-case.ts";
 import { checkDraftReference } from "../../src/laws/draft-reference.ts";
 import { checkReferenceDecode } from "../../src/laws/reference-decode.ts";
 import { ReferenceOracle } from "../../src/laws/oracle.ts";

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { validateCase } from "../../src/case/load.ts";
 import { ConfigError } from "../../src/engine/config.ts";
-import { checkCaseConsistency, resolveModelSpec } from "../../src/engine/run-case.ts";
+import { checkCaseConsistency } from "../../src/case/consistency.ts";
+import { resolveModelSpec } from "../../src/case/models.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
 
 const base = defaultCase({ preset: "tiny", draft: "mirror", seed: 1, numRequests: 1, maxNewTokens: 8, engine: {} });

@@ -4,7 +4,8 @@
 // what another engine would report. With no fault, everything holds.
 import { describe, expect, it } from "vitest";
 import type { FaultName } from "../../src/engine/faults.ts";
-import { runCase, type RunResult } from "../../src/engine/run-case.ts";
+import { runCase } from "../../src/engine/run-case.ts";
+import type { RunResult } from "../../src/trace/run-result.ts";
 import { targetOnlyCase as targetOnlyTwin } from "../../src/sources/source.ts";
 import { caseWithFaults } from "../../src/golden/run-reference.ts";
 import { checkRun } from "../helpers/check-run.ts";

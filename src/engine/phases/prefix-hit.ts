@@ -9,23 +9,7 @@ import type { FloatArray } from "../../runtime/ort.ts";
 import type { EngineContext } from "../context.ts";
 import type { KvPool } from "../kv-pool.ts";
 import type { Request } from "../request.ts";
-
-/** The KV a prefix hit reused, as it was at the hit (for the prefix-cache draft KV law). */
-export interface PrefixHitRecord {
-  request: number;
-  pool: string;
-  /** Draft module k's pool (multi-layer), else undefined (the target or the chain/tree draft pool). */
-  module?: number;
-  /** Positions [0, length) reused. */
-  length: number;
-  layers: number;
-  kvDim: number;
-  /** The request's tokens when it hit (the recomputation's input). */
-  tokens: number[];
-  /** [layers, length, kvDim]. */
-  keys: FloatArray;
-  values: FloatArray;
-}
+import type { PrefixHitRecord } from "../../trace/run-result.ts";
 
 function snapshot(pool: KvPool, request: number, length: number): { keys: FloatArray; values: FloatArray } {
   const Float = pool.keys.constructor as { new (length: number): FloatArray };

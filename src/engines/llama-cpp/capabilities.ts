@@ -12,7 +12,7 @@
 import type { Case } from "../../case/case.ts";
 import type { Capabilities } from "../../adapter/protocol.ts";
 import type { DraftKind } from "../../model/spec.ts";
-import { resolveModelSpec } from "../../engine/run-case.ts";
+import { resolveModelSpec } from "../../case/models.ts";
 import { GGUF_DRAFT_KINDS } from "../../export/gguf.ts";
 import { isChunked } from "../../laws/chunk-invariance.ts";
 

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { AdapterRequest } from "../../adapter/protocol.ts";
 import type { Case } from "../../case/case.ts";
-import { loadModels } from "../../engine/run-case.ts";
+import { loadModels } from "../../case/models.ts";
 import { ggufFiles } from "../../export/gguf.ts";
 import { writeTextAtomic } from "../../schema/atomic-write.ts";
 

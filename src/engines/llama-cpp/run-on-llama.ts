@@ -15,7 +15,7 @@ import {
   type TokenPredictor,
 } from "node-llama-cpp";
 import type { Case, CaseRequest } from "../../case/case.ts";
-import { resolveModelSpec } from "../../engine/run-case.ts";
+import { resolveModelSpec } from "../../case/models.ts";
 import type { RequestOutput } from "../../validate/outputs-schema.ts";
 import type { ModelPaths } from "./model-files.ts";
 import { RecordingPredictor, RoundTracker, type Round } from "./round-recorder.ts";
