@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
@@ -6,10 +6,17 @@ export default defineConfig({
     testTimeout: 60_000,
     pool: "forks",
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/properties/laws/**"],
+        },
+      },
       // The law property suites share one module graph per worker (engine, ONNX Runtime, fast-check are
       // imported once, not once per law file); every random choice is seeded, so isolation buys nothing.
-      { extends: true, test: { name: "laws", include: ["properties/**/*.test.ts"], isolate: false } },
+      { extends: true, test: { name: "laws", include: ["test/properties/laws/**/*.test.ts"], isolate: false } },
     ],
   },
 });

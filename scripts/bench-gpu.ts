@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import type { Case } from "../src/case/case.ts";
 import { defaultCase } from "../src/case/default-case.ts";
 import { runCase } from "../src/engine/run-case.ts";
-import { checkLaws } from "../src/laws/runner.ts";
+import { checkLaws } from "../src/check/runner.ts";
 import { referenceSource } from "../src/sources/reference.ts";
 import type { DraftKind } from "../src/model/spec.ts";
 import type { ExecutionProvider } from "../src/runtime/ort.ts";

@@ -32,13 +32,13 @@ import { join, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Case } from "../src/case/case.ts";
 import fc from "fast-check";
-import { checkLaws } from "../src/laws/runner.ts";
+import { checkLaws } from "../src/check/runner.ts";
 import { referenceSource } from "../src/sources/reference.ts";
 import { ExternalSource } from "../src/sources/external.ts";
-import { LAW_PROPERTIES, MIXED } from "../properties/index.ts";
-import { propertyArbitrary, runLawProperty } from "../properties/law-property.ts";
+import { LAW_PROPERTIES, MIXED } from "../src/properties/law-properties.ts";
+import { propertyArbitrary, runLawProperty } from "../src/properties/law-property.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
-import { setReferenceBatching, type ReferenceBatching } from "../src/laws/oracle.ts";
+import { setReferenceBatching, type ReferenceBatching } from "../src/reference/oracle.ts";
 
 const FLAGS = defineFlags({
   runs: { type: "integer", min: 1, default: 2000, description: "generated runs in all" },
@@ -80,8 +80,10 @@ type CheckVerdicts = (
 /** The other checkout's runner over its reference engine (or, before the runner existed, its checkCase). */
 async function otherRunner(dir: string): Promise<CheckVerdicts> {
   const load = (path: string) => import(pathToFileURL(join(dir, path)).href);
-  if (existsSync(join(dir, "src/laws/runner.ts"))) {
-    const { checkLaws: otherCheckLaws } = await load("src/laws/runner.ts");
+  // The runner's home: src/check/ since issue 24, src/laws/ before it.
+  const runner = ["src/check/runner.ts", "src/laws/runner.ts"].find((path) => existsSync(join(dir, path)));
+  if (runner) {
+    const { checkLaws: otherCheckLaws } = await load(runner);
     const { referenceSource: otherSource } = await load("src/sources/reference.ts");
     const source = otherSource();
     return (testCase) => otherCheckLaws(source, testCase);

@@ -8,7 +8,7 @@
 // Default engine: llama.cpp. Exit 1 when a law fails, 2 on bad input or an engine that cannot start.
 import { loadCaseFile } from "../src/case/load.ts";
 import { defineFlags, parseFlags, UsageError } from "../src/cli/args.ts";
-import { checkLaws } from "../src/laws/runner.ts";
+import { checkLaws } from "../src/check/runner.ts";
 import { InputError } from "../src/schema/input-error.ts";
 import { EngineStartError, ExternalSource } from "../src/sources/external.ts";
 

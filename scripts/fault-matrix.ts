@@ -1,6 +1,6 @@
 import { defaultEngineConfig } from "../src/engine/config.ts";
 import { defaultDraftSpec } from "../src/model/spec.ts";
-import { checkLaws } from "../src/laws/runner.ts";
+import { checkLaws } from "../src/check/runner.ts";
 import { referenceSource } from "../src/sources/reference.ts";
 import { FAULT_NAMES } from "../src/engine/faults.ts";
 const prompts = [

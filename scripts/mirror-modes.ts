@@ -6,10 +6,10 @@
 //
 //   npx tsx scripts/mirror-modes.ts [--runs 100] [--seed 1] [--json]
 import fc from "fast-check";
-import { caseArbitrary } from "../properties/arbitraries/case.ts";
-import { space, type CaseSpace } from "../properties/arbitraries/space.ts";
+import { caseArbitrary } from "../src/properties/arbitraries/case.ts";
+import { space, type CaseSpace } from "../src/properties/arbitraries/space.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
-import { checkLaws } from "../src/laws/runner.ts";
+import { checkLaws } from "../src/check/runner.ts";
 import { readRounds } from "../src/laws/rounds.ts";
 import { referenceSource } from "../src/sources/reference.ts";
 

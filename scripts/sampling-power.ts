@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import fc from "fast-check";
 import type { Case } from "../src/case/case.ts";
 import type { FaultName } from "../src/engine/faults.ts";
-import { checkLaws } from "../src/laws/runner.ts";
+import { checkLaws } from "../src/check/runner.ts";
 import { LAWS } from "../src/laws/registry.ts";
 import {
   controlSamples,
@@ -23,8 +23,8 @@ import {
 import { SAMPLING_REPLAY } from "../src/laws/sampling-replay.ts";
 import { FALSE_ALARM_RATE } from "../src/sampling/goodness-of-fit.ts";
 import { referenceSource } from "../src/sources/reference.ts";
-import { caseArbitrary } from "../properties/arbitraries/case.ts";
-import distributionProperty from "../properties/laws/sampling-distribution.ts";
+import { caseArbitrary } from "../src/properties/arbitraries/case.ts";
+import distributionProperty from "../src/properties/laws/sampling-distribution.ts";
 import type { SamplingOption } from "../src/sampling/params.ts";
 
 const { values } = parseArgs({

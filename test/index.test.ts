@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import * as publicApi from "specconf";
-import { checkLaws } from "../src/laws/runner.ts";
+import { checkLaws } from "../src/check/runner.ts";
 import { runCase } from "../src/engine/run-case.ts";
 import { LAWS } from "../src/laws/registry.ts";
 

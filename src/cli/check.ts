@@ -8,15 +8,15 @@ import { DEFAULT_RUNTIME, EXECUTION_PROVIDERS, type ExecutionProvider } from "..
 import { buildTarget } from "../model/build.ts";
 import { DEFAULT_PRESET, getPreset } from "../model/presets.ts";
 import { sessionFor } from "../runtime/sessions.ts";
-import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../laws/coverage.ts";
+import { COVERAGE_LABELS, CoverageCounter, MIN_COVERAGE } from "../check/coverage.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
-import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
+import { RUNS_TO_COMPLETION } from "../check/runner.ts";
 import { ExternalSource } from "../sources/external.ts";
 import { declaredFeatures, unreachableLabels } from "../sources/capabilities.ts";
-import { narrowSpace } from "../../properties/arbitraries/capabilities.ts";
-import { runSuite, type SuiteResult } from "../../properties/suite.ts";
-import { PROFILES, profileNames, RelaxationLog } from "../validate/profiles.ts";
-import { RelaxedViews } from "../validate/relaxed-view.ts";
+import { narrowSpace } from "../properties/arbitraries/capabilities.ts";
+import { runSuite, type SuiteResult } from "../properties/suite.ts";
+import { PROFILES, profileNames, RelaxationLog } from "../profiles/profiles.ts";
+import { RelaxedViews } from "../profiles/relaxed-view.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
 import { loadPins } from "../failures/pins.ts";
 import {
@@ -26,9 +26,9 @@ import {
   runLawProperty,
   type LawStats,
   type PropertyRun,
-} from "../../properties/law-property.ts";
-import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
-import { checkEngine } from "../adapter/check-engine.ts";
+} from "../properties/law-property.ts";
+import { LAW_PROPERTIES, propertyFor } from "../properties/law-properties.ts";
+import { checkEngine } from "./check-engine.ts";
 import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
 import { checkOutputPaths, writeOutputFile, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";

@@ -4,14 +4,14 @@
 // tokens, verify rounds) and the time to detect. A fault no law kills in --max-runs runs survives (exit 1).
 import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
-import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
+import { RUNS_TO_COMPLETION } from "../check/runner.ts";
 import { KILLS_FILE, loadKills, writeKills, type Kill } from "../failures/kills.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
 import { runCommandBody } from "../errors/exit.ts";
 import { existsSync } from "node:fs";
-import { runLawProperty, type PropertyRun } from "../../properties/law-property.ts";
-import { LAW_PROPERTIES, MIXED } from "../../properties/index.ts";
-import type { LawProperty } from "../../properties/law-property.ts";
+import { runLawProperty, type PropertyRun } from "../properties/law-property.ts";
+import { LAW_PROPERTIES, MIXED } from "../properties/law-properties.ts";
+import type { LawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags, renderHelp } from "./args.ts";
 import { seedFromEnvironment } from "./check.ts";
 import { checkOutputPaths, type OutputPath } from "./output-paths.ts";

@@ -2,7 +2,7 @@
 // law, prints the run as a step table with the first offending event marked, and says whether the
 // recorded failure reproduced. Exit 1 when a law fails (reproduced), 0 when every law holds, 2 bad input.
 import { runCommandBody } from "../errors/exit.ts";
-import { checkLaws } from "../laws/runner.ts";
+import { checkLaws } from "../check/runner.ts";
 import { LAWS } from "../laws/registry.ts";
 import { referenceSource } from "../sources/reference.ts";
 import { loadReplayInput, readRecordedTrace } from "../failures/replay-input.ts";

@@ -1,6 +1,6 @@
 // `specconf validate`: another engine's outputs (and traces) against a golden file.
 import { runCommandBody } from "../errors/exit.ts";
-import { profileNames, PROFILES } from "../validate/profiles.ts";
+import { profileNames, PROFILES } from "../profiles/profiles.ts";
 import { renderReport } from "../validate/report.ts";
 import { validate, type TraceInput } from "../validate/validate.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";

@@ -10,7 +10,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { join, relative } from "node:path";
 import { CaseSchema, type Case } from "../case/case.ts";
 import { validateCase } from "../case/load.ts";
-import { RUNS_TO_COMPLETION } from "../laws/runner.ts";
+import { RUNS_TO_COMPLETION } from "../check/runner.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
 import { stableJson, writeFilesAtomic } from "../schema/atomic-write.ts";
 import { formatVersionIssue, validateAgainst, type ValidationIssue } from "../schema/validator.ts";

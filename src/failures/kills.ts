@@ -1,4 +1,4 @@
-// Checked-in kills (properties/kills.json): for each fault, the seed and counterexample path at which
+// Checked-in kills (src/properties/kills.json): for each fault, the seed and counterexample path at which
 // the mixed property (the whole case space, every law) fails with that fault on, and the shrunk case
 // itself. CI replays each in seconds (test/laws/kills.test.ts); `specconf mutants --update-kills`
 // rewrites the file after a full search.
@@ -8,7 +8,7 @@ import { writeJsonAtomic } from "../schema/atomic-write.ts";
 import { InputError, parseJsonText, readInputFile } from "../schema/input-error.ts";
 import { validateAgainst } from "../schema/validator.ts";
 
-export const KILLS_FILE = "properties/kills.json";
+export const KILLS_FILE = "src/properties/kills.json";
 
 export const KillSchema = Type.Object(
   {

@@ -4,7 +4,7 @@
 // (shrinking kept another law failing) gets that first, unshrunk case. Each record holds the laws that were
 // checked and the twin mode, so `replay` checks the case the same way.
 import type { Case } from "../case/case.ts";
-import { RUNS_TO_COMPLETION, type CaseCheck } from "../laws/runner.ts";
+import { RUNS_TO_COMPLETION, type CaseCheck } from "../check/runner.ts";
 import type { LawResult } from "../laws/law.ts";
 import type { Trace } from "../trace/schema.ts";
 import { DEFAULT_FAILURE_DIR, writeFailure } from "./failure-file.ts";

@@ -4,7 +4,7 @@
 // tie into a failure (or back), so it is reported as drift.
 import type { FaultName } from "../engine/faults.ts";
 import { requestSampling } from "../sampling/params.ts";
-import { PROFILES } from "../validate/profiles.ts";
+import { PROFILES } from "../profiles/profiles.ts";
 import { goldenOracle } from "../sources/recorded.ts";
 import { Validation, type ValidationReport } from "../validate/validate.ts";
 import { runGoldenCase } from "./run-reference.ts";

@@ -8,7 +8,7 @@ import type { Case } from "../case/case.ts";
 import { isStochasticRequest, requestSampling } from "../sampling/params.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 import { readRounds, sequenceOf } from "./rounds.ts";
 import type { Law } from "./definition.ts";
 

@@ -5,7 +5,7 @@
 import type { Case } from "../case/case.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import type { LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 
 /**
  * A twin: the case changed in one dimension the law says must not matter. Twins of invariance laws each

@@ -8,7 +8,7 @@
 import type { Trace, TraceEvent, TraceRow } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { RowPrediction } from "../reference/cache-free.ts";
-import type { DraftRowRequest, ModuleRowRequest, ReferenceOracle } from "./oracle.ts";
+import type { DraftRowRequest, ModuleRowRequest, ReferenceOracle } from "../reference/oracle.ts";
 import { sequenceOf } from "./rounds.ts";
 import type { Law } from "./definition.ts";
 

@@ -15,7 +15,8 @@
 // runs, and a draft row's children differ legitimately only when its margin at the topk cut is. A stochastic
 // request's rows record their decisions' uniforms (equal in both runs: the stream is the request's own) and
 // margins; a decision within epsilon of its boundary is a near-tie like a prediction.
-import { epsilonFor, LawTally, notCheckable, type LawResult } from "./law.ts";
+import { epsilonFor } from "../trace/compare.ts";
+import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import { isHead, MIRROR_LOGIT_SCALE, type DraftKind } from "../model/spec.ts";
 import type { Trace } from "../trace/schema.ts";
 import { requestViews, segmentOfOutput, type RequestView, type ViewRow } from "./request-view.ts";

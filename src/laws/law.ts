@@ -1,7 +1,5 @@
 // What a law returns: holds, fails (with the first offending place), or not checkable (fields absent).
 // Ties (a divergence where the reference's top-1 margin is below epsilon) are counted, never hidden.
-import type { Dtype } from "../model/spec.ts";
-import type { ExecutionProvider } from "../runtime/ort.ts";
 
 export type LawStatus = "holds" | "fails" | "not-checkable";
 
@@ -64,10 +62,4 @@ export function combine(first: LawResult, second: LawResult, secondName: string)
 
 export function notCheckable(law: string, reason: string): LawResult {
   return { law, status: "not-checkable", checked: 0, ties: 0, reason };
-}
-
-/** Tie threshold in target logit units (DESIGN section 4): float32 CPU 1e-4, GPU 1e-3, float64 1e-9. */
-export function epsilonFor(dtype: Dtype, ep: ExecutionProvider | string = "cpu"): number {
-  if (dtype === "float64") return 1e-9;
-  return ep === "cpu" ? 1e-4 : 1e-3;
 }

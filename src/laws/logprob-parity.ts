@@ -11,7 +11,7 @@ import { requestSampling, type LogprobEntry } from "../sampling/params.ts";
 import { logSumExp, topTokens } from "../sampling/process-logits.ts";
 import type { Law } from "./definition.ts";
 import { combine, LawTally, type LawResult, type LawViolation } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 
 export const LOGPROB_PARITY = "logprob parity";
 

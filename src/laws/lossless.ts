@@ -4,7 +4,7 @@
 import { isStochasticRequest, requestSampling, type RequestSampling } from "../sampling/params.ts";
 import type { TraceRequest } from "../trace/schema.ts";
 import { LawTally, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 import type { Law } from "./definition.ts";
 
 export const LOSSLESS = "lossless";

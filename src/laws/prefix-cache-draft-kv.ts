@@ -9,7 +9,7 @@
 import { isEagle3 } from "../model/spec.ts";
 import type { FloatArray } from "../runtime/ort.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 import type { Law } from "./definition.ts";
 import type { PrefixHitRecord } from "../trace/run-result.ts";
 

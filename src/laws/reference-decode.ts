@@ -7,7 +7,7 @@ import { isStochasticRequest, requestSampling } from "../sampling/params.ts";
 import type { TraceRequest } from "../trace/schema.ts";
 import { compareTokens } from "../trace/compare.ts";
 import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 import type { Law } from "./definition.ts";
 
 export const REFERENCE_DECODE = "reference decode";

@@ -26,7 +26,7 @@ import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import type { Law } from "./definition.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 
 export const SAMPLING_DISTRIBUTION = "sampling distribution";
 

@@ -25,7 +25,7 @@ import {
 import type { Trace, TraceRow } from "../trace/schema.ts";
 import type { Law } from "./definition.ts";
 import { LawTally, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 import { readRounds, sequenceOf, type Round } from "./rounds.ts";
 
 export const SAMPLING_REPLAY = "sampling replay";

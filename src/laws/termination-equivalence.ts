@@ -12,7 +12,7 @@ import { compareTokens } from "../trace/compare.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { Law } from "./definition.ts";
 import { combine, LawTally, type LawResult } from "./law.ts";
-import type { ReferenceOracle } from "./oracle.ts";
+import type { ReferenceOracle } from "../reference/oracle.ts";
 
 export const TERMINATION_EQUIVALENCE = "termination equivalence";
 

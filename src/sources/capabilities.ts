@@ -1,12 +1,12 @@
 // An engine's declared capabilities (its handshake) read as rules over cases: whether a case is inside
 // them, and which declared features the cases actually run exercised. Generators narrow their space to the
-// same rules (properties/arbitraries/capabilities.ts), so a generated case is never refused for a
+// same rules (src/properties/arbitraries/capabilities.ts), so a generated case is never refused for a
 // capability the engine did not declare; a twin outside them makes its law "not checkable".
 import type { Capabilities } from "../adapter/protocol.ts";
 import type { Case } from "../case/case.ts";
 import { resolveModelSpec } from "../case/models.ts";
 import { draftExportable } from "./model-cache.ts";
-import { COVERAGE_LABELS, type CoverageLabel } from "../laws/coverage.ts";
+import { COVERAGE_LABELS, type CoverageLabel } from "../check/coverage.ts";
 import { activeSamplingOptions, samplingOptionsOf, type SamplingOption } from "../sampling/params.ts";
 
 /** Defaults for absent fields: the narrowest engine (one request, no chunking, page 1, float32, chains). */

@@ -10,12 +10,12 @@ import { ExternalEngine, ExternalEngineError, type EngineResult, type StartOptio
 import type { Case } from "../case/case.ts";
 import { loadModels } from "../case/models.ts";
 import type { RunResult } from "../trace/run-result.ts";
-import { ReferenceOracle } from "../laws/oracle.ts";
+import { ReferenceOracle } from "../reference/oracle.ts";
 import type { Trace } from "../trace/schema.ts";
 import { outsideCapabilities } from "./capabilities.ts";
 import { ModelCache } from "./model-cache.ts";
 import { runFromTrace } from "./recorded.ts";
-import { RunFailure, targetOnlyCase, Unavailable, type RunSource } from "./source.ts";
+import { RunFailure, targetOnlyCase, Unavailable, type RunSource } from "../check/source.ts";
 
 /** The engine could not start or failed its handshake: bad input (exit 2), not a failing case. */
 /** The engine behind --engine cannot start or answer the handshake: bad input of --engine (exit 2). */

@@ -6,9 +6,9 @@ import type { Case } from "../case/case.ts";
 import { loadModels } from "../case/models.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import type { GoldenCase } from "../golden/schema.ts";
-import { ReferenceOracle } from "../laws/oracle.ts";
+import { ReferenceOracle } from "../reference/oracle.ts";
 import type { Trace } from "../trace/schema.ts";
-import { Unavailable, type RunSource } from "./source.ts";
+import { Unavailable, type RunSource } from "../check/source.ts";
 
 /** A RunResult made of what a trace holds: outputs from its requests and verify events, no engine internals. */
 export function runFromTrace(trace: Trace): RunResult {

@@ -6,8 +6,8 @@ import { BadInputError } from "../errors/bad-input.ts";
 import { loadModels } from "../case/models.ts";
 import { runCase, type RunOptions } from "../engine/run-case.ts";
 import type { RunResult } from "../trace/run-result.ts";
-import { ReferenceOracle } from "../laws/oracle.ts";
-import { RunFailure, targetOnlyCase, type RunSource } from "./source.ts";
+import { ReferenceOracle } from "../reference/oracle.ts";
+import { RunFailure, targetOnlyCase, type RunSource } from "../check/source.ts";
 
 async function guarded(work: () => Promise<RunResult>): Promise<RunResult> {
   try {

@@ -18,6 +18,14 @@
  *
  * Pure functions, shared by the reference engine's laws and third-party trace validation.
  */
+import type { Dtype } from "../model/spec.ts";
+import type { ExecutionProvider } from "../runtime/ort.ts";
+
+/** Tie threshold in target logit units (DESIGN section 4): float32 CPU 1e-4, GPU 1e-3, float64 1e-9. */
+export function epsilonFor(dtype: Dtype, ep: ExecutionProvider | string = "cpu"): number {
+  if (dtype === "float64") return 1e-9;
+  return ep === "cpu" ? 1e-4 : 1e-3;
+}
 
 export type ComparisonStatus = "equal" | "tie" | "diverged";
 

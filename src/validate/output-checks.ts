@@ -6,7 +6,7 @@ import { notCheckable, type LawResult } from "../laws/law.ts";
 import { compareTokens } from "../trace/compare.ts";
 import type { GoldenRequest } from "../golden/schema.ts";
 import type { RequestOutput } from "./outputs-schema.ts";
-import { hasRelaxation, RELAXATIONS, type RelaxationLog } from "./profiles.ts";
+import { hasRelaxation, RELAXATIONS, type RelaxationLog } from "../profiles/profiles.ts";
 import { checkGoldenLogprobs, LOGPROBS } from "./logprob-checks.ts";
 
 export const GOLDEN_TOKENS = "golden tokens";

@@ -6,7 +6,7 @@
 import { loadModels } from "../case/models.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import type { LawResult } from "../laws/law.ts";
-import { ReferenceOracle } from "../laws/oracle.ts";
+import { ReferenceOracle } from "../reference/oracle.ts";
 import { loadGoldenFile, readDocument } from "../golden/load.ts";
 import type { Golden, GoldenCase, GoldenRequest } from "../golden/schema.ts";
 import { InputError } from "../schema/input-error.ts";
@@ -17,10 +17,10 @@ import { readJsonLines } from "./jsonl.ts";
 import { outputLineIssues, traceIssues } from "./input-checks.ts";
 import { checkRequestOutput, missingOutput, type Epsilon } from "./output-checks.ts";
 import { OUTPUTS_FORMAT_VERSION, OutputLineSchema, type OutputLine } from "./outputs-schema.ts";
-import { RelaxationLog, type Profile } from "./profiles.ts";
-import { checkLaws, type LawVerdict } from "../laws/runner.ts";
+import { RelaxationLog, type Profile } from "../profiles/profiles.ts";
+import { checkLaws, type LawVerdict } from "../check/runner.ts";
 import { goldenOracle, recordedSource } from "../sources/recorded.ts";
-import { RelaxedViews } from "./relaxed-view.ts";
+import { RelaxedViews } from "../profiles/relaxed-view.ts";
 
 export interface TraceInput {
   path: string;

@@ -4,9 +4,9 @@
 // `specconf check --engine` exits 2 on them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExternalEngine, ExternalEngineError, runExternal } from "../../src/adapter/client.ts";
-import { checkEngine } from "../../src/adapter/check-engine.ts";
+import { checkEngine } from "../../src/cli/check-engine.ts";
 import { goldenCase } from "../helpers/golden-runs.ts";
-import { checkLaws } from "../../src/laws/runner.ts";
+import { checkLaws } from "../../src/check/runner.ts";
 import { ExternalSource } from "../../src/sources/external.ts";
 
 const ADAPTER = "node bin/specconf.js adapter";

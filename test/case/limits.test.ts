@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, FIXED_LIMITS, minimumPoolSlots, requiredPoolSlots, stepBound } from "../../src/case/limits.ts";
 import { preflightCase } from "../../src/case/preflight.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { space } from "../../properties/arbitraries/space.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { space } from "../../src/properties/arbitraries/space.ts";
 
 const WIDE = space({
   requests: { min: 1, max: 4 },

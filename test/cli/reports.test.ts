@@ -67,7 +67,7 @@ describe("mutants: one replay file per fault, each reproducing its own fault's f
   it("mutants --json", { timeout: 300_000 }, async () => {
     const failures = join(dir, "mutants");
     const { code, stdout, stderr } = await capture(() =>
-      // Seed 3, as properties/kills.json's scheduling kills: at seed 1 stale-padding-slot survives 400 runs
+      // Seed 3, as src/properties/kills.json's scheduling kills: at seed 1 stale-padding-slot survives 400 runs
       // (its corner needs a padded bucket, a stale slot and a law that reads it in one case; noted in the closing note).
       mutantsCommand(["--json", "--seed", "3", "--shrink-seconds", "2", "--failures", failures]),
     );

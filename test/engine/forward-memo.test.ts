@@ -7,10 +7,10 @@ import { ForwardMemo } from "../../src/engine/forward-memo.ts";
 import { KvPool } from "../../src/engine/kv-pool.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { LAWS } from "../../src/laws/registry.ts";
-import { targetOnlyCase } from "../../src/sources/source.ts";
+import { targetOnlyCase } from "../../src/check/source.ts";
 import type { ForwardFeeds, ForwardResult, ModelSession } from "../../src/runtime/ort.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { FULL_SPACE } from "../../properties/arbitraries/space.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { FULL_SPACE } from "../../src/properties/arbitraries/space.ts";
 
 /** A session stand-in whose outputs are a function of the inputs; counts the runs. */
 function fakeSession(): ModelSession & { runs: number } {

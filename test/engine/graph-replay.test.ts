@@ -6,7 +6,7 @@ import { loadModels } from "../../src/case/models.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import { relativeTolerance } from "../../src/laws/draft-reference.ts";
-import { ReferenceOracle } from "../../src/laws/oracle.ts";
+import { ReferenceOracle } from "../../src/reference/oracle.ts";
 import { checkReplayEquivalence } from "../../src/laws/replay-equivalence.ts";
 import { Engine } from "../../src/engine/engine.ts";
 

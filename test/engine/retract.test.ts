@@ -7,7 +7,7 @@ import { loadModels } from "../../src/case/models.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import { checkOutputsAgree } from "../../src/laws/lossless.ts";
-import { ReferenceOracle } from "../../src/laws/oracle.ts";
+import { ReferenceOracle } from "../../src/reference/oracle.ts";
 
 const retractArbitrary = fc.record({
   request: fc.integer({ min: 0, max: 2 }),

@@ -7,7 +7,7 @@ import type { Case } from "../../src/case/case.ts";
 import type { EngineConfig } from "../../src/engine/config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { changesLogits } from "../../src/sampling/params.ts";
-import { targetOnlyCase } from "../../src/sources/source.ts";
+import { targetOnlyCase } from "../../src/check/source.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import { goldenCase } from "../helpers/golden-runs.ts";
 

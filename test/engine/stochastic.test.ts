@@ -9,7 +9,7 @@ import type { FaultName } from "../../src/engine/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 import { UniformStream } from "../../src/sampling/uniform-stream.ts";
-import { targetOnlyCase } from "../../src/sources/source.ts";
+import { targetOnlyCase } from "../../src/check/source.ts";
 import { checkRun } from "../helpers/check-run.ts";
 
 /** Two stochastic requests (cuts and processors on the second) and a greedy one, arriving together. */

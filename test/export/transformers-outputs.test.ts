@@ -4,7 +4,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PROFILES } from "../../src/validate/profiles.ts";
+import { PROFILES } from "../../src/profiles/profiles.ts";
 import { validate } from "../../src/validate/validate.ts";
 
 const DIR = "test/export/fixtures/transformers";

@@ -2,10 +2,10 @@
 // with them, through the one runner. What `checkRun` used to be, for engine tests that build runs by hand.
 import type { Case } from "../../src/case/case.ts";
 import type { RunResult } from "../../src/trace/run-result.ts";
-import { checkLaws, type LawVerdict } from "../../src/laws/runner.ts";
+import { checkLaws, type LawVerdict } from "../../src/check/runner.ts";
 import { LAWS } from "../../src/laws/registry.ts";
 import { referenceSource } from "../../src/sources/reference.ts";
-import { Unavailable, type RunSource } from "../../src/sources/source.ts";
+import { Unavailable, type RunSource } from "../../src/check/source.ts";
 
 export async function checkRun(testCase: Case, run: RunResult, targetOnly?: RunResult): Promise<LawVerdict[]> {
   const reference = referenceSource();

@@ -4,7 +4,7 @@ import { loadGoldenFile } from "../../src/golden/load.ts";
 import { runGoldenCase } from "../../src/golden/run-reference.ts";
 import type { Golden, GoldenCase } from "../../src/golden/schema.ts";
 import type { FaultName } from "../../src/engine/faults.ts";
-import { PROFILES, type Profile } from "../../src/validate/profiles.ts";
+import { PROFILES, type Profile } from "../../src/profiles/profiles.ts";
 import { Validation, type ValidationReport } from "../../src/validate/validate.ts";
 import type { OutputLine } from "../../src/validate/outputs-schema.ts";
 import type { Trace } from "../../src/trace/schema.ts";

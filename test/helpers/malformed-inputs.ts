@@ -13,7 +13,7 @@ import { LAW_NAMES } from "../../src/laws/registry.ts";
 import { PRESETS, presetNames } from "../../src/model/presets.ts";
 import { MODEL_DRAFT_KINDS } from "../../src/model/spec.ts";
 import { EXECUTION_PROVIDERS } from "../../src/runtime/ort.ts";
-import { profileNames } from "../../src/validate/profiles.ts";
+import { profileNames } from "../../src/profiles/profiles.ts";
 import { suiteNames } from "../../src/golden/suites.ts";
 
 export type FileContent = string | { json: unknown } | { dir: true } | { fifo: true };

@@ -3,11 +3,11 @@ import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { defaultEngineConfig } from "../../src/engine/config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { COVERAGE_LABELS, CoverageCounter, coverageLabels } from "../../src/laws/coverage.ts";
+import { COVERAGE_LABELS, CoverageCounter, coverageLabels } from "../../src/check/coverage.ts";
 import { minimumPoolSlots } from "../../src/case/limits.ts";
 import { readRounds } from "../../src/laws/rounds.ts";
-import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/laws/sampling-coverage.ts";
-import { STOCHASTIC_COVERAGE_LABELS } from "../../src/laws/stochastic-coverage.ts";
+import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/check/sampling-coverage.ts";
+import { STOCHASTIC_COVERAGE_LABELS } from "../../src/check/stochastic-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 

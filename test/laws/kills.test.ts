@@ -1,13 +1,13 @@
-// Every fault's checked-in kill (properties/kills.json) replays: the property it was found
+// Every fault's checked-in kill (src/properties/kills.json) replays: the property it was found
 // with, at its seed and counterexample path, fails the recorded law with the fault on, and the same
 // case holds every law with the fault off. Regenerate with `npx specconf mutants --update-kills`.
 import { describe, expect, it } from "vitest";
 import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
-import { checkLaws, failures } from "../../src/laws/runner.ts";
+import { checkLaws, failures } from "../../src/check/runner.ts";
 import { referenceSource } from "../../src/sources/reference.ts";
 import { loadKills } from "../../src/failures/kills.ts";
-import { MIXED, propertyFor } from "../../properties/index.ts";
-import { runLawProperty } from "../../properties/law-property.ts";
+import { MIXED, propertyFor } from "../../src/properties/law-properties.ts";
+import { runLawProperty } from "../../src/properties/law-property.ts";
 
 const kills = loadKills();
 const SCHEDULING_FAULTS = new Set([

@@ -9,7 +9,7 @@ import { checkLogprobs, judgeEntry } from "../../src/laws/logprob-parity.ts";
 import { law as processingParity } from "../../src/laws/processing-parity.ts";
 import { checkTermination, endingOf } from "../../src/laws/termination-equivalence.ts";
 import { referenceSource } from "../../src/sources/reference.ts";
-import { targetOnlyCase } from "../../src/sources/source.ts";
+import { targetOnlyCase } from "../../src/check/source.ts";
 import { goldenCase } from "../helpers/golden-runs.ts";
 
 const testCase: Case = goldenCase("tiny-mirror", "sampling").case;

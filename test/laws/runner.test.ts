@@ -6,11 +6,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { LAWS } from "../../src/laws/registry.ts";
-import { applicableLaws, checkLaws, failures, RUNS_TO_COMPLETION } from "../../src/laws/runner.ts";
+import { applicableLaws, checkLaws, failures, RUNS_TO_COMPLETION } from "../../src/check/runner.ts";
 import { referenceSource } from "../../src/sources/reference.ts";
-import { targetOnlyCase, Unavailable, type RunSource } from "../../src/sources/source.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { FULL_SPACE } from "../../properties/arbitraries/space.ts";
+import { targetOnlyCase, Unavailable, type RunSource } from "../../src/check/source.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { FULL_SPACE } from "../../src/properties/arbitraries/space.ts";
 
 const sample = fc.sample(caseArbitrary(FULL_SPACE), { seed: 21, numRuns: 12 });
 const reference = referenceSource();

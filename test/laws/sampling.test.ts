@@ -15,7 +15,7 @@ import { requestSampling } from "../../src/sampling/params.ts";
 import { drawToken } from "../../src/sampling/stochastic.ts";
 import { referenceSource } from "../../src/sources/reference.ts";
 import type { Trace } from "../../src/trace/schema.ts";
-import { replicate } from "../../properties/arbitraries/workload.ts";
+import { replicate } from "../../src/properties/arbitraries/workload.ts";
 
 function stochasticCase(requests: number, copies: number, temperature: number, maxNewTokens = 12): Case {
   const base = defaultCase({

@@ -7,13 +7,13 @@ import type { Case } from "../../src/case/case.ts";
 import { validateCase } from "../../src/case/load.ts";
 import { checkCaseConsistency } from "../../src/case/consistency.ts";
 import { resolveModelSpec } from "../../src/case/models.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { checkSpace, FULL_SPACE, space } from "../../properties/arbitraries/space.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { checkSpace, FULL_SPACE, space } from "../../src/properties/arbitraries/space.ts";
 import { SAMPLING_OPTIONS, samplingOptionsOf } from "../../src/sampling/params.ts";
-import { numDraftTokensFor, UNLIMITED_BUDGET } from "../../properties/arbitraries/engine.ts";
+import { numDraftTokensFor, UNLIMITED_BUDGET } from "../../src/properties/arbitraries/engine.ts";
 import { getPreset } from "../../src/model/presets.ts";
-import { LAW_PROPERTIES, lawsWithoutProperty, MIXED } from "../../properties/index.ts";
-import { propertyArbitrary } from "../../properties/law-property.ts";
+import { LAW_PROPERTIES, lawsWithoutProperty, MIXED } from "../../src/properties/law-properties.ts";
+import { propertyArbitrary } from "../../src/properties/law-property.ts";
 
 function assertValid(testCase: Case): void {
   expect(validateCase(testCase)).toEqual([]);

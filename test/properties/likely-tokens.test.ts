@@ -2,8 +2,8 @@
 // the continuation of a full cache-free forward per step, or generated cases (and the checked-in kills)
 // would change. Checked token for token against the full forward, for every property preset.
 import { describe, expect, it } from "vitest";
-import { greedyContinuation, likelyTokens } from "../../properties/arbitraries/likely-tokens.ts";
-import { PROPERTY_PRESETS } from "../../properties/arbitraries/space.ts";
+import { greedyContinuation, likelyTokens } from "../../src/properties/arbitraries/likely-tokens.ts";
+import { PROPERTY_PRESETS } from "../../src/properties/arbitraries/space.ts";
 import { buildTarget } from "../../src/model/build.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { referenceTarget } from "../../src/model/reference-forward.ts";

@@ -2,7 +2,7 @@
 // outputs that disagree with the target-only model), without crashing the harness.
 import { describe, expect, it } from "vitest";
 import type { FaultName } from "../../src/engine/faults.ts";
-import { runModelBased } from "../../properties/commands/property.ts";
+import { runModelBased } from "../../src/properties/commands/property.ts";
 
 describe("model-based suite against faults", () => {
   const cases: [FaultName, RegExp][] = [

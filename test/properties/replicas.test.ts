@@ -3,10 +3,10 @@
 // an engine whose batches cannot hold them or that does not sample.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { narrowSpace } from "../../properties/arbitraries/capabilities.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { replicate } from "../../properties/arbitraries/workload.ts";
-import { propertyFor } from "../../properties/index.ts";
+import { narrowSpace } from "../../src/properties/arbitraries/capabilities.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { replicate } from "../../src/properties/arbitraries/workload.ts";
+import { propertyFor } from "../../src/properties/law-properties.ts";
 import { REFERENCE_CAPABILITIES } from "../../src/adapter/server.ts";
 import { SAMPLING_DISTRIBUTION } from "../../src/laws/sampling-distribution.ts";
 import { GREEDY_SAMPLING_OPTIONS } from "../../src/sampling/params.ts";

@@ -10,11 +10,11 @@ import { loadModels } from "../../src/case/models.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkDraftReference } from "../../src/laws/draft-reference.ts";
 import { checkReferenceDecode } from "../../src/laws/reference-decode.ts";
-import { ReferenceOracle } from "../../src/laws/oracle.ts";
+import { ReferenceOracle } from "../../src/reference/oracle.ts";
 import { packedMask } from "../../src/reference/packed.ts";
 import type { RowPrediction } from "../../src/reference/cache-free.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { FULL_SPACE, space } from "../../properties/arbitraries/space.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { FULL_SPACE, space } from "../../src/properties/arbitraries/space.ts";
 
 /** Relative logit error allowed between batch shapes, per dtype (observed maxima are printed below). */
 const RELATIVE = { float32: 1e-5, float64: 1e-11 };

@@ -5,12 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { narrowSpace } from "../../properties/arbitraries/capabilities.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { MIXED } from "../../properties/index.ts";
-import { lawProperty, runLawProperty } from "../../properties/law-property.ts";
+import { narrowSpace } from "../../src/properties/arbitraries/capabilities.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { MIXED } from "../../src/properties/law-properties.ts";
+import { lawProperty, runLawProperty } from "../../src/properties/law-property.ts";
 import { loadKills } from "../../src/failures/kills.ts";
-import { RUNS_TO_COMPLETION } from "../../src/laws/runner.ts";
+import { RUNS_TO_COMPLETION } from "../../src/check/runner.ts";
 import { ExternalSource } from "../../src/sources/external.ts";
 
 const KILLS = loadKills().kills;
@@ -64,7 +64,7 @@ describe("generated cases through an external engine", () => {
 
 // Three faults behind the protocol (the reference adapter with a fault switched on): found on generated
 // cases and shrunk through the engine as small as in-process (<= 2 requests, <= 12 prompt tokens), at the
-// seed of the fault's checked-in kill (properties/kills.json): shrinking keeps the laws the first failing
+// seed of the fault's checked-in kill (src/properties/kills.json): shrinking keeps the laws the first failing
 // case failed, so its size depends on the seed, and the kill's seed is the one `mutants` proved small.
 const FAULTS_THROUGH_ENGINE = ["chunked-tail-token", "phase-confusion", "bonus-stride"] as const;
 

@@ -3,12 +3,12 @@
 // an undeclared one is not generated), and the new coverage corners are unreachable without them.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { narrowSpace } from "../../properties/arbitraries/capabilities.ts";
-import { caseArbitrary } from "../../properties/arbitraries/case.ts";
-import { MIXED, propertyFor } from "../../properties/index.ts";
+import { narrowSpace } from "../../src/properties/arbitraries/capabilities.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { MIXED, propertyFor } from "../../src/properties/law-properties.ts";
 import type { Capabilities } from "../../src/adapter/protocol.ts";
 import { REFERENCE_CAPABILITIES } from "../../src/adapter/server.ts";
-import { SAMPLING_COVERAGE_LABELS } from "../../src/laws/sampling-coverage.ts";
+import { SAMPLING_COVERAGE_LABELS } from "../../src/check/sampling-coverage.ts";
 import { samplingOptionsOf } from "../../src/sampling/params.ts";
 import { outsideCapabilities, unreachableLabels } from "../../src/sources/capabilities.ts";
 import { LOGPROB_PARITY } from "../../src/laws/logprob-parity.ts";

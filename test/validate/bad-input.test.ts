@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateCommand } from "../../src/cli/validate.ts";
 import { InputError } from "../../src/schema/input-error.ts";
-import { PROFILES } from "../../src/validate/profiles.ts";
+import { PROFILES } from "../../src/profiles/profiles.ts";
 import { validate } from "../../src/validate/validate.ts";
 import { jsonLines } from "../../src/validate/write.ts";
 import { readDocument } from "../../src/golden/load.ts";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { FaultName } from "../../src/engine/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import type { RunResult } from "../../src/trace/run-result.ts";
-import { targetOnlyCase as targetOnlyTwin } from "../../src/sources/source.ts";
+import { targetOnlyCase as targetOnlyTwin } from "../../src/check/source.ts";
 import { caseWithFaults } from "../../src/golden/run-reference.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import { KV_CONSERVATION } from "../../src/laws/kv-conservation.ts";

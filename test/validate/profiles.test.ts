@@ -6,7 +6,7 @@ import { POSITIONS } from "../../src/laws/positions.ts";
 import { DRAFT_REFERENCE } from "../../src/laws/draft-reference.ts";
 import { ROW_TOKENS } from "../../src/laws/row-tokens.ts";
 import type { Trace } from "../../src/trace/schema.ts";
-import { PROFILES, RELAXATIONS } from "../../src/validate/profiles.ts";
+import { PROFILES, RELAXATIONS } from "../../src/profiles/profiles.ts";
 import { renderReport } from "../../src/validate/report.ts";
 import type { ValidationReport } from "../../src/validate/validate.ts";
 import { failing, reference, validateRun } from "../helpers/golden-runs.ts";

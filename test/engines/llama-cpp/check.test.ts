@@ -2,9 +2,9 @@
 // every law it can show applied, its findings pinned (docs/findings/llama-cpp.pins.json): each pinned law
 // must still fail on this version (else the finding is stale and this turns red), and no other law may fail.
 import { describe, expect, it } from "vitest";
-import { narrowSpace } from "../../../properties/arbitraries/capabilities.ts";
-import { LAW_PROPERTIES } from "../../../properties/index.ts";
-import { runSuite } from "../../../properties/suite.ts";
+import { narrowSpace } from "../../../src/properties/arbitraries/capabilities.ts";
+import { LAW_PROPERTIES } from "../../../src/properties/law-properties.ts";
+import { runSuite } from "../../../src/properties/suite.ts";
 import { loadPins } from "../../../src/failures/pins.ts";
 import { ExternalSource } from "../../../src/sources/external.ts";
 

@@ -21,13 +21,13 @@ import { runCase } from "../../../src/engine/run-case.ts";
 import { CAPABILITIES } from "../../../src/engines/llama-cpp/capabilities.ts";
 import { writeCaseGguf } from "../../../src/engines/llama-cpp/model-files.ts";
 import { checkMirrorAcceptanceFromOutputs } from "../../../src/laws/mirror-acceptance.ts";
-import { checkLaws } from "../../../src/laws/runner.ts";
-import { ReferenceOracle } from "../../../src/laws/oracle.ts";
+import { checkLaws } from "../../../src/check/runner.ts";
+import { ReferenceOracle } from "../../../src/reference/oracle.ts";
 import { defaultDraftSpec, type DraftKind } from "../../../src/model/spec.ts";
 import { validateAgainst } from "../../../src/schema/validator.ts";
 import { ExternalSource } from "../../../src/sources/external.ts";
 import { ModelCache } from "../../../src/sources/model-cache.ts";
-import { targetOnlyCase } from "../../../src/sources/source.ts";
+import { targetOnlyCase } from "../../../src/check/source.ts";
 import { compareTokens } from "../../../src/trace/compare.ts";
 import { capture } from "../../helpers/capture.ts";
 

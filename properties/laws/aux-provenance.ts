@@ -1,9 +1,0 @@
-// Law "aux provenance": EAGLE-3 drafts over chunked prefill, batches and several rounds, where auxiliary
-// states are gathered from prefill chunks and verify paths of several requests.
-import { AUX_PROVENANCE } from "../../src/laws/aux-provenance.ts";
-import { lawProperty } from "../law-property.ts";
-
-export default lawProperty(AUX_PROVENANCE, "EAGLE-3 mirror and head, chunked prefill, batches, several rounds", {
-  drafts: ["eagle3-mirror", "eagle3"],
-  maxNewTokens: { min: 2, max: 10 },
-});

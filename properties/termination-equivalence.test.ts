@@ -1,5 +1,0 @@
-// Property suite of the law in laws/termination-equivalence.ts (every law checks every run; this one picks the cases).
-import property from "./laws/termination-equivalence.ts";
-import { lawTest } from "./vitest-law.ts";
-
-lawTest(property);

@@ -1,0 +1,78 @@
+// Generated cases: one fc.record over model, draft, engine and workload draws, mapped to a Case. The
+// Case is the same format `specconf run --case` reads, so every counterexample is a replayable file.
+import fc from "fast-check";
+import { CASE_FORMAT_VERSION, type Case } from "../../case/case.ts";
+import { minimumPoolSlots } from "../../case/limits.ts";
+import { getPreset } from "../../model/presets.ts";
+import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
+import { draftArbitrary, presetArbitrary } from "./model.ts";
+import { checkSpace, type CaseSpace } from "./space.ts";
+import {
+  abortsArbitrary,
+  abortsOf,
+  requestsArbitrary,
+  replicate,
+  requestsOf,
+  retractsArbitrary,
+  type AbortDraw,
+  type RequestDraw,
+} from "./workload.ts";
+
+export interface CaseDraw {
+  preset: string;
+  draft: Case["draft"];
+  engine: EngineChoice;
+  requests: RequestDraw[];
+  aborts: AbortDraw[];
+  retracts: AbortDraw[];
+  /** Copies of each request (replicas; 1 without). */
+  copies: number;
+}
+
+export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
+  checkSpace(s);
+  return fc.record({
+    preset: presetArbitrary(s.presets),
+    draft: draftArbitrary(s.drafts, s.draftWeights),
+    engine: engineChoiceArbitrary(s),
+    requests: requestsArbitrary(s),
+    aborts: abortsArbitrary(s),
+    retracts: retractsArbitrary(s),
+    copies: s.replicas ? fc.integer(s.replicas) : fc.constant(1),
+  });
+}
+
+/**
+ * With the prefix cache, a tight pool is the smallest the case admits (one request's reservation): requests
+ * wait for room and the cache evicts under pressure.
+ */
+export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
+  const testCase = roomyCaseOf(draw, s);
+  // Only a prefix cache makes use of the room left: without one a tight pool would only serialize requests.
+  if (!draw.engine.tightPool || !draw.engine.prefixCache) return testCase;
+  return { ...testCase, engine: { ...testCase.engine, poolSlots: minimumPoolSlots(testCase) } };
+}
+
+function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
+  const spec = getPreset(draw.preset);
+  const requests = replicate(requestsOf(spec, draw.requests, s.sampling), draw.copies);
+  const engine = engineConfigOf(draw.engine, s.faults, draw.draft?.kind);
+  // 256 pages hold 3 requests of the space; replicas scale the pools with them.
+  engine.poolSlots *= Math.ceil(requests.length / 3);
+  return {
+    formatVersion: CASE_FORMAT_VERSION,
+    model: { preset: draw.preset },
+    draft: draw.draft,
+    engine: { ...engine, mode: s.mode ?? "speculative" },
+    workload: {
+      requests,
+      aborts: abortsOf(draw.aborts, draw.requests.length),
+      ...(draw.retracts.length > 0 ? { retracts: abortsOf(draw.retracts, draw.requests.length) } : {}),
+    },
+  };
+}
+
+/** Cases over a space. Shrinks through the draw (map without an unmapper: fast-check keeps the source). */
+export function caseArbitrary(s: CaseSpace): fc.Arbitrary<Case> {
+  return caseDrawArbitrary(s).map((draw) => caseOf(draw, s));
+}

@@ -1,0 +1,169 @@
+// The space generated cases are drawn from. Every law's property narrows it to its own corner (a
+// chunk size that leaves a tail, page sizes above 1, batches of two or more, ...); the shared checker
+// still applies every law to every run. The first value of each list, and the low end of each range,
+// is where shrinking goes: the tiny float32 preset, the mirror draft, S = 1, no chunking, page 1.
+import type { FaultName } from "../../engine/faults.ts";
+import type { DraftKind } from "../../model/spec.ts";
+import { SAMPLING_OPTIONS } from "../../sampling/params.ts";
+import type { SamplingSpace } from "./sampling.ts";
+
+export interface IntRange {
+  min: number;
+  max: number;
+}
+
+export interface CaseSpace {
+  /** Model presets (both dtypes); the first is the shrink target. */
+  presets: readonly string[];
+  drafts: readonly DraftKind[];
+  /** Relative weights of the drafts (default 1 each). */
+  draftWeights?: Partial<Record<DraftKind, number>>;
+  /** S: draft steps per round. */
+  steps: IntRange;
+  /** K: tree width (1: chain). N is drawn within the valid range for S and K. */
+  topks: readonly number[];
+  /** Multi-layer (MTP-style) drafting, where it can run (topk 1, a mirror-family draft); the first value shrinks. */
+  multiLayer: readonly boolean[];
+  /** Draft decode on captured, replayed graphs. */
+  graphReplay: readonly boolean[];
+  /**
+   * Padded graph replay: graph replay on with row buckets (PADDED_BUCKETS), every decode-side forward on the
+   * smallest bucket that holds it, its padding rows filled with poison.
+   */
+  padded: readonly boolean[];
+  /** Overlap scheduling (engine.overlap): step t + 1 planned before step t's results are processed. */
+  overlap: readonly boolean[];
+  /** The prefix cache (engine.prefixCache): page-aligned shared prefixes reuse target and draft KV. */
+  prefixCache: readonly boolean[];
+  /**
+   * With the prefix cache: the pool at the smallest size the workload admits (admission waits, the cache
+   * evicts under pressure) instead of one no workload of the space fills.
+   */
+  tightPool: readonly boolean[];
+  /** Requests after the first copy up to this many leading suffix tokens from the first one (shared prefixes). */
+  maxShared: number;
+  /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target; `noneOnly`: always null. */
+  chunk: IntRange & { none: boolean; noneOnly?: boolean };
+  pages: IntRange;
+  /** Prefill token budget per step: `unlimited` allows 256 (effectively none), then the shrink target; `unlimitedOnly`: always. */
+  budget: IntRange & { unlimited: boolean; unlimitedOnly?: boolean };
+  requests: IntRange;
+  /** Prompt suffix length after the preset's preamble (BOS + fixed tokens). */
+  suffix: IntRange;
+  maxNewTokens: IntRange;
+  /** Latest arrival step. */
+  maxArrival: number;
+  /** Most aborts per case (0: none). */
+  maxAborts: number;
+  /** Fewest aborts per case (default 0). */
+  minAborts?: number;
+  /** Retracts per case (the request resumes by re-prefilling). */
+  retracts: IntRange;
+  /** Request sampling options (stop ids, min tokens, penalties, bias, logprobs) drawn per request. */
+  sampling: SamplingSpace;
+  /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */
+  replicas?: IntRange;
+  /** Faults switched on in every generated case (mutants). */
+  faults: readonly FaultName[];
+  /** The engine mode of every case (default speculative; an engine that only decodes target-only gets those). */
+  mode?: "speculative" | "target-only";
+}
+
+export const PROPERTY_PRESETS = ["tiny", "tiny-f64", "small-gqa", "small-mha"] as const;
+export const PROPERTY_DRAFTS: readonly DraftKind[] = [
+  "mirror",
+  "tapped-mirror",
+  "noisy-mirror",
+  "eagle",
+  "truncated-mirror",
+  "eagle3-mirror",
+  "eagle3",
+];
+/** The model drafts plus prompt lookup (0..S drafts per request and round, chains only). */
+export const ALL_DRAFTS: readonly DraftKind[] = [...PROPERTY_DRAFTS, "ngram"];
+
+/** The whole space: what the coverage suite and `specconf check`'s mixed runs draw from. */
+export const FULL_SPACE: CaseSpace = {
+  presets: PROPERTY_PRESETS,
+  drafts: ALL_DRAFTS,
+  // Prompt lookup's ragged rounds (a request with no draft next to one with S) need it in a batch: weighted
+  // so that corner reaches its 2% in the mixed runs.
+  draftWeights: { ngram: 5 },
+  steps: { min: 1, max: 5 },
+  topks: [1, 2, 4],
+  multiLayer: [false, true],
+  graphReplay: [false, true],
+  // One case in four: padded cases also run graph-replay equivalence's eager twin and padding-poison
+  // invariance's repoisoned twin (neither memoized: replayed forwards run on their own buffers).
+  padded: [false, false, false, true],
+  overlap: [false, true],
+  prefixCache: [false, true],
+  // Tight twice as often as roomy: eviction while a prefix is shared needs a tight pool, a prefix cache and
+  // 2+ requests at once.
+  tightPool: [false, true, true],
+  maxShared: 10,
+  chunk: { none: true, min: 1, max: 8 },
+  pages: { min: 1, max: 4 },
+  budget: { unlimited: true, min: 1, max: 16 },
+  requests: { min: 1, max: 3 },
+  suffix: { min: 1, max: 10 },
+  maxNewTokens: { min: 1, max: 10 },
+  maxArrival: 3,
+  maxAborts: 1,
+  retracts: { min: 0, max: 1 },
+  sampling: { options: SAMPLING_OPTIONS },
+  faults: [],
+};
+
+/** A narrower space: the overrides replace whole fields. */
+export function space(overrides: Partial<CaseSpace> = {}): CaseSpace {
+  return { ...FULL_SPACE, ...overrides };
+}
+
+/** Checks a space is generable (ranges non-empty, lists non-empty); throws naming the field. */
+export function checkSpace(s: CaseSpace): void {
+  const ranges: (keyof CaseSpace)[] = [
+    "steps",
+    "chunk",
+    "pages",
+    "budget",
+    "requests",
+    "suffix",
+    "maxNewTokens",
+    "retracts",
+  ];
+  for (const key of ranges) {
+    const range = s[key] as IntRange;
+    if (!Number.isInteger(range.min) || !Number.isInteger(range.max) || range.min > range.max)
+      throw new Error(`case space: ${key} must be a range with min <= max`);
+  }
+  if (
+    s.steps.min < 1 ||
+    s.chunk.min < 1 ||
+    s.budget.min < 1 ||
+    s.pages.min < 1 ||
+    s.requests.min < 1 ||
+    s.suffix.min < 0 ||
+    s.maxNewTokens.min < 1 ||
+    s.retracts.min < 0
+  )
+    throw new Error("case space: a range starts below its minimum");
+  if (!Number.isInteger(s.maxShared) || s.maxShared < 0)
+    throw new Error("case space: maxShared must be an integer >= 0");
+  for (const key of [
+    "presets",
+    "drafts",
+    "topks",
+    "multiLayer",
+    "graphReplay",
+    "padded",
+    "overlap",
+    "prefixCache",
+    "tightPool",
+  ] as const)
+    if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
+  const missing = (s.sampling.required ?? []).find((option) => !s.sampling.options.includes(option));
+  if (missing) throw new Error(`case space: sampling option ${missing} is required but not among the options`);
+  if (s.sampling.always && s.sampling.options.length === 0)
+    throw new Error("case space: sampling is always drawn but no option is allowed");
+}

@@ -1,0 +1,82 @@
+// Every law's property, in the order `specconf check` runs and reports them, plus the mixed property
+// over the whole space (coverage, mutants).
+import { LAW_NAMES } from "../laws/registry.ts";
+import { FULL_SPACE } from "./arbitraries/space.ts";
+import type { LawProperty } from "./law-property.ts";
+import acceptanceCorrectness from "./laws/acceptance-correctness.ts";
+import auxProvenance from "./laws/aux-provenance.ts";
+import batchInvariance from "./laws/batch-invariance.ts";
+import bonusStride from "./laws/bonus-stride.ts";
+import chunkInvariance from "./laws/chunk-invariance.ts";
+import draftReference from "./laws/draft-reference.ts";
+import draftVocabulary from "./laws/draft-vocabulary.ts";
+import kvConservation from "./laws/kv-conservation.ts";
+import lossless from "./laws/lossless.ts";
+import logprobParity from "./laws/logprob-parity.ts";
+import processingParity from "./laws/processing-parity.ts";
+import terminationEquivalence from "./laws/termination-equivalence.ts";
+import samplingReplay from "./laws/sampling-replay.ts";
+import samplingDistribution from "./laws/sampling-distribution.ts";
+import mirrorAcceptance from "./laws/mirror-acceptance.ts";
+import pageSizeInvariance from "./laws/page-size-invariance.ts";
+import perStepPools from "./laws/per-step-pools.ts";
+import replayEquivalence from "./laws/replay-equivalence.ts";
+import retractInvariance from "./laws/retract-invariance.ts";
+import phaseContracts from "./laws/phase-contracts.ts";
+import positions from "./laws/positions.ts";
+import referenceDecode from "./laws/reference-decode.ts";
+import rowTokens from "./laws/row-tokens.ts";
+import treeSelection from "./laws/tree-selection.ts";
+import overlapInvariance from "./laws/overlap-invariance.ts";
+import prefixCacheInvariance from "./laws/prefix-cache-invariance.ts";
+import paddingInvariance from "./laws/padding-invariance.ts";
+import paddingPoisonInvariance from "./laws/padding-poison-invariance.ts";
+import placeholderResolution from "./laws/placeholder-resolution.ts";
+import prefixCacheDraftKv from "./laws/prefix-cache-draft-kv.ts";
+import abortFinality from "./laws/abort-finality.ts";
+
+export const LAW_PROPERTIES: readonly LawProperty[] = [
+  referenceDecode,
+  lossless,
+  terminationEquivalence,
+  processingParity,
+  logprobParity,
+  samplingReplay,
+  samplingDistribution,
+  acceptanceCorrectness,
+  draftReference,
+  mirrorAcceptance,
+  positions,
+  rowTokens,
+  phaseContracts,
+  auxProvenance,
+  draftVocabulary,
+  bonusStride,
+  treeSelection,
+  perStepPools,
+  kvConservation,
+  chunkInvariance,
+  pageSizeInvariance,
+  replayEquivalence,
+  batchInvariance,
+  retractInvariance,
+  overlapInvariance,
+  prefixCacheInvariance,
+  paddingInvariance,
+  paddingPoisonInvariance,
+  placeholderResolution,
+  prefixCacheDraftKv,
+  abortFinality,
+];
+
+/** The whole space, every law: what the coverage suite and the mutant search run. */
+export const MIXED: LawProperty = { law: "mixed", focus: "the whole case space", space: FULL_SPACE };
+
+export function propertyFor(law: string): LawProperty | undefined {
+  return LAW_PROPERTIES.find((property) => property.law === law);
+}
+
+/** Laws of the registry without a property of their own (test/properties asserts there are none). */
+export function lawsWithoutProperty(): string[] {
+  return LAW_NAMES.filter((name) => !propertyFor(name));
+}

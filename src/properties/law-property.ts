@@ -1,0 +1,309 @@
+// A law's property: a generator focused on the law's corner, run through the shared checker (every law
+// that applies checks every run). runLawProperty drives fast-check: per-law statistics and coverage
+// over the generated runs, shrinking restricted to the laws that failed (cheaper, and it keeps the
+// counterexample failing the same way), a shrink time budget, and on failure the shrunk case and its
+// trace written under .specconf/failures with a one-line replay command.
+import fc from "fast-check";
+import type { Case } from "../case/case.ts";
+import type { FaultName } from "../engine/faults.ts";
+import { getPreset } from "../model/presets.ts";
+import type { ExecutionProvider } from "../runtime/ort.ts";
+import { checkLaws, failures, RUNS_TO_COMPLETION, type CaseCheck } from "../check/runner.ts";
+import { LAWS } from "../laws/registry.ts";
+import type { Law } from "../laws/definition.ts";
+import { referenceSource } from "../sources/reference.ts";
+import type { RunSource } from "../check/source.ts";
+import type { RelaxedViews } from "../profiles/relaxed-view.ts";
+import { CoverageCounter } from "../check/coverage.ts";
+import type { LawResult } from "../laws/law.ts";
+import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
+import { writeLawFailures, type WrittenFailure } from "../failures/law-failures.ts";
+import { caseArbitrary } from "./arbitraries/case.ts";
+import { space, type CaseSpace } from "./arbitraries/space.ts";
+
+export interface LawProperty {
+  /** The law this property focuses on (its name as the law reports it). */
+  law: string;
+  /** Why the generator looks where it does. */
+  focus: string;
+  /** The narrowed case space (faults are added by the runner). */
+  space: Omit<CaseSpace, "faults">;
+}
+
+export function lawProperty(law: string, focus: string, overrides: Partial<CaseSpace> = {}): LawProperty {
+  return { law, focus, space: space(overrides) };
+}
+
+export interface LawStats {
+  runs: number;
+  passed: number;
+  failed: number;
+  /** Runs where the law counted at least one tie. */
+  tied: number;
+  ties: number;
+  notCheckable: number;
+  seconds: number;
+}
+
+export function emptyStats(): LawStats {
+  return { runs: 0, passed: 0, failed: 0, tied: 0, ties: 0, notCheckable: 0, seconds: 0 };
+}
+
+export function addResult(stats: LawStats, result: LawResult, seconds: number): void {
+  stats.runs += 1;
+  stats.seconds += seconds;
+  if (result.status === "fails") stats.failed += 1;
+  else if (result.status === "not-checkable") stats.notCheckable += 1;
+  else stats.passed += 1;
+  if (result.ties > 0) stats.tied += 1;
+  stats.ties += result.ties;
+}
+
+export interface PropertyFailure {
+  seed: number;
+  path: string;
+  /** The shrunk case and its check (every selected law). */
+  testCase: Case;
+  check: CaseCheck;
+  /** Laws failing on the first failing (unshrunk) case, and on the shrunk one. */
+  firstLaws: string[];
+  laws: string[];
+  firstCase: Case;
+  firstCheck: CaseCheck;
+  shrinks: number;
+  /** Seconds to the first failure, and spent shrinking. */
+  detectSeconds: number;
+  shrinkSeconds: number;
+  /** Written failure record and its replay command (absent when writing is off). */
+  file?: string;
+  replay?: string;
+  /** One record per failing law (src/failures/law-failures.ts); file/replay above are laws[0]'s. */
+  replays?: Map<string, WrittenFailure>;
+  /** fast-check's own replay parameters. */
+  fastCheck: string;
+}
+
+export interface PropertyRun {
+  law: string;
+  seed: number;
+  /** Generated runs executed (shrink attempts not included). */
+  runs: number;
+  /** Runs the source could not run at all (nothing checked). */
+  skipped: number;
+  stats: Map<string, LawStats>;
+  coverage: CoverageCounter;
+  seconds: number;
+  failure?: PropertyFailure;
+  /** A harness error (not a law failure): generator or checker bug. */
+  error?: string;
+}
+
+export interface RunOptions {
+  numRuns: number;
+  seed: number;
+  faults?: readonly FaultName[];
+  /** Execution provider every generated case runs on (default cpu). */
+  ep?: ExecutionProvider;
+  /** Laws that are checked and can fail the property (default: every law). */
+  laws?: ReadonlySet<string>;
+  /** Replay one counterexample: fast-check's path (with the seed it came from). */
+  path?: string;
+  /** Stop shrinking after this many seconds (the best counterexample so far is kept). Default 60. */
+  shrinkSeconds?: number;
+  /** Where failures are written (default .specconf/failures); false: not written. */
+  failureDir?: string | false;
+  /** How the invariance laws use twin runs (runner.ts); default "combined". */
+  twins?: "combined" | "separate";
+  /** Where runs come from (default: the reference engine in-process). */
+  source?: RunSource;
+  /** Replaces the generated-case arbitrary (an external engine's capabilities narrow the space). */
+  arbitrary?: fc.Arbitrary<Case>;
+  /** A profile's relaxations (check --engine --profile). */
+  views?: RelaxedViews;
+  /**
+   * Laws pinned as known findings of the engine under test (check --pins): checked and counted like any other,
+   * their failures do not fail the property (the suite then requires each pinned law to fail somewhere).
+   */
+  pinned?: ReadonlySet<string>;
+  /** The external engine behind `source`: named in failure files, which also get the reference's trace. */
+  engine?: { command: string; name: string };
+  /** Called after each generated run (not after shrink attempts). */
+  onRun?: (check: CaseCheck, run: number) => void;
+  /** Called after each shrink attempt. */
+  onShrink?: (attempt: number, failing: boolean) => void;
+}
+
+export function propertyArbitrary(
+  property: LawProperty,
+  faults: readonly FaultName[] = [],
+  ep: ExecutionProvider = "cpu",
+): fc.Arbitrary<Case> {
+  // WebGPU has no float64 kernels: its runs draw from the float32 presets only.
+  const presets =
+    ep === "webgpu"
+      ? property.space.presets.filter((name) => getPreset(name).dtype === "float32")
+      : property.space.presets;
+  const cases = caseArbitrary({ ...property.space, presets, faults });
+  return ep === "cpu"
+    ? cases
+    : cases.map((testCase) => ({
+        ...testCase,
+        engine: { ...testCase.engine, runtime: { ...testCase.engine.runtime, ep } },
+      }));
+}
+
+/** The registry's laws among `names` (names that are not laws, such as RUNS_TO_COMPLETION, select nothing). */
+export function lawsNamed(names: ReadonlySet<string>): Law[] {
+  return LAWS.filter((law) => names.has(law.name));
+}
+
+export function failedLaws(
+  check: CaseCheck,
+  selected?: ReadonlySet<string>,
+  pinned?: ReadonlySet<string>,
+): LawResult[] {
+  return failures(check).filter(
+    (result) =>
+      (!selected || selected.has(result.law) || result.law === RUNS_TO_COMPLETION) && !pinned?.has(result.law),
+  );
+}
+
+export async function runLawProperty(property: LawProperty, options: RunOptions): Promise<PropertyRun> {
+  const start = performance.now();
+  const stats = new Map<string, LawStats>();
+  const coverage = new CoverageCounter();
+  let runs = 0;
+  let skipped = 0;
+  let firstFailure: { check: CaseCheck; seconds: number } | undefined;
+  let lastFailing: CaseCheck | undefined;
+  let shrinkLaws: Set<string> | undefined;
+  let shrinkStart = 0;
+  let shrinkAttempts = 0;
+  const shrinkBudget = (options.shrinkSeconds ?? 60) * 1000;
+  const source = options.source ?? referenceSource();
+  const checkOne = (testCase: Case, names: ReadonlySet<string> | undefined): Promise<CaseCheck> =>
+    checkLaws(source, testCase, { laws: names && lawsNamed(names), twins: options.twins, views: options.views });
+
+  const predicate = async (testCase: Case): Promise<boolean> => {
+    if (firstFailure) {
+      // Shrinking: only the laws that failed, and nothing once the budget is spent (a passing answer
+      // ends shrinking quickly and keeps the last failing case).
+      if (performance.now() - shrinkStart > shrinkBudget) return true;
+      const check = await checkOne(testCase, shrinkLaws);
+      const failing = failedLaws(check, shrinkLaws, options.pinned).length > 0;
+      shrinkAttempts += 1;
+      options.onShrink?.(shrinkAttempts, failing);
+      if (failing) lastFailing = check;
+      return !failing;
+    }
+    const check = await checkOne(testCase, options.laws);
+    runs += 1;
+    if (check.skipped !== undefined) skipped += 1;
+    coverage.add(check.labels);
+    for (const result of check.results) {
+      const entry = stats.get(result.law) ?? emptyStats();
+      addResult(entry, result, check.seconds[result.law] ?? 0);
+      stats.set(result.law, entry);
+    }
+    options.onRun?.(check, runs);
+    const failed = failedLaws(check, options.laws, options.pinned);
+    if (failed.length === 0) return true;
+    firstFailure = { check, seconds: (performance.now() - start) / 1000 };
+    lastFailing = check;
+    shrinkLaws = new Set(failed.map((result) => result.law));
+    shrinkStart = performance.now();
+    return false;
+  };
+
+  const details = await fc.check(
+    fc.asyncProperty(options.arbitrary ?? propertyArbitrary(property, options.faults, options.ep), predicate),
+    {
+      seed: options.seed,
+      numRuns: options.numRuns,
+      ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}),
+    },
+  );
+  const result: PropertyRun = {
+    law: property.law,
+    seed: details.seed,
+    runs,
+    skipped,
+    stats,
+    coverage,
+    seconds: (performance.now() - start) / 1000,
+  };
+  if (!details.failed) return result;
+  if (!firstFailure || !lastFailing || !details.counterexample) {
+    result.error =
+      details.errorInstance instanceof Error
+        ? (details.errorInstance.stack ?? details.errorInstance.message)
+        : String(details.errorInstance ?? "fast-check failed without a counterexample");
+    return result;
+  }
+  const [shrunk] = details.counterexample as [Case];
+  // Recheck the shrunk case against every selected law, for the record and the kill matrix.
+  const check = await checkOne(shrunk, options.laws);
+  const laws = failedLaws(check, options.laws, options.pinned).map((law) => law.law);
+  const path = details.counterexamplePath ?? "";
+  const failure: PropertyFailure = {
+    seed: details.seed,
+    path,
+    testCase: shrunk,
+    check,
+    firstLaws: failedLaws(firstFailure.check, options.laws, options.pinned).map((law) => law.law),
+    laws: laws.length > 0 ? laws : [...(shrinkLaws ?? [])],
+    firstCase: firstFailure.check.testCase,
+    firstCheck: firstFailure.check,
+    shrinks: details.numShrinks,
+    detectSeconds: firstFailure.seconds,
+    shrinkSeconds: (performance.now() - shrinkStart) / 1000,
+    fastCheck: `{ seed: ${details.seed}, path: ${JSON.stringify(path)}, endOnFailure: true }`,
+  };
+  if (options.failureDir !== false) {
+    const replays = await writeLawFailures(
+      {
+        property: property.law,
+        seed: details.seed,
+        shrunkPath: path,
+        firstPath: options.path ?? String(runs - 1),
+        shrunk: check,
+        first: firstFailure.check,
+        checked: options.laws,
+        pinned: options.pinned,
+        twins: options.twins,
+        engine: options.engine,
+        referenceTraceOf: options.engine ? referenceTraceOf : undefined,
+      },
+      options.failureDir ?? DEFAULT_FAILURE_DIR,
+    );
+    failure.replays = replays;
+    const own = replays.get(failure.laws[0]) ?? replays.values().next().value;
+    failure.file = own?.file;
+    failure.replay = own?.replay;
+  }
+  result.failure = failure;
+  return result;
+}
+
+/** The reference engine's trace of a case an external engine failed on (none where it cannot run it). */
+async function referenceTraceOf(testCase: Case) {
+  try {
+    return (await referenceSource().run(testCase)).trace;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One paragraph for a failed property: the law, the violation, the seed and the replay line. */
+export function describeFailure(run: PropertyRun): string {
+  const failure = run.failure;
+  if (!failure) return run.error ? `property '${run.law}' could not run: ${run.error}` : `property '${run.law}' passed`;
+  const result = failure.check.results.find((law) => law.status === "fails");
+  const requests = failure.testCase.workload.requests;
+  return [
+    `property '${run.law}' failed after ${run.runs} runs (seed ${failure.seed}); shrunk ${failure.shrinks} times to ${requests.length} request(s), prompt tokens ${requests.map((request) => request.prompt.length).join("+")}`,
+    `  ${failure.laws.join(", ")}: ${result?.violation?.message ?? "fails"}`,
+    `  fast-check: ${failure.fastCheck}`,
+    ...(failure.replay ? [`  ${failure.replay}`] : []),
+  ].join("\n");
+}
