@@ -10,7 +10,10 @@ import type { FaultName } from "../engine/faults.ts";
 import { loadGoldenFile } from "../golden/load.ts";
 import { InputError } from "../schema/input-error.ts";
 import { PROFILES, type Profile } from "../profiles/profiles.ts";
-import { checkLaws, type CaseCheck, type LawVerdict } from "../check/runner.ts";
+import { checkLaws } from "../check/runner.ts";
+import type { EngineCheckSummary } from "../report/summary.ts";
+import { engineCaseText, engineGoldenFooter } from "../report/text.ts";
+import { render } from "../report/reporters.ts";
 import { EngineStartError, ExternalSource } from "../sources/external.ts";
 import { RelaxationLog } from "../profiles/profiles.ts";
 import { RelaxedViews } from "../profiles/relaxed-view.ts";
@@ -28,13 +31,6 @@ export interface EngineCheckOptions {
   /** Also write each suite's outputs as `<dir>/<suite>.jsonl` (for `specconf validate`). */
   outputsDir?: string;
   write?: (text: string) => void;
-}
-
-export interface EngineCheckSummary {
-  engine: string;
-  ok: boolean;
-  cases: { suite: string; case: string; skipped?: string; laws: LawVerdict[] }[];
-  relaxations: ReturnType<RelaxationLog["entries"]>;
 }
 
 function casesOf(options: EngineCheckOptions): { suite: string; name: string; testCase: Case }[] {
@@ -65,17 +61,6 @@ function engineOutputs(run: RunResult): RequestOutput[] {
   }));
 }
 
-function line(check: CaseCheck, suite: string, name: string): string {
-  if (check.skipped) return `${suite}/${name}: skipped (${check.skipped})\n`;
-  const verdicts = check.results.map(
-    (law) => `${law.law} ${law.status === "holds" ? "ok" : law.status === "fails" ? "FAILS" : "n/c"}`,
-  );
-  const failures = check.results
-    .filter((law) => law.violation)
-    .map((law) => `    ${law.law}: ${law.violation!.message}\n`);
-  return `${suite}/${name}: ${verdicts.join(", ")}\n${failures.join("")}`;
-}
-
 /** Runs the check and returns the exit code; an engine that cannot start or handshake is exit 2. */
 export async function checkEngine(
   command: string,
@@ -95,22 +80,25 @@ export async function checkEngine(
   }
   const log = new RelaxationLog(options.profile ?? PROFILES.strict);
   const views = new RelaxedViews(log.profile, log);
-  const summary: EngineCheckSummary = { engine: source.name, ok: true, cases: [], relaxations: [] };
-  let checked = 0;
+  const summary: EngineCheckSummary = {
+    engine: source.name,
+    command,
+    ok: true,
+    checked: 0,
+    cases: [],
+    relaxations: [],
+  };
   const lines = new Map<string, OutputLine[]>();
   try {
     for (const { suite, name, testCase } of cases) {
       const check = await checkLaws(source, testCase, { views });
       if (check.run) lines.set(suite, [...(lines.get(suite) ?? []), ...outputLinesOf(name, engineOutputs(check.run))]);
-      summary.cases.push({
-        suite,
-        case: name,
-        ...(check.skipped ? { skipped: check.skipped } : {}),
-        laws: check.results,
-      });
+      const entry = { suite, case: name, ...(check.skipped ? { skipped: check.skipped } : {}), laws: check.results };
+      summary.cases.push(entry);
       if (check.results.some((law) => law.status === "fails")) summary.ok = false;
-      checked += check.results.filter((law) => law.status !== "not-checkable").length;
-      if (!options.json) write(line(check, suite, name));
+      summary.checked! += check.results.filter((law) => law.status !== "not-checkable").length;
+      // Each case's verdicts as they come; the footer once all are in.
+      if (!options.json) write(engineCaseText(entry));
     }
   } finally {
     await source.close();
@@ -128,11 +116,7 @@ export async function checkEngine(
     );
   }
   // Nothing checked is not a pass: every case skipped, or every law not checkable.
-  if (checked === 0) summary.ok = false;
-  if (options.json) write(`${JSON.stringify(summary)}\n`);
-  else
-    write(
-      `${summary.cases.length} cases through '${command}' (${source.name}): ${checked === 0 ? "nothing was checked (every case skipped or not checkable): FAILED" : summary.ok ? "every law holds" : "FAILED"}\n`,
-    );
+  if (summary.checked === 0) summary.ok = false;
+  write(options.json ? render({ command: "check --engine --golden", summary }, "json") : engineGoldenFooter(summary));
   return { code: summary.ok ? 0 : 1, summary };
 }

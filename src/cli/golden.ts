@@ -11,7 +11,7 @@ import { consistencyIssues, digestIssues, loadGoldenFile, validateGoldenDocument
 import { runGoldenCase } from "../golden/run-reference.ts";
 import { GOLDEN_SUITES, suiteNames } from "../golden/suites.ts";
 import { verifyGolden } from "../golden/verify.ts";
-import { renderReport } from "../validate/report.ts";
+import { render } from "../report/reporters.ts";
 import { stableJson } from "../schema/atomic-write.ts";
 import { jsonLines } from "../validate/write.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
@@ -120,7 +120,8 @@ async function verify(argv: string[]): Promise<number> {
     process.stdout.write(
       `${file}: ${result.ok ? "ok" : "FAILS"} (${summary.holds} hold, ${summary.fails} fail, ${summary.notCheckable} not checkable, ${summary.ties} ties${result.drift.length ? `, ${result.drift.length} margins drifted` : ""})\n`,
     );
-    if (result.report.exitCode !== 0) process.stdout.write(renderReport(result.report));
+    if (result.report.exitCode !== 0)
+      process.stdout.write(render({ command: "validate", summary: result.report }, "text"));
     for (const drift of result.drift.slice(0, 5)) {
       process.stdout.write(
         `  margin drift: case ${drift.case} request ${drift.request} token ${drift.index}: stored ${drift.stored}, recomputed ${drift.recomputed}\n`,

@@ -13,9 +13,11 @@ import { runLawProperty, type PropertyRun } from "../properties/law-property.ts"
 import { LAW_PROPERTIES, MIXED } from "../properties/law-properties.ts";
 import type { LawProperty } from "../properties/law-property.ts";
 import { defineFlags, parseFlags, renderHelp } from "./args.ts";
-import { seedFromEnvironment } from "./check.ts";
+import { seedFromEnvironment } from "./check-flags.ts";
 import { checkOutputPaths, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
+import { render } from "../report/reporters.ts";
+import type { FaultReport } from "../report/summary.ts";
 
 const FLAGS = defineFlags({
   fault: {
@@ -47,30 +49,6 @@ const FLAGS = defineFlags({
   },
   json: { type: "boolean", description: "print one JSON object" },
 });
-
-export interface FaultReport {
-  name: string;
-  killed: boolean;
-  /** The first law failing on the shrunk counterexample. */
-  law: string | null;
-  laws: string[];
-  /** Laws failing on the first failing (unshrunk) case. */
-  firstLaws: string[];
-  /** The property whose run killed it (its space and the seed/path replay it). */
-  property: string | null;
-  requests: number | null;
-  promptTokens: number | null;
-  rounds: number | null;
-  /** Seconds to detect (first failure) plus shrinking. */
-  seconds: number;
-  detectSeconds: number;
-  shrinkSeconds: number;
-  runs: number;
-  seed: number;
-  path: string | null;
-  replay: string | null;
-  crashed: boolean;
-}
 
 export function sizeOf(run: PropertyRun): { requests: number; promptTokens: number; rounds: number } | undefined {
   const failure = run.failure;
@@ -152,32 +130,6 @@ export async function huntFault(
   return { report, run: failure ? last!.run : undefined, property: last?.property ?? MIXED };
 }
 
-function matrix(reports: readonly FaultReport[]): string {
-  const laws = LAW_NAMES.filter((law) =>
-    reports.some((report) => report.laws.includes(law) || report.firstLaws.includes(law)),
-  );
-  const faultWidth = Math.max(5, ...reports.map((report) => report.name.length));
-  const abbreviations = laws.map((_, i) => `L${i + 1}`);
-  const lines = [
-    `${"fault".padEnd(faultWidth)}  ${abbreviations.map((a) => a.padStart(3)).join(" ")}  killed by         size (requests/prompt tokens/rounds)   detect  shrink`,
-  ];
-  for (const report of reports) {
-    const cells = laws.map((law) =>
-      (report.laws.includes(law) ? "K" : report.firstLaws.includes(law) ? "k" : ".").padStart(3),
-    );
-    const size = report.killed ? `${report.requests}/${report.promptTokens}/${report.rounds}` : "-";
-    lines.push(
-      `${report.name.padEnd(faultWidth)}  ${cells.join(" ")}  ${(report.law ?? (report.crashed ? "CRASH (no law)" : "SURVIVED")).padEnd(17)} ${size.padEnd(37)} ${report.detectSeconds.toFixed(1).padStart(5)}s ${report.shrinkSeconds.toFixed(1).padStart(6)}s`,
-    );
-  }
-  lines.push(
-    "",
-    "K: fails on the shrunk counterexample; k: fails on the first failing case only",
-    ...laws.map((law, i) => `${abbreviations[i]}: ${law}`),
-  );
-  return lines.join("\n") + "\n";
-}
-
 export function mutantsCommand(argv: string[]): Promise<number> {
   return runCommandBody("mutants", () => mutants(argv));
 }
@@ -255,7 +207,8 @@ async function mutants(argv: string[]): Promise<number> {
     process.stderr.write(`wrote ${merged.length} kill(s) to ${KILLS_FILE}\n`);
   }
   const ok = reports.every((report) => report.killed);
-  if (values.json) process.stdout.write(`${JSON.stringify({ ok, seed, faults: reports })}\n`);
-  else process.stdout.write(matrix(reports));
+  process.stdout.write(
+    render({ command: "mutants", summary: { ok, seed, faults: reports } }, values.json ? "json" : "text"),
+  );
   return ok ? 0 : 1;
 }

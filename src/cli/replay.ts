@@ -13,6 +13,8 @@ import { ExternalSource } from "../sources/external.ts";
 import { outputsTable, sideBySide } from "../failures/side-by-side.ts";
 import { LIMIT_FLAG_SPECS, limitsFrom } from "./limit-flags.ts";
 import { nothingChecked } from "./nothing-checked.ts";
+import { render } from "../report/reporters.ts";
+import type { ReplaySummary } from "../report/summary.ts";
 
 const FLAGS = defineFlags({
   json: {
@@ -98,10 +100,18 @@ async function replay(argv: string[]): Promise<number> {
             "replay",
             check.results.map((result) => result.status),
           );
+    const summary: ReplaySummary = {
+      file,
+      reproduced,
+      exact,
+      recordedLaws,
+      identicalTrace: identical ?? null,
+      crash: check.crash ?? null,
+      skipped: check.skipped ?? null,
+      laws: check.results,
+    };
     if (values.json) {
-      process.stdout.write(
-        `${JSON.stringify({ file, reproduced, exact, recordedLaws, identicalTrace: identical ?? null, crash: check.crash ?? null, skipped: check.skipped ?? null, laws: check.results })}\n`,
-      );
+      process.stdout.write(render({ command: "replay", summary, text: { lines: [] } }, "json"));
       return code;
     }
     const out: string[] = [];
@@ -130,30 +140,8 @@ async function replay(argv: string[]): Promise<number> {
     } else if (check.run) {
       out.push(stepTable(check.run.trace, { mark, from: values.from, to: values.to }));
     }
-    for (const result of check.results) {
-      const verdict = result.status === "holds" ? "holds" : result.status === "fails" ? "FAILS" : "not checkable";
-      const detail = result.violation ? `: ${result.violation.message}` : result.reason ? `: ${result.reason}` : "";
-      out.push(`  ${result.law.padEnd(24)} ${verdict}${result.ties ? ` (${result.ties} ties)` : ""}${detail}`);
-    }
-    out.push("");
-    if (identical !== undefined)
-      out.push(
-        identical
-          ? "the rerun's trace is identical to the recorded one"
-          : "the rerun's trace DIFFERS from the recorded one (the engine changed since)",
-      );
-    if (input.kind === "failure")
-      out.push(
-        exact
-          ? `reproduced exactly: ${recordedLaws[0]}: ${input.record.violation.message}`
-          : own
-            ? `reproduced, differently: ${recordedLaws[0]}: ${own.violation?.message ?? "fails"} (recorded: ${input.record.violation.message})`
-            : reproduced
-              ? `reproduced in part: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails, ${recordedLaws[0]} holds now`
-              : `not reproduced: ${recordedLaws.join(", ")} holds now`,
-      );
-    else out.push(failing.length > 0 ? `${failing.map((result) => result.law).join(", ")} fails` : "every law holds");
-    process.stdout.write(out.join("\n") + "\n");
+    const recordedViolation = input.kind === "failure" ? input.record.violation.message : undefined;
+    process.stdout.write(render({ command: "replay", summary, text: { lines: out, recordedViolation } }, "text"));
     return code;
   } finally {
     await engine?.close();

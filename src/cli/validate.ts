@@ -1,7 +1,7 @@
 // `specconf validate`: another engine's outputs (and traces) against a golden file.
 import { runCommandBody } from "../errors/exit.ts";
 import { profileNames, PROFILES } from "../profiles/profiles.ts";
-import { renderReport } from "../validate/report.ts";
+import { render } from "../report/reporters.ts";
 import { validate, type TraceInput } from "../validate/validate.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 import { nothingChecked } from "./nothing-checked.ts";
@@ -95,7 +95,7 @@ async function validateEngine(argv: string[]): Promise<number> {
     cases: values.case,
   });
   if (values.report) writeOutputFile("--report", values.report, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : renderReport(report));
+  process.stdout.write(render({ command: "validate", summary: report }, values.json ? "json" : "text"));
   if (report.exitCode !== 0) return report.exitCode;
   const statuses = [
     ...report.requests.flatMap((request) => request.checks),

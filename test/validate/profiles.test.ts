@@ -7,10 +7,12 @@ import { DRAFT_REFERENCE } from "../../src/laws/draft-reference.ts";
 import { ROW_TOKENS } from "../../src/laws/row-tokens.ts";
 import type { Trace } from "../../src/trace/schema.ts";
 import { PROFILES, RELAXATIONS } from "../../src/profiles/profiles.ts";
-import { renderReport } from "../../src/validate/report.ts";
+import { render } from "../../src/report/reporters.ts";
 import type { ValidationReport } from "../../src/validate/validate.ts";
 import { failing, reference, validateRun } from "../helpers/golden-runs.ts";
 import { editRows, padDraftExtend } from "../helpers/trace-edits.ts";
+
+const renderReport = (report: ValidationReport) => render({ command: "validate", summary: report }, "text");
 
 function relaxation(report: ValidationReport, id: string) {
   return report.profile.relaxations.find((entry) => entry.id === id)!;

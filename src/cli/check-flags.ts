@@ -1,0 +1,129 @@
+// `specconf check`'s flags, the combinations it refuses (a flag the chosen mode would silently ignore), the
+// seed (--seed, else SPECCONF_SEED, else a fresh one: always printed) and the laws --law names.
+import { randomInt } from "node:crypto";
+import { FAULT_NAMES } from "../engine/faults.ts";
+import { EXECUTION_PROVIDERS } from "../runtime/ort.ts";
+import { lawByName, LAW_NAMES } from "../laws/registry.ts";
+import { profileNames } from "../profiles/profiles.ts";
+import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
+import { defineFlags, rejectCombined, UsageError, type FlagValues } from "./args.ts";
+
+export const CHECK_FLAGS = defineFlags({
+  law: {
+    type: "string",
+    multiple: true,
+    valueName: "NAME",
+    description: `check only this law (repeatable): ${LAW_NAMES.join(", ")}`,
+  },
+  runs: { type: "integer", min: 1, default: 30, description: "generated runs per law property" },
+  seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else a fresh one; always printed)" },
+  fault: {
+    type: "choice",
+    choices: FAULT_NAMES,
+    multiple: true,
+    description: "switch a named fault on in every generated case",
+  },
+  ep: {
+    type: "choice",
+    choices: EXECUTION_PROVIDERS,
+    default: "cpu",
+    description: "ONNX Runtime execution provider of every generated case (webgpu: float32 presets only)",
+  },
+  "shrink-seconds": { type: "integer", min: 0, default: 30, description: "stop shrinking a failure after this long" },
+  twins: {
+    type: "choice",
+    choices: ["combined", "separate"],
+    default: "combined",
+    description:
+      "invariance laws: first against one canonical twin (each law's own twin only on a failure), or each against its own twin",
+  },
+  json: { type: "boolean", description: "print one JSON object" },
+  junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
+  failures: {
+    type: "string",
+    default: DEFAULT_FAILURE_DIR,
+    valueName: "DIR",
+    description: "where shrunk failures are written",
+  },
+  "no-write": { type: "boolean", description: "do not write failure files" },
+  engine: {
+    type: "string",
+    valueName: "COMMAND",
+    description: "check an external engine speaking the JSON Lines protocol (docs/adapter.md) on generated cases",
+  },
+  "engine-timeout": {
+    type: "integer",
+    min: 1,
+    default: 60,
+    description: "with --engine: seconds per request before the engine is killed (a failing case)",
+  },
+  golden: {
+    type: "boolean",
+    description: "with --engine: run the golden suites' fixed cases instead of generated ones",
+  },
+  "golden-file": {
+    type: "string",
+    multiple: true,
+    valueName: "FILE",
+    description: "with --engine --golden: the golden files whose cases to run (default: golden/*.json)",
+  },
+  pins: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "with --engine: laws pinned as the engine's known findings (docs/findings/*.pins.json): reported, not failing the run, and each must still fail",
+  },
+  outputs: {
+    type: "string",
+    valueName: "DIR",
+    description: "with --engine --golden: write each suite's outputs as DIR/<suite>.jsonl (for specconf validate)",
+  },
+  profile: {
+    type: "choice",
+    choices: profileNames(),
+    default: "strict",
+    description: "with --engine: the engine's documented conventions the laws relax (docs/validate.md)",
+  },
+});
+
+export type CheckFlagValues = FlagValues<typeof CHECK_FLAGS>;
+
+/** Flags the chosen mode (reference, --engine, --engine --golden) would silently ignore are refused. */
+export function rejectIgnoredFlags(values: CheckFlagValues, given: ReadonlySet<string>): void {
+  if (values.engine === undefined)
+    rejectCombined(
+      given,
+      ["golden", "golden-file", "outputs", "engine-timeout", "profile", "pins"],
+      "checking the reference engine (they need --engine)",
+    );
+  else if (values.engine.trim() === "")
+    throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
+  if (values.engine !== undefined) rejectCombined(given, ["ep"], "--engine (the engine runs on its own device)");
+  if (values.engine !== undefined && !values.golden)
+    rejectCombined(given, ["golden-file", "outputs"], "generated cases (it needs --golden)");
+  if (values.engine !== undefined && values.golden)
+    rejectCombined(
+      given,
+      ["law", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write", "pins"],
+      "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
+    );
+}
+
+export function seedFromEnvironment(flag: number | undefined): number {
+  if (flag !== undefined) return flag;
+  const raw = process.env.SPECCONF_SEED;
+  if (raw !== undefined && raw.trim() !== "") {
+    if (!/^[+-]?\d+$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw)))
+      throw new UsageError(`SPECCONF_SEED must be an integer, got '${raw}'`);
+    return Number(raw);
+  }
+  return randomInt(0, 2 ** 31 - 1);
+}
+
+export function resolveLaws(names: readonly string[]): string[] {
+  return names.map((name) => {
+    const law = lawByName(name);
+    if (!law) throw new UsageError(`--law: unknown law '${name}' (known: ${LAW_NAMES.join(", ")})`, "--law");
+    return law.name;
+  });
+}

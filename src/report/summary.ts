@@ -1,0 +1,119 @@
+// The one summary every command's report is rendered from (text, JSON, JUnit; reporters.ts): a command's
+// result as data, complete enough that a reporter needs nothing else. That is what lets `specconf merge`
+// combine the JSON summaries of shards and render them as one run would have been. The JSON reporter
+// prints `summary` as it is, so each command's --json object is this type.
+import type { LawVerdict } from "../check/runner.ts";
+import type { RelaxationLog } from "../profiles/profiles.ts";
+import type { ValidationReport } from "../validate/validate.ts";
+
+/** One law's row of a check: counts over the runs, and its first failure with the command replaying it. */
+export interface LawSummary {
+  name: string;
+  runs: number;
+  passed: number;
+  failed: number;
+  ties: number;
+  notCheckable: number;
+  seconds: number;
+  /** The violation of the law's first failure and the command that replays exactly it. */
+  violation?: string;
+  replay?: string;
+  /** The failure as the property described it (seed, path, shrunk case): JUnit's failure text. */
+  message?: string;
+}
+
+export interface CheckSummary {
+  ok: boolean;
+  seed: number;
+  /** With --engine: the command, the name and version it declared, and restarts after failed cases. */
+  engine?: { command: string; name: string; restarts: number };
+  laws: LawSummary[];
+  coverage: {
+    runs: number;
+    labels: Record<string, number>;
+    below: string[];
+    unreachable?: string[];
+    /** Whether the 2% floor decided the verdict (not with --law, nor under 50 runs). */
+    enforced?: boolean;
+  };
+  /** Seconds of the cases' own runs and target-only baselines (the laws' rows count the rest). */
+  runSeconds?: number;
+  /** With --engine: laws' properties and declared features no generated case exercised. */
+  notExercised?: string[];
+  skipped?: number;
+  /** With --engine --pins: each pinned law, its finding, and whether it still failed. */
+  pinned?: { law: string; finding: string; reproduced: boolean }[];
+  /** With --engine --profile: the relaxations that changed what a law saw, and how often. */
+  relaxations?: ReturnType<RelaxationLog["entries"]>;
+}
+
+/** `check --engine --golden`: every golden case's verdicts through the engine. */
+export interface EngineCheckSummary {
+  engine: string;
+  /** The command that started it. */
+  command?: string;
+  ok: boolean;
+  /** Law verdicts that were checked (not "not checkable"): none is not a pass. */
+  checked?: number;
+  cases: { suite: string; case: string; skipped?: string; laws: LawVerdict[] }[];
+  relaxations: ReturnType<RelaxationLog["entries"]>;
+}
+
+/** `mutants`: one fault's hunt. */
+export interface FaultReport {
+  name: string;
+  killed: boolean;
+  /** The first law failing on the shrunk counterexample. */
+  law: string | null;
+  laws: string[];
+  /** Laws failing on the first failing (unshrunk) case. */
+  firstLaws: string[];
+  /** The property whose run killed it (its space and the seed/path replay it). */
+  property: string | null;
+  requests: number | null;
+  promptTokens: number | null;
+  rounds: number | null;
+  /** Seconds to detect (first failure) plus shrinking. */
+  seconds: number;
+  detectSeconds: number;
+  shrinkSeconds: number;
+  runs: number;
+  seed: number;
+  path: string | null;
+  replay: string | null;
+  crashed: boolean;
+}
+
+export interface MutantsSummary {
+  ok: boolean;
+  seed: number;
+  faults: FaultReport[];
+}
+
+/** `replay`: one recorded failure or case rerun; `laws` are its verdicts. */
+export interface ReplaySummary {
+  file: string;
+  reproduced: boolean;
+  exact: boolean;
+  recordedLaws: string[];
+  identicalTrace: boolean | null;
+  crash: string | null;
+  skipped: string | null;
+  laws: LawVerdict[];
+}
+
+/** A command's report: which command, and its summary. */
+export type Report =
+  | { command: "check"; summary: CheckSummary }
+  | { command: "check --engine --golden"; summary: EngineCheckSummary }
+  | { command: "validate"; summary: ValidationReport }
+  | { command: "mutants"; summary: MutantsSummary }
+  | { command: "replay"; summary: ReplaySummary; text: ReplayText };
+
+/** What replay's text shows besides the verdicts: the case, its step tables, the recorded failure. */
+export interface ReplayText {
+  /** The header, the case and the step tables (failures/step-table.ts, failures/side-by-side.ts). */
+  lines: string[];
+  /** For a failure record: the violation it recorded. */
+  recordedViolation?: string;
+}
