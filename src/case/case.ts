@@ -42,6 +42,16 @@ export const ModelSpecSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** Sliding-window attention: the listed layers attend the `size` most recent positions (their own included). */
+    slidingWindow: Type.Optional(
+      Type.Object(
+        {
+          size: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+          layers: Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { minItems: 1, maxItems: 1024 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

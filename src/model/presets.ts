@@ -49,6 +49,18 @@ export const PRESETS: Record<string, ModelSpec> = {
     intermediate: 96,
     seed: 11,
   }),
+  /**
+   * Sliding-window attention on layer 0 only, as gpt-oss alternates windowed and full layers: a window of 4
+   * positions, so generated prompts (a 5-token preamble and more) cross it in their first rows.
+   */
+  swa: preset("swa", { seed: 13, slidingWindow: { size: 4, layers: [0] } }),
+  /** Every layer windowed (3 positions), float64, grouped-query over 3 layers: the all-windowed family. */
+  "swa-f64": preset("swa-f64", {
+    dtype: "float64",
+    layers: 3,
+    seed: 17,
+    slidingWindow: { size: 3, layers: [0, 1, 2] },
+  }),
   /** A model whose forward takes >= 1 ms on 2 cores: the engine-overhead benchmark runs on it. */
   medium: preset("medium", {
     vocab: 2048,
@@ -88,5 +100,7 @@ export function presetNames(): string[] {
 export function getPreset(name: string, dtype?: Dtype): ModelSpec {
   const spec = PRESETS[name];
   if (!spec) throw new Error(`unknown model preset '${name}' (known: ${presetNames().join(", ")})`);
-  return dtype ? { ...spec, dtype } : { ...spec, preamble: [...spec.preamble] };
+  const copy = { ...spec, preamble: [...spec.preamble] };
+  if (spec.slidingWindow) copy.slidingWindow = { ...spec.slidingWindow, layers: [...spec.slidingWindow.layers] };
+  return dtype ? { ...copy, dtype } : copy;
 }

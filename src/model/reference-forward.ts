@@ -2,6 +2,7 @@
 // One causal sequence at a time. Tests prove every ONNX graph against it; it is written from the
 // math (RMSNorm, RoPE rotate-half, grouped-query attention, SwiGLU), not from the graph writers.
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
+import { layerWindows } from "./window.ts";
 import type {
   Eagle3Input,
   Eagle3MirrorWeights,
@@ -96,7 +97,11 @@ export interface LayerKv {
   values: Float64Array[];
 }
 
-/** Runs decoder layers causally over one sequence whose input rows are x [T, hidden]. */
+/**
+ * Runs decoder layers causally over one sequence whose input rows are x [T, hidden]. A layer with a window
+ * (sliding-window attention) lets the row at position p attend positions p - window + 1 .. p only; prefix rows
+ * sit at positions 0 .. prefix.length - 1.
+ */
 export function runLayers(
   spec: ModelSpec,
   layers: readonly LayerWeights[],
@@ -105,6 +110,8 @@ export function runLayers(
   prefix?: PrefixKv,
   /** EAGLE-3's midlayer: the token embeddings its attention reads next to the hidden input. */
   embedded?: Float64Array,
+  /** Each layer's attention window (undefined: full attention). */
+  windows: readonly (number | undefined)[] = [],
 ): StackOutput & LayerKv & { streams: Float64Array[] } {
   const { hidden, heads, kvHeads, headDim, intermediate, rmsEps } = spec;
   const rows = positions.length;
@@ -148,8 +155,13 @@ export function runLayers(
         const kvHead = Math.floor(h / groupSize);
         const qBase = (t * heads + h) * headDim;
         const count = prefixLen + t + 1;
+        // A window hides the attended rows before its first position (weight 0: left out of the softmax).
+        const window = windows[layerIndex];
+        const attends = (j: number) =>
+          window === undefined || (j < prefixLen ? j : positions[j - prefixLen]) > positions[t] - window;
         let max = -Infinity;
         for (let j = 0; j < count; j++) {
+          if (!attends(j)) continue;
           const keys = j < prefixLen ? prefixKeys! : k;
           const kBase = (j < prefixLen ? j : j - prefixLen) * kvDimension + kvHead * headDim;
           let dot = 0;
@@ -159,10 +171,12 @@ export function runLayers(
         }
         let denom = 0;
         for (let j = 0; j < count; j++) {
+          if (!attends(j)) continue;
           scores[j] = Math.exp(scores[j] - max);
           denom += scores[j];
         }
         for (let j = 0; j < count; j++) {
+          if (!attends(j)) continue;
           const values = j < prefixLen ? prefixValues! : v;
           const vBase = (j < prefixLen ? j : j - prefixLen) * kvDimension + kvHead * headDim;
           const weight = scores[j] / denom;
@@ -200,7 +214,15 @@ export function referenceTarget(
   layerCount = spec.layers,
 ): HeadOutput & LayerKv & { streams: Float64Array[] } {
   const pos = positions ?? tokens.map((_, i) => i);
-  const stack = runLayers(spec, weights.layers.slice(0, layerCount), embed(spec, weights, tokens), pos);
+  const stack = runLayers(
+    spec,
+    weights.layers.slice(0, layerCount),
+    embed(spec, weights, tokens),
+    pos,
+    undefined,
+    undefined,
+    layerWindows(spec, layerCount),
+  );
   const hidden = rmsNorm(stack.residual, tokens.length, spec.hidden, weights.finalNorm, spec.rmsEps);
   return {
     logits: matmul(hidden, tokens.length, spec.hidden, weights.lmHead, spec.vocab),

@@ -29,6 +29,12 @@ export interface ModelSpec {
    * often, a cheap draft for speed measurements.
    */
   residualScale?: { fromLayer: number; factor: number };
+  /**
+   * Sliding-window attention (gpt-oss, Gemma 3, Mistral): the listed layers attend only the `size` most
+   * recent positions, the row's own included (position p attends p - size + 1 .. p, gpt-oss's convention);
+   * the other layers attend every earlier position. Absent: every layer attends everything.
+   */
+  slidingWindow?: { size: number; layers: number[] };
 }
 
 export type DraftKind =
@@ -175,6 +181,25 @@ export function validateModelSpec(spec: ModelSpec): void {
     throw new SpecError("preamble", "must start with bosId");
   if (spec.preamble.some((t) => !Number.isInteger(t) || t < 0 || t >= spec.vocab))
     throw new SpecError("preamble", "token ids must be below vocab");
+  validateSlidingWindow(spec);
+}
+
+function validateSlidingWindow(spec: ModelSpec): void {
+  const window = spec.slidingWindow;
+  if (window === undefined) return;
+  if (!Number.isInteger(window.size) || window.size < 1)
+    throw new SpecError("slidingWindow/size", `must be an integer >= 1, got ${JSON.stringify(window.size)}`);
+  if (!Array.isArray(window.layers) || window.layers.length < 1)
+    throw new SpecError("slidingWindow/layers", "must name at least one layer");
+  window.layers.forEach((layer, i) => {
+    if (!Number.isInteger(layer) || layer < 0 || layer >= spec.layers)
+      throw new SpecError(
+        `slidingWindow/layers/${i}`,
+        `layer ${layer} is not a layer of the ${spec.layers}-layer model`,
+      );
+    if (window.layers.indexOf(layer) !== i)
+      throw new SpecError(`slidingWindow/layers/${i}`, `layer ${layer} is listed twice`);
+  });
 }
 
 export function kvDim(spec: ModelSpec): number {

@@ -24,6 +24,7 @@ import replayEquivalence from "./laws/replay-equivalence.ts";
 import retractInvariance from "./laws/retract-invariance.ts";
 import phaseContracts from "./laws/phase-contracts.ts";
 import positions from "./laws/positions.ts";
+import slidingWindow from "./laws/sliding-window.ts";
 import referenceDecode from "./laws/reference-decode.ts";
 import rowTokens from "./laws/row-tokens.ts";
 import treeSelection from "./laws/tree-selection.ts";
@@ -47,6 +48,7 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   draftReference,
   mirrorAcceptance,
   positions,
+  slidingWindow,
   rowTokens,
   phaseContracts,
   auxProvenance,
