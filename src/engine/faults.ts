@@ -84,6 +84,11 @@ export const FAULT_NAMES = [
    * the next rows attend keys outside the window.
    */
   "window-rollback-to-round-start",
+  /**
+   * vllm-project/speculators issue 574, kekzl/imp issue 897: the draft is built without the target's RoPE scaling
+   * (linear or YaRN), so its positions rotate at other frequencies: acceptance decays while output stays lossless.
+   */
+  "draft-rope-unscaled",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -3,6 +3,7 @@
 // math (RMSNorm, RoPE rotate-half, grouped-query attention, SwiGLU), not from the graph writers.
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
 import { layerWindows } from "./window.ts";
+import { ropeFrequencies, type RopeFrequencies } from "./rope-scaling.ts";
 import type {
   Eagle3Input,
   Eagle3MirrorWeights,
@@ -59,21 +60,22 @@ export function rmsNorm(
   return out;
 }
 
-/** HF Llama rotate-half RoPE on [rows, numHeads, headDim] in place. */
+/** HF Llama rotate-half RoPE on [rows, numHeads, headDim] in place, with the spec's scaling (rope-scaling.ts). */
 function applyRope(
   x: Float64Array,
   rows: number,
   numHeads: number,
   headDim: number,
   positions: readonly number[],
-  theta: number,
+  frequencies: RopeFrequencies,
 ): void {
   const half = headDim / 2;
+  const { invFreq, attentionFactor } = frequencies;
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < half; i++) {
-      const angle = positions[r] * Math.pow(theta, (-2 * i) / headDim);
-      const cos = Math.cos(angle);
-      const sin = Math.sin(angle);
+      const angle = positions[r] * invFreq[i];
+      const cos = Math.cos(angle) * attentionFactor;
+      const sin = Math.sin(angle) * attentionFactor;
       for (let h = 0; h < numHeads; h++) {
         const base = (r * numHeads + h) * headDim;
         const a = x[base + i];
@@ -119,6 +121,7 @@ export function runLayers(
   const groupSize = heads / kvHeads;
   const scale = 1 / Math.sqrt(headDim);
   const prefixLen = prefix?.length ?? 0;
+  const frequencies = ropeFrequencies(spec);
   const x = Float64Array.from(input);
   const keysOut: Float64Array[] = [];
   const valuesOut: Float64Array[] = [];
@@ -141,8 +144,8 @@ export function runLayers(
     const q = matmul(normed, rows, attnIn, layer.wq, heads * headDim);
     const k = matmul(normed, rows, attnIn, layer.wk, kvDimension);
     const v = matmul(normed, rows, attnIn, layer.wv, kvDimension);
-    applyRope(q, rows, heads, headDim, positions, spec.ropeTheta);
-    applyRope(k, rows, kvHeads, headDim, positions, spec.ropeTheta);
+    applyRope(q, rows, heads, headDim, positions, frequencies);
+    applyRope(k, rows, kvHeads, headDim, positions, frequencies);
     keysOut.push(k);
     valuesOut.push(v);
     const attn = new Float64Array(rows * heads * headDim);

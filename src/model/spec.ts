@@ -1,5 +1,6 @@
 // ModelSpec: everything that determines a generated model. Same spec -> same weights -> same ONNX bytes.
 import { BadInputError } from "../errors/bad-input.ts";
+import { checkRopeScaling, type RopeScaling } from "./rope-scaling.ts";
 
 export type Dtype = "float32" | "float64";
 
@@ -35,6 +36,8 @@ export interface ModelSpec {
    * the other layers attend every earlier position. Absent: every layer attends everything.
    */
   slidingWindow?: { size: number; layers: number[] };
+  /** Scaled RoPE (linear or YaRN, as transformers' rope_scaling): model/rope-scaling.ts. Absent: plain RoPE. */
+  ropeScaling?: RopeScaling;
 }
 
 export type DraftKind =
@@ -182,6 +185,10 @@ export function validateModelSpec(spec: ModelSpec): void {
   if (spec.preamble.some((t) => !Number.isInteger(t) || t < 0 || t >= spec.vocab))
     throw new SpecError("preamble", "token ids must be below vocab");
   validateSlidingWindow(spec);
+  if (spec.ropeScaling !== undefined)
+    checkRopeScaling(spec.ropeScaling, (field, reason) => {
+      throw new SpecError(field, reason);
+    });
 }
 
 function validateSlidingWindow(spec: ModelSpec): void {
@@ -200,6 +207,16 @@ function validateSlidingWindow(spec: ModelSpec): void {
     if (window.layers.indexOf(layer) !== i)
       throw new SpecError(`slidingWindow/layers/${i}`, `layer ${layer} is listed twice`);
   });
+}
+
+/**
+ * Issue 29's model families (sliding windows, scaled RoPE) are not exported to other engines yet (the HF and
+ * GGUF writers would drop them silently): no engine can declare them, so their cases stay with the reference.
+ */
+export function modelFamilyOutside(spec: ModelSpec): string | undefined {
+  if (spec.slidingWindow) return "sliding-window attention (not exported yet)";
+  if (spec.ropeScaling) return `${spec.ropeScaling.type}-scaled RoPE (not exported yet)`;
+  return undefined;
 }
 
 export function kvDim(spec: ModelSpec): number {

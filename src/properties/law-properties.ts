@@ -37,6 +37,9 @@ import prefixCacheDraftKv from "./laws/prefix-cache-draft-kv.ts";
 import abortFinality from "./laws/abort-finality.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
+  // First: the only property over the sliding-window and scaled-RoPE presets (the mixed space has none), so the
+  // mutant search reaches those families' faults in its first round.
+  slidingWindow,
   referenceDecode,
   lossless,
   terminationEquivalence,
@@ -48,7 +51,6 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   draftReference,
   mirrorAcceptance,
   positions,
-  slidingWindow,
   rowTokens,
   phaseContracts,
   auxProvenance,

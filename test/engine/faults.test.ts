@@ -161,6 +161,8 @@ const EXPOSURE: Record<
     laws: ["sliding window", "reference decode"],
     preset: "swa",
   },
+  // The swa preset's YaRN scaling: a mirror built without it rejects, yet the output stays the target's.
+  "draft-rope-unscaled": { draft: "mirror", laws: ["mirror acceptance", "draft reference"], preset: "swa" },
 };
 
 function faultCase(
