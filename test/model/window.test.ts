@@ -158,18 +158,7 @@ describe("window helpers", () => {
     const mask = new Float64Array(2 * 5);
     mask[4] = MASKED; // row 5 does not attend position 6
     markOutsideWindow(mask, [5, 6], [2, 3, 4, 5, 6], 3);
-    expect(Array.from(mask)).toEqual([
-      OUTSIDE_WINDOW,
-      0,
-      0,
-      0,
-      MASKED,
-      OUTSIDE_WINDOW,
-      OUTSIDE_WINDOW,
-      0,
-      0,
-      0,
-    ]);
+    expect(Array.from(mask)).toEqual([OUTSIDE_WINDOW, 0, 0, 0, MASKED, OUTSIDE_WINDOW, OUTSIDE_WINDOW, 0, 0, 0]);
     expect(windowStart(1, 4)).toBe(0);
     expect(windowStart(9, 4)).toBe(6);
   });
