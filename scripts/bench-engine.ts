@@ -228,13 +228,19 @@ async function instrumentCase(testCase: Case): Promise<void> {
   const models = loadModels(testCase);
   const runtime = testCase.engine.runtime;
   instrumentSession(
-    await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime),
+    await sessionFor(
+      models.target.graph.bytes,
+      models.target.graph.digest,
+      models.spec,
+      runtime,
+      models.target.graph.window,
+    ),
     "target",
   );
   // Every draft graph: one for chain/tree drafting, one per module in multi-layer mode.
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
   for (const graph of draftGraphs)
-    instrumentSession(await sessionFor(graph.bytes, graph.digest, models.spec, runtime), "draft");
+    instrumentSession(await sessionFor(graph.bytes, graph.digest, models.spec, runtime, graph.window), "draft");
 }
 
 const attributed: string[] = [];

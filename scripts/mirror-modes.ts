@@ -4,10 +4,12 @@
 // not cut by EOS, a stop id or max new tokens, ties, and the verdicts of mirror acceptance and lossless: the
 // README's table. A mode that lowered acceptance would show here before any output changed.
 //
-//   npx tsx scripts/mirror-modes.ts [--runs 100] [--seed 1] [--json]
+// --presets picks the model family (issue 29: `--presets swa,swa-f64`, the sliding-window presets).
+//
+//   npx tsx scripts/mirror-modes.ts [--runs 100] [--seed 1] [--presets tiny,tiny-f64,...] [--json]
 import fc from "fast-check";
 import { caseArbitrary } from "../src/properties/arbitraries/case.ts";
-import { space, type CaseSpace } from "../src/properties/arbitraries/space.ts";
+import { PROPERTY_PRESETS, space, type CaseSpace } from "../src/properties/arbitraries/space.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
 import { checkLaws } from "../src/check/runner.ts";
 import { readRounds } from "../src/laws/rounds.ts";
@@ -16,6 +18,12 @@ import { referenceSource } from "../src/sources/reference.ts";
 const FLAGS = defineFlags({
   runs: { type: "integer", min: 1, default: 100, description: "generated cases per mode" },
   seed: { type: "integer", default: 1, description: "fast-check seed" },
+  presets: {
+    type: "string",
+    default: PROPERTY_PRESETS.join(","),
+    valueName: "LIST",
+    description: "model presets, comma-separated (default the property presets)",
+  },
   json: { type: "boolean", description: "print one JSON object" },
 });
 
@@ -44,7 +52,13 @@ for (const [mode, overrides] of Object.entries(MODES)) {
   const cases = fc.sample(
     // Greedy requests without processing options: a processed target is no longer the mirror's argmax.
     caseArbitrary(
-      space({ drafts: ["mirror", "tapped-mirror"], draftWeights: {}, sampling: { options: [] }, ...overrides }),
+      space({
+        presets: values.presets.split(","),
+        drafts: ["mirror", "tapped-mirror"],
+        draftWeights: {},
+        sampling: { options: [] },
+        ...overrides,
+      }),
     ),
     { seed: values.seed, numRuns: values.runs },
   );
@@ -86,7 +100,7 @@ for (const [mode, overrides] of Object.entries(MODES)) {
 if (values.json) process.stdout.write(`${JSON.stringify({ seed: values.seed, runs: values.runs, modes: report })}\n`);
 else {
   const lines = [
-    `mirror and tapped-mirror drafts, ${values.runs} generated cases per mode, seed ${values.seed}`,
+    `mirror and tapped-mirror drafts on ${values.presets}, ${values.runs} generated cases per mode, seed ${values.seed}`,
     "| mode | rounds accepting all S (of rounds not cut) | mirror acceptance (holds / not checkable / fails) | lossless (holds / fails) | other laws failing |",
     "| --- | --- | --- | --- | --- |",
   ];

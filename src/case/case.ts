@@ -42,6 +42,35 @@ export const ModelSpecSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** Sliding-window attention: the listed layers attend the `size` most recent positions (their own included). */
+    slidingWindow: Type.Optional(
+      Type.Object(
+        {
+          size: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+          layers: Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { minItems: 1, maxItems: 1024 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** Scaled RoPE, as transformers' rope_scaling: linear (factor) or YaRN (factor, the original context, betas). */
+    ropeScaling: Type.Optional(
+      Type.Union([
+        Type.Object(
+          { type: Type.Literal("linear"), factor: Type.Number({ minimum: 1, maximum: 1e6 }) },
+          { additionalProperties: false },
+        ),
+        Type.Object(
+          {
+            type: Type.Literal("yarn"),
+            factor: Type.Number({ minimum: 1, maximum: 1e6 }),
+            originalMaxPositions: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+            betaFast: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+            betaSlow: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+          },
+          { additionalProperties: false },
+        ),
+      ]),
+    ),
   },
   { additionalProperties: false },
 );

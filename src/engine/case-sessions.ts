@@ -9,10 +9,16 @@ import type { EngineSessions } from "./context.ts";
 /** Sessions for a case's models (cached), shaped as the engine takes them. */
 export async function engineSessions(testCase: Case, models: LoadedModels): Promise<EngineSessions> {
   const runtime = testCase.engine.runtime;
-  const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
+  const target = await sessionFor(
+    models.target.graph.bytes,
+    models.target.graph.digest,
+    models.spec,
+    runtime,
+    models.target.graph.window,
+  );
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
   const drafts = await Promise.all(
-    draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)),
+    draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime, graph.window)),
   );
   const multiLayer = testCase.engine.multiLayer === true;
   const eagle3 = testCase.engine.mode === "speculative" ? models.draft?.eagle3 : undefined;

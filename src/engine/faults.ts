@@ -76,6 +76,19 @@ export const FAULT_NAMES = [
   "eagle3-fc-skipped",
   /** vLLM with a checkpoint lacking d2t (NeMo Automodel PR 2447): draft id d is drafted as target id d, the identity map. */
   "eagle3-d2t-missing",
+  /** sglang issue 22679: the draft-extend path builds its attention metadata without the sliding window: windowed layers of the draft attend everything. */
+  "window-missing-on-draft-extend",
+  /**
+   * transformers PR 47447, OpenVINO PR 37620 (sliding-window caches under speculation): a round with rejected
+   * drafts rolls the request's window back to where the round started instead of to its accepted length, so
+   * the next rows attend keys outside the window.
+   */
+  "window-rollback-to-round-start",
+  /**
+   * vllm-project/speculators issue 574, kekzl/imp issue 897: the draft is built without the target's RoPE scaling
+   * (linear or YaRN), so its positions rotate at other frequencies: acceptance decays while output stays lossless.
+   */
+  "draft-rope-unscaled",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -12,6 +12,7 @@ import type { DraftInputRows } from "./hidden-rows.ts";
 import type { KvPool, SlotOwner } from "./kv-pool.ts";
 import type { ReplayOutput, ReplayWrites } from "./padded-replay.ts";
 import { sampleRow, type RowSampler, type SampledRow } from "./row-sampler.ts";
+import { OUTSIDE_WINDOW, windowStart } from "../model/window.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
 
 /** Additive mask value for "not attended": finite so the mirror's prefix columns can be derived by * 0. */
@@ -38,6 +39,12 @@ export interface RowPlan {
   sampler?: RowSampler;
   /** Tree drafting: the draft candidate number this row carries (0 for the verify root). */
   candidate?: number;
+  /**
+   * Sliding-window attention (graphs with windowed layers): the first position the row's windowed layers attend,
+   * the window metadata a real engine passes with the KV indices. Undefined: none was passed, so they attend
+   * everything the full-attention layers do.
+   */
+  windowFrom?: number;
 }
 
 export interface ForwardPlan {
@@ -76,7 +83,25 @@ export function rowPlan(fields: RowPlan): RowPlan {
     placeholder: fields.placeholder,
     sampler: fields.sampler,
     candidate: fields.candidate,
+    windowFrom: fields.windowFrom,
   };
+}
+
+/**
+ * The window metadata of a decode or verify row at L + depth: from the request's window bookkeeping
+ * (targetWindowStart, the window of position L), as SWA engines keep it per request, not recomputed.
+ */
+export function targetWindowFrom(
+  context: { sessions: { target: ModelSession } },
+  request: { targetWindowStart: number },
+  depth: number,
+): number | undefined {
+  return context.sessions.target.window === undefined ? undefined : Math.max(0, request.targetWindowStart + depth);
+}
+
+/** The window metadata of a row at `position` of a session's graph: its window's first position (none unwindowed). */
+export function windowFromFor(session: ModelSession, position: number): number | undefined {
+  return session.window === undefined ? undefined : windowStart(position, session.window);
 }
 
 /** A forward plan with every field present, in one order (as rowPlan). */
@@ -151,6 +176,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     for (const other of row.attendBatchRows) mask[base + numCtx + other] = 0;
   });
   if (context.faults.has("cross-request-mask-leak")) leakAcrossRequests(rows, firstColumnOfRequest, mask, width);
+  const windowed = plan.session.window !== undefined;
+  if (windowed) markWindows(rows, ctxSlots, firstColumnOfRequest, persistedNeed, pool, mask, width);
 
   const tokens = new BigInt64Array(numRows);
   const positions = new BigInt64Array(numRows);
@@ -240,7 +267,10 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
           margin: margins[r],
           topLogit: topLogits[r],
           rawPredict: sampled[r]?.processed ? rawPredict[r] : undefined,
-          attended: readAttended(row.request, mask, r * width, width, columnOwners, pool, ctxSlots),
+          attended: readAttended(row.request, mask, r * width, width, columnOwners, pool, ctxSlots, windowed),
+          window: windowed
+            ? readAttended(row.request, mask, r * width, width, columnOwners, pool, ctxSlots, false)
+            : undefined,
         }),
       );
     }
@@ -311,7 +341,41 @@ function leakAcrossRequests(
   });
 }
 
-/** What one mask row (mask[base, base + width)) lets the row see, resolved through the slot owners. */
+/**
+ * Sliding windows: marks each row's attended columns before its windowFrom as OUTSIDE_WINDOW (seen by the
+ * full-attention layers only). Column positions: a request's persisted columns hold positions 0.. in order,
+ * temporary columns the positions their rows were written at, batch columns their rows' positions.
+ */
+function markWindows(
+  rows: readonly RowPlan[],
+  ctxSlots: readonly number[],
+  firstColumnOfRequest: ReadonlyMap<number, number>,
+  persistedNeed: ReadonlyMap<number, number>,
+  pool: KvPool,
+  mask: FloatArray,
+  width: number,
+): void {
+  const numCtx = ctxSlots.length;
+  const columnPositions = new Float64Array(width);
+  for (let column = 0; column < numCtx; column++)
+    columnPositions[column] = pool.ownerOf(ctxSlots[column])?.position ?? -1;
+  for (const [request, need] of persistedNeed) {
+    const start = firstColumnOfRequest.get(request);
+    if (start !== undefined) for (let p = 0; p < need; p++) columnPositions[start + p] = p;
+  }
+  rows.forEach((row, r) => (columnPositions[numCtx + r] = row.position));
+  rows.forEach((row, r) => {
+    if (row.windowFrom === undefined) return;
+    const base = r * width;
+    for (let column = 0; column < width; column++)
+      if (mask[base + column] === 0 && columnPositions[column] < row.windowFrom) mask[base + column] = OUTSIDE_WINDOW;
+  });
+}
+
+/**
+ * What one mask row (mask[base, base + width)) lets the row see, resolved through the slot owners: through the
+ * full-attention layers (OUTSIDE_WINDOW columns attended) or, with `outsideAttended` off, the windowed ones.
+ */
 function readAttended(
   request: number,
   mask: FloatArray,
@@ -321,7 +385,9 @@ function readAttended(
   /** Whether the request holds a column's slot as a persisted position of its own (a shared prefix's page). */
   pool: Pick<KvPool, "holdsPersisted">,
   ctxSlots: readonly number[],
+  outsideAttended: boolean,
 ): TraceRow["attended"] {
+  const seen = (value: number) => value === 0 || (outsideAttended && value === OUTSIDE_WINDOW);
   const numCtx = columnOwners.length;
   // Persisted positions merged into ranges as they come: columns are laid out in position order, so only
   // a scrambled layout (a bug) needs the collect-and-sort path.
@@ -331,7 +397,7 @@ function readAttended(
   const foreign: { request: number; position: number }[] = [];
   const batchRows: number[] = [];
   for (let column = 0; column < numCtx; column++) {
-    if (mask[base + column] !== 0) continue;
+    if (!seen(mask[base + column])) continue;
     const owner = columnOwners[column];
     // A shared prefix's slots keep their writer as owner; the request holds them at the same positions.
     if (!owner || (owner.request !== request && !pool.holdsPersisted(request, ctxSlots[column])))
@@ -348,7 +414,7 @@ function readAttended(
       else ranges.push([position, position]);
     }
   }
-  for (let column = numCtx; column < width; column++) if (mask[base + column] === 0) batchRows.push(column - numCtx);
+  for (let column = numCtx; column < width; column++) if (seen(mask[base + column])) batchRows.push(column - numCtx);
   if (scrambled) {
     scrambled.sort((a, b) => a - b);
     ranges = [];

@@ -61,6 +61,12 @@ export class Request {
   prefilledLength = 0;
   /** L: verified tokens with target KV (positions 0..L-1). */
   targetKvLength = 0;
+  /**
+   * Sliding-window targets: the first position the windowed layers of the row at L attend, L - window + 1
+   * (below 0 while the sequence is shorter than the window), kept as SWA engines keep their window bookkeeping:
+   * set by prefill, moved by each decode step and verify round (verify.ts commitWindow).
+   */
+  targetWindowStart = 0;
   /** Persisted draft KV rows (anchors 0..draftKvLength-1). */
   draftKvLength = 0;
   /** The draft's top-K after x_L (d_1 is tokens[0]) for the next round, and the draft hidden state produced with it. */

@@ -6,6 +6,7 @@ import type { Case } from "../case/case.ts";
 import { checkCaseConsistency } from "../case/consistency.ts";
 import { stepBound } from "../case/limits.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
+import { buildDraft } from "../model/build.ts";
 import { runtimeInfo } from "../runtime/ort.ts";
 import { TRACE_FORMAT_VERSION, type Trace } from "../trace/schema.ts";
 import { mapPacked, traceRequest } from "../trace/records.ts";
@@ -33,6 +34,18 @@ export interface RunOptions {
 }
 
 /**
+ * The models as the engine loads them: the case's, except under the draft-rope-unscaled fault, whose draft is
+ * built from the target's config without its rope_scaling (vllm-project/speculators issue 574, kekzl/imp issue
+ * 897): the same weights rotating at other frequencies, so acceptance decays with position, output lossless.
+ */
+function engineModels(testCase: Case, models: LoadedModels): LoadedModels {
+  if (!testCase.engine.faults.includes("draft-rope-unscaled") || !models.draft || !testCase.draft) return models;
+  const { ropeScaling: _dropped, ...unscaled } = models.spec;
+  const numModules = models.draft.graphs.length;
+  return { ...models, draft: buildDraft({ ...models.target, spec: unscaled }, testCase.draft, numModules) };
+}
+
+/**
  * The reference engine for a case, as runCase steps it: models loaded, sessions (cached), the drafter the
  * case's draft kind implies. The caller steps it and releases it.
  */
@@ -40,7 +53,7 @@ export async function createEngine(
   testCase: Case,
   options: Omit<EngineOptions, "drafter">,
 ): Promise<{ engine: Engine; models: LoadedModels }> {
-  const models = loadModels(testCase);
+  const models = engineModels(testCase, loadModels(testCase));
   const sessions = await engineSessions(testCase, models);
   const drafter = testCase.draft?.kind === "ngram" ? "ngram" : "model";
   return { engine: new Engine(testCase.engine, models.spec, sessions, { ...options, drafter }), models };

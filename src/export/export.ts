@@ -11,7 +11,8 @@ import { writeFilesAtomic } from "../schema/atomic-write.ts";
 import { ggufFiles } from "./gguf.ts";
 import { eagle3Checkpoint, EAGLE3_ARCHITECTURE } from "./eagle3-hf.ts";
 import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "./hf.ts";
-import { defaultDraftSpec } from "../model/spec.ts";
+import { defaultDraftSpec, modelFamilyOutside } from "../model/spec.ts";
+import { BadInputError } from "../errors/bad-input.ts";
 
 export type ExportFormat = "onnx" | "hf" | "gguf";
 export const EXPORT_FORMATS: readonly ExportFormat[] = ["onnx", "hf", "gguf"];
@@ -20,6 +21,10 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
   const models = loadModels(golden.cases[0].case);
   const spec = models.spec;
   const suite = golden.suite;
+  // The HF and GGUF writers know plain Llama: a window or a RoPE scaling would be dropped silently (issue 29).
+  const family = format === "onnx" ? undefined : modelFamilyOutside(spec);
+  if (family)
+    throw new BadInputError(`suite ${suite}: ${family} in format ${format}`, { jsonPath: "/cases/0/case/model" });
   const files: CheckpointFiles = new Map();
   const add = (dir: string, checkpoint: CheckpointFiles) => {
     for (const [name, content] of checkpoint) files.set(`${suite}/${dir}/${name}`, content);

@@ -12,6 +12,7 @@ import { law as acceptanceCorrectness } from "./acceptance-correctness.ts";
 import { law as draftReference } from "./draft-reference.ts";
 import { law as mirrorAcceptance } from "./mirror-acceptance.ts";
 import { law as positions } from "./positions.ts";
+import { law as slidingWindow } from "./sliding-window.ts";
 import { law as rowTokens } from "./row-tokens.ts";
 import { law as phaseContracts } from "./phase-contracts.ts";
 import { law as auxProvenance } from "./aux-provenance.ts";
@@ -45,6 +46,7 @@ export const LAWS: readonly Law[] = [
   draftReference,
   mirrorAcceptance,
   positions,
+  slidingWindow,
   rowTokens,
   phaseContracts,
   auxProvenance,

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { writeEagle3Graph, writeEagle3MirrorGraph } from "./eagle3-graphs.ts";
 import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "./graphs.ts";
+import { stackWindow } from "./window.ts";
 import {
   eagle3Options,
   isEagle3,
@@ -30,6 +31,8 @@ export interface BuiltGraph {
   /** sha256 of the ONNX bytes: identifies the model in traces and golden files. */
   digest: string;
   layers: number;
+  /** Sliding-window attention: the window of the graph's windowed layers (undefined: none is windowed). */
+  window?: number;
 }
 
 export interface TargetModel {
@@ -65,8 +68,10 @@ export function digestOf(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-function built(bytes: Uint8Array, layers: number): BuiltGraph {
-  return { bytes, digest: digestOf(bytes), layers };
+function built(bytes: Uint8Array, layers: number, window?: number): BuiltGraph {
+  return window === undefined
+    ? { bytes, digest: digestOf(bytes), layers }
+    : { bytes, digest: digestOf(bytes), layers, window };
 }
 
 const targetCache = new Map<string, TargetModel>();
@@ -82,7 +87,12 @@ export function buildTarget(spec: ModelSpec, layerStreams = false): TargetModel 
   if (!model) {
     validateModelSpec(spec);
     const weights = layerStreams ? buildTarget(spec).weights : generateTargetWeights(spec);
-    model = { spec, weights, graph: built(writeTargetGraph(spec, weights, layerStreams), spec.layers), layerStreams };
+    model = {
+      spec,
+      weights,
+      graph: built(writeTargetGraph(spec, weights, layerStreams), spec.layers, stackWindow(spec)),
+      layerStreams,
+    };
     targetCache.set(key, model);
   }
   return model;
@@ -111,7 +121,7 @@ export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1
       const mirror = generateEagle3MirrorWeights(spec, target.weights, draft);
       model = {
         spec: draft,
-        graphs: [built(writeEagle3MirrorGraph(spec, draft, target.weights, mirror), spec.layers)],
+        graphs: [built(writeEagle3MirrorGraph(spec, draft, target.weights, mirror), spec.layers, stackWindow(spec))],
         stack: target.weights,
         eagle3: { options, input: mirror },
         eagle3Mirror: mirror,
@@ -141,7 +151,7 @@ export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1
       let graph = mirrorGraphCache.get(graphKey);
       if (!graph) {
         const options = { stack, layerCount, step, tap: tap && { vector: tap, delta: draft.tapDelta } };
-        graph = built(writeMirrorGraph(spec, draft, options), layerCount);
+        graph = built(writeMirrorGraph(spec, draft, options), layerCount, stackWindow(spec, layerCount));
         mirrorGraphCache.set(graphKey, graph);
       }
       return graph;

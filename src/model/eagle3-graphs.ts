@@ -1,6 +1,7 @@
 // The EAGLE-3 graph writers, over the shared decoder-stack writer (graphs.ts) and its calling convention plus
 // aux_in [T, auxLayers * H]: the EAGLE-3 head in the checkpoint layout, and the EAGLE-3 mirror. A row fed
 // auxiliary states (draft extend) has hidden_in zero; a draft-decode row has aux_in zero (fc(0) = 0 exactly).
+import { layerWindows, stackWindow } from "./window.ts";
 import { mirrorPrefix, writeStackGraph } from "./graphs.ts";
 import { eagle3Options, MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
 import type { Eagle3MirrorWeights, Eagle3Weights, TargetWeights } from "./weights.ts";
@@ -59,5 +60,6 @@ export function writeEagle3MirrorGraph(
     hasHiddenInput: true,
     eagle3: { fc: mirror.fc, inputNorm: mirror.inputNorm, auxWidth: auxWidth(spec, draft), tapDraftInput: true },
     lmHead: { weights: mirror.lmHead, vocab: spec.vocab },
+    ...(stackWindow(spec) !== undefined ? { windows: layerWindows(spec) } : {}),
   });
 }

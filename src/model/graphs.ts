@@ -11,6 +11,7 @@ import { GraphBuilder } from "./onnx-builder.ts";
 import { referenceTarget, type PrefixKv } from "./reference-forward.ts";
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
 import { ropeByOperator, ropeBySwappedWeights } from "./rope-graph.ts";
+import { hasFullLayer, layerWindows, OUTSIDE_WINDOW, stackWindow } from "./window.ts";
 import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
 
 /**
@@ -22,6 +23,9 @@ export const TOP_K = 8;
 
 /** float64 attention scores are raised to this before the softmax (see the decoder stack's attention). */
 export const FLOAT64_SCORE_FLOOR = -600;
+
+/** The additive value of a column no row attends (the engine's: finite, so the prefix columns derive by * 0). */
+const NOT_ATTENDED = -1e9;
 
 export interface StackGraph {
   name: string;
@@ -47,6 +51,11 @@ export interface StackGraph {
   hiddenBeforeNorm?: boolean;
   /** An LM head of its own (EAGLE-3: over the draft vocabulary); default the target's. */
   lmHead?: { weights: Float64Array; vocab: number };
+  /**
+   * Sliding-window attention: each layer's window (undefined: full attention). Windowed layers read the mask as
+   * is, the others with OUTSIDE_WINDOW columns attended (window.ts); the prefix's columns are windowed here.
+   */
+  windows?: readonly (number | undefined)[];
   /** Target for EAGLE-3: also output layer_hidden [layers + 1, T, H], the residual stream before each layer and after the last. */
   layerStreams?: boolean;
 }
@@ -88,7 +97,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   const kCache = g.input("k_cache", spec.dtype, [layerCount, "S", kvDimension]);
   const vCache = g.input("v_cache", spec.dtype, [layerCount, "S", kvDimension]);
   const ctxSlots = g.input("ctx_slots", "int64", ["C"]);
-  let mask = g.input("mask", spec.dtype, ["T", "CT"]);
+  const maskInput = g.input("mask", spec.dtype, ["T", "CT"]);
 
   const shape = (name: string, dims: number[]) => g.int64(g.fresh(name), [dims.length], dims);
   const axesLast = shape("axes_last", [-1]);
@@ -117,14 +126,36 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       ? ropeByOperator(g, spec, ropePositions, axis1)
       : ropeBySwappedWeights(g, spec, ropePositions);
 
+  // Sliding windows: windowed layers read the mask as is (OUTSIDE_WINDOW is as good as masked to a softmax);
+  // full-attention layers read OUTSIDE_WINDOW columns as attended. A graph without windows keeps its nodes.
+  const windows = graph.windows ?? [];
+  const window = windows.find((size) => size !== undefined);
+  let mask =
+    window !== undefined && hasFullLayer(graph.layers.map((_, l) => windows[l]))
+      ? g.op("Where", [g.op("Equal", [maskInput, g.scalar(OUTSIDE_WINDOW)]), g.scalar(0), maskInput])
+      : maskInput;
+  let windowMask = maskInput;
+
   // Mirror prefix: constant columns that every row attends to, prepended to the mask as zeros.
   const prefixLength = graph.prefix?.length ?? 0;
   if (prefixLength > 0) {
-    const firstColumn = g.op("Slice", [mask, shape("s0", [0]), shape("one", [1]), axis1]);
+    const firstColumn = g.op("Slice", [maskInput, shape("s0", [0]), shape("one", [1]), axis1]);
     const zeros = g.op("Mul", [firstColumn, g.scalar(0)]); // mask values are finite, so * 0 is exactly 0
     const prefixColumns =
       prefixLength === 1 ? zeros : g.op("Tile", [zeros, shape("prefix_repeats", [1, prefixLength])]);
     mask = g.op("Concat", [prefixColumns, mask], { axis: 1 });
+    if (window !== undefined) {
+      // The prefix sits at RoPE positions 0 .. prefixLength - 1: a windowed row attends the ones within its window.
+      const prefixPositions = g.int64(
+        "prefix_positions",
+        [1, prefixLength],
+        Array.from({ length: prefixLength }, (_, j) => j),
+      );
+      const distance = g.op("Sub", [g.op("Unsqueeze", [ropePositions, axis1]), prefixPositions]); // [T, prefix]
+      const inWindow = g.op("Less", [distance, g.int64("window_size", [], [window])]);
+      const windowColumns = g.op("Where", [inWindow, g.scalar(0), g.scalar(NOT_ATTENDED)]);
+      windowMask = g.op("Concat", [windowColumns, windowMask], { axis: 1 });
+    }
   }
 
   // EAGLE-3: the draft input, fc over the (optionally normed) auxiliary states plus the hidden input.
@@ -180,7 +211,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     const expanded = g.op("Expand", [g.op("Unsqueeze", [perHead, axis1]), expandShape]);
     return g.op("Reshape", [expanded, mergedHeadsShape]);
   };
-  const attention = (q: string, keys: string, values: string): string => {
+  const attention = (q: string, keys: string, values: string, mask: string): string => {
     if (spec.dtype === "float32")
       return g.op("Attention", [q, keys, values, mask], {
         q_num_heads: heads,
@@ -232,7 +263,12 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       keyParts.unshift(g.weight(`l${l}_prefix_k`, [1, prefixLength, kvDimension], graph.prefix.keys[l]));
       valueParts.unshift(g.weight(`l${l}_prefix_v`, [1, prefixLength, kvDimension], graph.prefix.values[l]));
     }
-    const attended = attention(q, g.op("Concat", keyParts, { axis: 1 }), g.op("Concat", valueParts, { axis: 1 }));
+    const attended = attention(
+      q,
+      g.op("Concat", keyParts, { axis: 1 }),
+      g.op("Concat", valueParts, { axis: 1 }),
+      windows[l] === undefined ? mask : windowMask,
+    );
     const projected = g.op("MatMul", [attended, g.weight(`l${l}_wo`, [qDimension, hidden], layer.wo)]);
     x = g.op("Add", [x, projected]);
     const mlpIn = rmsNorm(x, layer.mlpNorm, `l${l}_mlp_norm`);
@@ -317,6 +353,7 @@ export function writeTargetGraph(spec: ModelSpec, weights: TargetWeights, layerS
     logitScale: 1,
     hasHiddenInput: false,
     ...(layerStreams ? { layerStreams } : {}),
+    ...(stackWindow(spec) !== undefined ? { windows: layerWindows(spec) } : {}),
   });
 }
 
@@ -357,6 +394,7 @@ export function writeMirrorGraph(spec: ModelSpec, draft: DraftSpec, options: Mir
     logitScale: MIRROR_LOGIT_SCALE,
     tap: options.tap,
     hasHiddenInput: true,
+    ...(stackWindow(spec, options.layerCount) !== undefined ? { windows: layerWindows(spec, options.layerCount) } : {}),
   });
 }
 

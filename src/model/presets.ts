@@ -49,6 +49,24 @@ export const PRESETS: Record<string, ModelSpec> = {
     intermediate: 96,
     seed: 11,
   }),
+  /**
+   * The 2026 families, gpt-oss style: sliding-window attention on layer 0 only (gpt-oss alternates windowed and
+   * full layers), a window of 4 positions so generated prompts (a 5-token preamble and more) cross it in their
+   * first rows, and YaRN-scaled RoPE (factor 4 over an original context of 16 positions).
+   */
+  swa: preset("swa", {
+    seed: 13,
+    slidingWindow: { size: 4, layers: [0] },
+    ropeScaling: { type: "yarn", factor: 4, originalMaxPositions: 16 },
+  }),
+  /** Every layer windowed (3 positions), float64, 3 layers, linearly scaled RoPE (factor 2). */
+  "swa-f64": preset("swa-f64", {
+    dtype: "float64",
+    layers: 3,
+    seed: 17,
+    slidingWindow: { size: 3, layers: [0, 1, 2] },
+    ropeScaling: { type: "linear", factor: 2 },
+  }),
   /** A model whose forward takes >= 1 ms on 2 cores: the engine-overhead benchmark runs on it. */
   medium: preset("medium", {
     vocab: 2048,
@@ -88,5 +106,8 @@ export function presetNames(): string[] {
 export function getPreset(name: string, dtype?: Dtype): ModelSpec {
   const spec = PRESETS[name];
   if (!spec) throw new Error(`unknown model preset '${name}' (known: ${presetNames().join(", ")})`);
-  return dtype ? { ...spec, dtype } : { ...spec, preamble: [...spec.preamble] };
+  const copy = { ...spec, preamble: [...spec.preamble] };
+  if (spec.slidingWindow) copy.slidingWindow = { ...spec.slidingWindow, layers: [...spec.slidingWindow.layers] };
+  if (spec.ropeScaling) copy.ropeScaling = { ...spec.ropeScaling };
+  return dtype ? { ...copy, dtype } : copy;
 }

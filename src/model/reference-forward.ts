@@ -2,6 +2,8 @@
 // One causal sequence at a time. Tests prove every ONNX graph against it; it is written from the
 // math (RMSNorm, RoPE rotate-half, grouped-query attention, SwiGLU), not from the graph writers.
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
+import { layerWindows } from "./window.ts";
+import { ropeFrequencies, type RopeFrequencies } from "./rope-scaling.ts";
 import type {
   Eagle3Input,
   Eagle3MirrorWeights,
@@ -58,21 +60,22 @@ export function rmsNorm(
   return out;
 }
 
-/** HF Llama rotate-half RoPE on [rows, numHeads, headDim] in place. */
+/** HF Llama rotate-half RoPE on [rows, numHeads, headDim] in place, with the spec's scaling (rope-scaling.ts). */
 function applyRope(
   x: Float64Array,
   rows: number,
   numHeads: number,
   headDim: number,
   positions: readonly number[],
-  theta: number,
+  frequencies: RopeFrequencies,
 ): void {
   const half = headDim / 2;
+  const { invFreq, attentionFactor } = frequencies;
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < half; i++) {
-      const angle = positions[r] * Math.pow(theta, (-2 * i) / headDim);
-      const cos = Math.cos(angle);
-      const sin = Math.sin(angle);
+      const angle = positions[r] * invFreq[i];
+      const cos = Math.cos(angle) * attentionFactor;
+      const sin = Math.sin(angle) * attentionFactor;
       for (let h = 0; h < numHeads; h++) {
         const base = (r * numHeads + h) * headDim;
         const a = x[base + i];
@@ -96,7 +99,11 @@ export interface LayerKv {
   values: Float64Array[];
 }
 
-/** Runs decoder layers causally over one sequence whose input rows are x [T, hidden]. */
+/**
+ * Runs decoder layers causally over one sequence whose input rows are x [T, hidden]. A layer with a window
+ * (sliding-window attention) lets the row at position p attend positions p - window + 1 .. p only; prefix rows
+ * sit at positions 0 .. prefix.length - 1.
+ */
 export function runLayers(
   spec: ModelSpec,
   layers: readonly LayerWeights[],
@@ -105,6 +112,8 @@ export function runLayers(
   prefix?: PrefixKv,
   /** EAGLE-3's midlayer: the token embeddings its attention reads next to the hidden input. */
   embedded?: Float64Array,
+  /** Each layer's attention window (undefined: full attention). */
+  windows: readonly (number | undefined)[] = [],
 ): StackOutput & LayerKv & { streams: Float64Array[] } {
   const { hidden, heads, kvHeads, headDim, intermediate, rmsEps } = spec;
   const rows = positions.length;
@@ -112,6 +121,7 @@ export function runLayers(
   const groupSize = heads / kvHeads;
   const scale = 1 / Math.sqrt(headDim);
   const prefixLen = prefix?.length ?? 0;
+  const frequencies = ropeFrequencies(spec);
   const x = Float64Array.from(input);
   const keysOut: Float64Array[] = [];
   const valuesOut: Float64Array[] = [];
@@ -134,8 +144,8 @@ export function runLayers(
     const q = matmul(normed, rows, attnIn, layer.wq, heads * headDim);
     const k = matmul(normed, rows, attnIn, layer.wk, kvDimension);
     const v = matmul(normed, rows, attnIn, layer.wv, kvDimension);
-    applyRope(q, rows, heads, headDim, positions, spec.ropeTheta);
-    applyRope(k, rows, kvHeads, headDim, positions, spec.ropeTheta);
+    applyRope(q, rows, heads, headDim, positions, frequencies);
+    applyRope(k, rows, kvHeads, headDim, positions, frequencies);
     keysOut.push(k);
     valuesOut.push(v);
     const attn = new Float64Array(rows * heads * headDim);
@@ -148,8 +158,13 @@ export function runLayers(
         const kvHead = Math.floor(h / groupSize);
         const qBase = (t * heads + h) * headDim;
         const count = prefixLen + t + 1;
+        // A window hides the attended rows before its first position (weight 0: left out of the softmax).
+        const window = windows[layerIndex];
+        const attends = (j: number) =>
+          window === undefined || (j < prefixLen ? j : positions[j - prefixLen]) > positions[t] - window;
         let max = -Infinity;
         for (let j = 0; j < count; j++) {
+          if (!attends(j)) continue;
           const keys = j < prefixLen ? prefixKeys! : k;
           const kBase = (j < prefixLen ? j : j - prefixLen) * kvDimension + kvHead * headDim;
           let dot = 0;
@@ -159,10 +174,12 @@ export function runLayers(
         }
         let denom = 0;
         for (let j = 0; j < count; j++) {
+          if (!attends(j)) continue;
           scores[j] = Math.exp(scores[j] - max);
           denom += scores[j];
         }
         for (let j = 0; j < count; j++) {
+          if (!attends(j)) continue;
           const values = j < prefixLen ? prefixValues! : v;
           const vBase = (j < prefixLen ? j : j - prefixLen) * kvDimension + kvHead * headDim;
           const weight = scores[j] / denom;
@@ -200,7 +217,15 @@ export function referenceTarget(
   layerCount = spec.layers,
 ): HeadOutput & LayerKv & { streams: Float64Array[] } {
   const pos = positions ?? tokens.map((_, i) => i);
-  const stack = runLayers(spec, weights.layers.slice(0, layerCount), embed(spec, weights, tokens), pos);
+  const stack = runLayers(
+    spec,
+    weights.layers.slice(0, layerCount),
+    embed(spec, weights, tokens),
+    pos,
+    undefined,
+    undefined,
+    layerWindows(spec, layerCount),
+  );
   const hidden = rmsNorm(stack.residual, tokens.length, spec.hidden, weights.finalNorm, spec.rmsEps);
   return {
     logits: matmul(hidden, tokens.length, spec.hidden, weights.lmHead, spec.vocab),

@@ -3,7 +3,13 @@
 // operator has no kernel for) folds rotate-half into the projection and applies x * cos + swapped * sin.
 import type { GraphBuilder } from "./onnx-builder.ts";
 import type { ModelSpec } from "./spec.ts";
+import { ropeFrequencies } from "./rope-scaling.ts";
 import type { LayerWeights } from "./weights.ts";
+
+/** YaRN's attention factor on cos and sin; plain RoPE's tables are not multiplied at all (their bytes stay). */
+function scaled(value: number, attentionFactor: number): number {
+  return attentionFactor === 1 ? value : value * attentionFactor;
+}
 
 /** Positions beyond maxPositions that the RoPE tables still cover (mirror modules run at anchor + k + 1). */
 export const ROPE_TABLE_SLACK = 16;
@@ -14,6 +20,7 @@ export const ROPE_TABLE_SLACK = 16;
  */
 function ropeTables(spec: ModelSpec, heads: number): { cos: Float64Array; sinSigned: Float64Array; rows: number } {
   const rows = spec.maxPositions + ROPE_TABLE_SLACK;
+  const { invFreq, attentionFactor } = ropeFrequencies(spec);
   const { headDim } = spec;
   const half = headDim / 2;
   const width = heads * headDim;
@@ -21,13 +28,15 @@ function ropeTables(spec: ModelSpec, heads: number): { cos: Float64Array; sinSig
   const sinSigned = new Float64Array(rows * width);
   for (let p = 0; p < rows; p++) {
     for (let i = 0; i < half; i++) {
-      const angle = p * Math.pow(spec.ropeTheta, (-2 * i) / headDim);
+      const angle = p * invFreq[i];
+      const cosine = scaled(Math.cos(angle), attentionFactor);
+      const sine = scaled(Math.sin(angle), attentionFactor);
       for (let h = 0; h < heads; h++) {
         const base = p * width + h * headDim;
-        cos[base + i] = cos[base + i + half] = Math.cos(angle);
+        cos[base + i] = cos[base + i + half] = cosine;
         // rotate_half(x) * sin == swap_halves(x) * [-sin, sin].
-        sinSigned[base + i] = -Math.sin(angle);
-        sinSigned[base + i + half] = Math.sin(angle);
+        sinSigned[base + i] = -sine;
+        sinSigned[base + i + half] = sine;
       }
     }
   }
@@ -73,11 +82,12 @@ export function ropeByOperator(g: GraphBuilder, spec: ModelSpec, positions: stri
   const half = headDim / 2;
   const cos = new Float64Array(rows * half);
   const sin = new Float64Array(rows * half);
+  const { invFreq, attentionFactor } = ropeFrequencies(spec);
   for (let p = 0; p < rows; p++)
     for (let i = 0; i < half; i++) {
-      const angle = p * Math.pow(spec.ropeTheta, (-2 * i) / headDim);
-      cos[p * half + i] = Math.cos(angle);
-      sin[p * half + i] = Math.sin(angle);
+      const angle = p * invFreq[i];
+      cos[p * half + i] = scaled(Math.cos(angle), attentionFactor);
+      sin[p * half + i] = scaled(Math.sin(angle), attentionFactor);
     }
   const cosCache = g.weight("rope_cos", [rows, half], cos);
   const sinCache = g.weight("rope_sin", [rows, half], sin);

@@ -1,5 +1,6 @@
 // ModelSpec: everything that determines a generated model. Same spec -> same weights -> same ONNX bytes.
 import { BadInputError } from "../errors/bad-input.ts";
+import { checkRopeScaling, type RopeScaling } from "./rope-scaling.ts";
 
 export type Dtype = "float32" | "float64";
 
@@ -29,6 +30,14 @@ export interface ModelSpec {
    * often, a cheap draft for speed measurements.
    */
   residualScale?: { fromLayer: number; factor: number };
+  /**
+   * Sliding-window attention (gpt-oss, Gemma 3, Mistral): the listed layers attend only the `size` most
+   * recent positions, the row's own included (position p attends p - size + 1 .. p, gpt-oss's convention);
+   * the other layers attend every earlier position. Absent: every layer attends everything.
+   */
+  slidingWindow?: { size: number; layers: number[] };
+  /** Scaled RoPE (linear or YaRN, as transformers' rope_scaling): model/rope-scaling.ts. Absent: plain RoPE. */
+  ropeScaling?: RopeScaling;
 }
 
 export type DraftKind =
@@ -175,6 +184,39 @@ export function validateModelSpec(spec: ModelSpec): void {
     throw new SpecError("preamble", "must start with bosId");
   if (spec.preamble.some((t) => !Number.isInteger(t) || t < 0 || t >= spec.vocab))
     throw new SpecError("preamble", "token ids must be below vocab");
+  validateSlidingWindow(spec);
+  if (spec.ropeScaling !== undefined)
+    checkRopeScaling(spec.ropeScaling, (field, reason) => {
+      throw new SpecError(field, reason);
+    });
+}
+
+function validateSlidingWindow(spec: ModelSpec): void {
+  const window = spec.slidingWindow;
+  if (window === undefined) return;
+  if (!Number.isInteger(window.size) || window.size < 1)
+    throw new SpecError("slidingWindow/size", `must be an integer >= 1, got ${JSON.stringify(window.size)}`);
+  if (!Array.isArray(window.layers) || window.layers.length < 1)
+    throw new SpecError("slidingWindow/layers", "must name at least one layer");
+  window.layers.forEach((layer, i) => {
+    if (!Number.isInteger(layer) || layer < 0 || layer >= spec.layers)
+      throw new SpecError(
+        `slidingWindow/layers/${i}`,
+        `layer ${layer} is not a layer of the ${spec.layers}-layer model`,
+      );
+    if (window.layers.indexOf(layer) !== i)
+      throw new SpecError(`slidingWindow/layers/${i}`, `layer ${layer} is listed twice`);
+  });
+}
+
+/**
+ * Issue 29's model families (sliding windows, scaled RoPE) are not exported to other engines yet (the HF and
+ * GGUF writers would drop them silently): no engine can declare them, so their cases stay with the reference.
+ */
+export function modelFamilyOutside(spec: ModelSpec): string | undefined {
+  if (spec.slidingWindow) return "sliding-window attention (not exported yet)";
+  if (spec.ropeScaling) return `${spec.ropeScaling.type}-scaled RoPE (not exported yet)`;
+  return undefined;
 }
 
 export function kvDim(spec: ModelSpec): number {

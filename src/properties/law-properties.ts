@@ -24,6 +24,7 @@ import replayEquivalence from "./laws/replay-equivalence.ts";
 import retractInvariance from "./laws/retract-invariance.ts";
 import phaseContracts from "./laws/phase-contracts.ts";
 import positions from "./laws/positions.ts";
+import slidingWindow from "./laws/sliding-window.ts";
 import referenceDecode from "./laws/reference-decode.ts";
 import rowTokens from "./laws/row-tokens.ts";
 import treeSelection from "./laws/tree-selection.ts";
@@ -36,6 +37,9 @@ import prefixCacheDraftKv from "./laws/prefix-cache-draft-kv.ts";
 import abortFinality from "./laws/abort-finality.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
+  // First: the only property over the sliding-window and scaled-RoPE presets (the mixed space has none), so the
+  // mutant search reaches those families' faults in its first round.
+  slidingWindow,
   referenceDecode,
   lossless,
   terminationEquivalence,

@@ -3,6 +3,7 @@
 // them). Target: x_0..x_{length-1} at positions 0..length-1. Draft (chain or tree): the extend rows at
 // anchors 0..length-1, h_i paired with x_{i+1}. Draft module k: h_i paired with x_{i+k+1}.
 import type { ModelSpec } from "../model/spec.ts";
+import { markOutsideWindow } from "../model/window.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import type { TeacherForcedTarget } from "./cache-free.ts";
 
@@ -23,6 +24,8 @@ async function run(
   const Float = spec.dtype === "float32" ? Float32Array : Float64Array;
   const mask = new Float(rows * rows);
   for (let r = 0; r < rows; r++) for (let c = r + 1; c < rows; c++) mask[r * rows + c] = -1e9;
+  const positions = tokens.map((_, i) => i);
+  if (session.window !== undefined) markOutsideWindow(mask, positions, positions, session.window);
   const emptyCache = new Float(layers * spec.kvHeads * spec.headDim);
   const result = await session.run({
     tokens: BigInt64Array.from(tokens, BigInt),

@@ -3,6 +3,7 @@
 // recomputation of the draft chain over the verified sequence. Used by the engine's laws and by
 // validation of third-party outputs alike.
 import type { ModelSpec } from "../model/spec.ts";
+import { markOutsideWindow } from "../model/window.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "../engine/topk.ts";
 import { auxStates, toTargetPrediction, zeros } from "./eagle3-rows.ts";
@@ -30,9 +31,12 @@ export interface TeacherForcedTarget {
   logits?: FloatArray;
 }
 
-function causalMask(rows: number, dtype: ModelSpec["dtype"]): FloatArray {
+/** Row r attends rows 0..r; a windowed graph's windowed layers only those within its window (by position). */
+function causalMask(positions: readonly number[], dtype: ModelSpec["dtype"], window?: number): FloatArray {
+  const rows = positions.length;
   const mask = dtype === "float32" ? new Float32Array(rows * rows) : new Float64Array(rows * rows);
   for (let r = 0; r < rows; r++) for (let c = r + 1; c < rows; c++) mask[r * rows + c] = -1e9;
+  if (window !== undefined) markOutsideWindow(mask, positions, positions, window);
   return mask;
 }
 
@@ -61,7 +65,7 @@ async function runCacheFree(
     vCache: emptyCache,
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
     ctxSlots: new BigInt64Array(0),
-    mask: causalMask(tokens.length, spec.dtype),
+    mask: causalMask(positions, spec.dtype, session.window),
     ...(withLogits ? { withLogits } : {}),
   });
   const predictions: RowPrediction[] = tokens.map((_, row) => {

@@ -79,10 +79,16 @@ export class ReferenceOracle {
     runtime: RuntimeOptions,
     batching: ReferenceBatching = defaultBatching,
   ): Promise<ReferenceOracle> {
-    const target = await sessionFor(models.target.graph.bytes, models.target.graph.digest, models.spec, runtime);
+    const target = await sessionFor(
+      models.target.graph.bytes,
+      models.target.graph.digest,
+      models.spec,
+      runtime,
+      models.target.graph.window,
+    );
     const graphs = models.draft?.graphs ?? [];
     const sessions = await Promise.all(
-      graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime)),
+      graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime, graph.window)),
     );
     const scale = models.draft ? draftLogitScale(models.draft.spec) : 1;
     return new ReferenceOracle(

@@ -4,6 +4,7 @@
 // costs about what two single-row forwards do. No KV cache is involved: every attended row is a row of
 // the same forward, and the mask (built here, independently of the engine's) says which.
 import type { ModelSpec } from "../model/spec.ts";
+import { markOutsideWindow } from "../model/window.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "../engine/topk.ts";
 import type { RowPrediction } from "./cache-free.ts";
@@ -35,9 +36,9 @@ export interface PackedResult {
   layerHidden?: FloatArray;
 }
 
-/** The additive [rows, rows] mask of a packed batch. Exposed for tests. */
-export function packedMask(rows: readonly PackedRow[], dtype: ModelSpec["dtype"]): FloatArray {
-  return runInputs([rows], dtype, 0, 0).mask;
+/** The additive [rows, rows] mask of a packed batch (windowed: sliding-window columns marked). Exposed for tests. */
+export function packedMask(rows: readonly PackedRow[], dtype: ModelSpec["dtype"], window?: number): FloatArray {
+  return runInputs([rows], dtype, 0, 0, window).mask;
 }
 
 /** The inputs of one forward over these segments, end to end (each segment's indices offset by its start). */
@@ -46,6 +47,8 @@ function runInputs(
   dtype: ModelSpec["dtype"],
   width: number,
   auxWidth: number,
+  /** The graph's sliding window: attended rows before a row's window are marked (model/window.ts). */
+  window?: number,
 ) {
   const FloatCtor = dtype === "float32" ? Float32Array : Float64Array;
   const count = segments.reduce((sum, segment) => sum + segment.length, 0);
@@ -76,6 +79,10 @@ function runInputs(
       r++;
     }
   }
+  if (window !== undefined) {
+    const rowPositions = Array.from(positions, Number);
+    markOutsideWindow(mask, rowPositions, rowPositions, window);
+  }
   return { tokens, positions, hiddenIn, auxIn, mask, count };
 }
 
@@ -95,6 +102,7 @@ async function runPacked(
     spec.dtype,
     session.hasHiddenInput ? spec.hidden : 0,
     session.hasAuxInput ? auxWidth : 0,
+    session.window,
   );
   const result = await session.run({
     tokens,

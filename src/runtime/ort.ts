@@ -173,6 +173,11 @@ export class ModelSession {
     readonly hasAuxInput: boolean,
     /** Targets built for EAGLE-3 drafts: the graph outputs layer_hidden. */
     readonly hasLayerStreams: boolean,
+    /**
+     * Sliding-window attention: the window of the graph's windowed layers, as its builder says (the graph reads
+     * OUTSIDE_WINDOW mask columns as attended by its full layers only: model/window.ts). Undefined: none.
+     */
+    readonly window: number | undefined,
   ) {}
 
   static async create(
@@ -180,6 +185,7 @@ export class ModelSession {
     dtype: Dtype,
     hiddenSize: number,
     options: RuntimeOptions,
+    window?: number,
   ): Promise<ModelSession> {
     if (options.ep === "webgpu" && dtype === "float64") {
       throw new RuntimeError(
@@ -218,6 +224,7 @@ export class ModelSession {
         options.ep,
         inputNames.includes("aux_in"),
         outputNames.includes("layer_hidden"),
+        window,
       );
     } catch (error) {
       const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);

@@ -11,11 +11,13 @@ export function sessionFor(
   digest: string,
   spec: ModelSpec,
   runtime: RuntimeOptions,
+  /** The graph's sliding window (BuiltGraph.window): a property of the bytes, so the digest keys it too. */
+  window?: number,
 ): Promise<ModelSession> {
   const key = `${digest}:${JSON.stringify(runtime)}`;
   let session = sessionCache.get(key);
   if (!session) {
-    session = ModelSession.create(bytes, spec.dtype, spec.hidden, runtime);
+    session = ModelSession.create(bytes, spec.dtype, spec.hidden, runtime, window);
     sessionCache.set(key, session);
     session.catch(() => sessionCache.delete(key));
   }

@@ -4,6 +4,7 @@
 // capability the engine did not declare; a twin outside them makes its law "not checkable".
 import type { Capabilities } from "../adapter/protocol.ts";
 import type { Case } from "../case/case.ts";
+import { modelFamilyOutside } from "../model/spec.ts";
 import { resolveModelSpec } from "../case/models.ts";
 import { draftExportable } from "./model-cache.ts";
 import { COVERAGE_LABELS, type CoverageLabel } from "../check/coverage.ts";
@@ -46,8 +47,10 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   const engine = testCase.engine;
   const workload = testCase.workload;
   if (!capabilities.modes.includes(engine.mode)) return `mode ${engine.mode}`;
-  const dtype = resolveModelSpec(testCase.model).dtype;
-  if (!capabilities.dtypes.includes(dtype)) return `dtype ${dtype}`;
+  const spec = resolveModelSpec(testCase.model);
+  if (!capabilities.dtypes.includes(spec.dtype)) return `dtype ${spec.dtype}`;
+  const family = modelFamilyOutside(spec);
+  if (family) return family;
   if (workload.requests.length > capabilities.maxBatch)
     return `${workload.requests.length} requests (maxBatch ${capabilities.maxBatch})`;
   if (!capabilities.arrivals && workload.requests.some((request) => request.arrivalStep > 0)) return "later arrivals";

@@ -37,6 +37,7 @@ export function traceRow(fields: TraceRow): TraceRow {
     topLogit: fields.topLogit,
     rawPredict: fields.rawPredict,
     attended: fields.attended,
+    window: fields.window,
     candidate: fields.candidate,
     children: fields.children,
     childMargin: fields.childMargin,

@@ -116,6 +116,11 @@ export const TraceRowSchema = Type.Object(
     rawPredict: Type.Optional(Type.Integer({ minimum: 0 })),
     attended: Type.Optional(Attended),
     /**
+     * Models with sliding-window attention: what the row's windowed layers attend (`attended` is what its
+     * full-attention layers do). Read from the same mask, so window metadata a path lost shows here.
+     */
+    window: Type.Optional(Attended),
+    /**
      * Tree drafting (any topk; a chain is a tree of width 1): the draft candidate this row carries, by
      * number (0 is the root). On draft-decode rows (the frontier node expanded) and verify rows.
      */

@@ -20,6 +20,8 @@ const EXPOSURE: Record<
     /** Per request (the case's outputs: 52 11 46 52 11 46 53 1 7 52 33 39 / 40 20 11 17 17 17 7 22 52 43 35 16 / ...). */
     sampling?: SamplingParams[];
     arrivals?: number[];
+    /** The model preset (default tiny). */
+    preset?: string;
   }
 > = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference", "rows carry request tokens"] },
@@ -151,6 +153,16 @@ const EXPOSURE: Record<
       { minNewTokens: 6, stopTokenIds: [7] },
     ],
   },
+  // Sliding-window models: the draft's windowed layer attends everything in its extend rows.
+  "window-missing-on-draft-extend": { draft: "mirror", laws: ["sliding window", "draft reference"], preset: "swa" },
+  // A rejected round (the noisy mirror rejects often) leaves the next rows' window behind.
+  "window-rollback-to-round-start": {
+    draft: "noisy-mirror",
+    laws: ["sliding window", "reference decode"],
+    preset: "swa",
+  },
+  // The swa preset's YaRN scaling: a mirror built without it rejects, yet the output stays the target's.
+  "draft-rope-unscaled": { draft: "mirror", laws: ["mirror acceptance", "draft reference"], preset: "swa" },
 };
 
 function faultCase(
@@ -160,9 +172,10 @@ function faultCase(
   retracts: AbortEvent[] = [],
   sampling: SamplingParams[] = [],
   arrivals?: number[],
+  preset = "tiny",
 ): Case {
   const base = defaultCase({
-    preset: "tiny",
+    preset,
     draft,
     seed: 5,
     numRequests: 3,
@@ -201,10 +214,10 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws, engine, retracts, sampling, arrivals } = EXPOSURE[fault];
-      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts, sampling, arrivals));
+      const { draft, laws, engine, retracts, sampling, arrivals, preset } = EXPOSURE[fault];
+      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts, sampling, arrivals, preset));
       for (const law of laws) expect(failing).toContain(law);
-      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals))).toEqual([]);
+      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals, preset))).toEqual([]);
     });
   }
 });

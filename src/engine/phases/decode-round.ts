@@ -3,7 +3,7 @@
 // over the accepted path. Under overlap the device state advances here and the outputs wait as pending
 // results, processed when the next step has been planned (engine.ts); a zombie's round runs but emits nothing.
 import type { EngineContext, PendingResult } from "../context.ts";
-import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, targetWindowFrom, type RowPlan } from "../forward.ts";
 import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { confuseDraftPhaseHidden, DraftExtendInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
@@ -42,6 +42,7 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
       request: request.id,
       token: request.rootToken,
       position,
+      windowFrom: targetWindowFrom(context, request, 0),
       writeSlot: slot,
       temporary: false,
       attendPersisted: position,
@@ -63,6 +64,7 @@ export async function runTargetDecode(context: EngineContext, decoding: readonly
   );
   active.forEach((request, r) => {
     request.targetKvLength += 1;
+    request.targetWindowStart += 1;
     let token = output.predict[r];
     if (request.stochastic) {
       const drawn = drawNext(rowDistribution(request, output.sampled[r], false, context.faults), request);

@@ -2,7 +2,7 @@
 // Used after a prefill chunk (rows pair h_i with x_{i+1}) and after verify (the accepted path's verify
 // hidden states with the emitted tokens, shifted by one).
 import type { EngineContext } from "../context.ts";
-import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, windowFromFor, type RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import type { DraftExtendInput } from "../phase-inputs.ts";
 import { childrenFields, topKLogSoftmax } from "../topk.ts";
@@ -14,6 +14,9 @@ export async function runDraftExtend(
   afterVerify = false,
 ): Promise<void> {
   const pool = context.draftPool();
+  const session = context.draftSession();
+  // sglang issue 22679: the draft-extend path built its attention metadata without the sliding window.
+  const windowMissing = context.faults.has("window-missing-on-draft-extend");
   const rows: RowPlan[] = [];
   const lastRowOf: { segmentIndex: number; row: number }[] = [];
   input.segments.forEach((segment, segmentIndex) => {
@@ -26,6 +29,7 @@ export async function runDraftExtend(
           request: request.id,
           token,
           position: firstAnchor + i,
+          windowFrom: windowMissing ? undefined : windowFromFor(session, firstAnchor + i),
           writeSlot: slots[i],
           temporary: false,
           attendPersisted: firstAnchor,
@@ -42,7 +46,7 @@ export async function runDraftExtend(
       phase: "draft-extend",
       model: "draft",
       pool,
-      session: context.draftSession(),
+      session,
       rows,
       hidden: input.hidden,
       replayable: afterVerify,

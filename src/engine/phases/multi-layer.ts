@@ -3,7 +3,7 @@
 // target hidden h_i with x_{i+k+1}; it is persisted once x_{i+k+1} is verified (h_i is kept until then).
 // Draft step k >= 1 runs k temporary rows (anchors L-k..L-1, tokens d_1..d_k); its last row yields d_{k+1}.
 import type { EngineContext } from "../context.ts";
-import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, windowFromFor, type RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import type { KvPool } from "../kv-pool.ts";
 import { DraftDecodeInput } from "../phase-inputs.ts";
@@ -56,6 +56,7 @@ export async function runModuleExtends(
             request: request.id,
             token: request.tokens[anchor + module + 1],
             position: anchor,
+            windowFrom: windowFromFor(context.moduleSession(module), anchor),
             writeSlot: slots[i],
             temporary: false,
             attendPersisted: start,
@@ -131,6 +132,7 @@ export async function runMultiLayerDraft(
             request: request.id,
             token,
             position: anchor,
+            windowFrom: windowFromFor(context.moduleSession(module), anchor),
             writeSlot: slots[i],
             temporary: true,
             attendPersisted: request.moduleKvLength[module],

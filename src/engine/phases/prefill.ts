@@ -3,7 +3,7 @@
 // the next prompt token x_b (sglang PR 26800), not the token sampled from the chunk's last logits.
 // After a retract the same path re-prefills the verified tokens; the pending bonus x_L is kept.
 import type { EngineContext } from "../context.ts";
-import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, windowFromFor, type RowPlan } from "../forward.ts";
 import { captureDraftInput } from "../aux-capture.ts";
 import { concatInputRows, HiddenRows, type DraftInputRows } from "../hidden-rows.ts";
 import { DraftExtendInput, type DraftExtendSegment } from "../phase-inputs.ts";
@@ -50,6 +50,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
           request: request.id,
           token: request.tokens[position],
           position,
+          windowFrom: windowFromFor(context.sessions.target, position),
           writeSlot: slots[i],
           temporary: false,
           attendPersisted: start,
@@ -78,6 +79,8 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     const { request, start, end, final } = chunk;
     request.prefilledLength = end;
     request.targetKvLength = end;
+    // The window of the next target row (position end): what decode and verify rows continue from.
+    request.targetWindowStart = end - (context.sessions.target.window ?? 0) + 1;
     const lastRow = firstRow + (end - start) - 1;
     const resumingWithBonus = request.hasPendingBonus;
     let sampledAtChunkEnd = output.predict[lastRow];

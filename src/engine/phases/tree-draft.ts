@@ -7,7 +7,7 @@
 // The trace records what selection reads: each row's candidate number and the children its logits
 // expanded into with their cumulative scores (the tree selection law and the invariance laws' ties).
 import type { EngineContext } from "../context.ts";
-import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, windowFromFor, type RowPlan } from "../forward.ts";
 import { HiddenRows } from "../hidden-rows.ts";
 import { DraftDecodeInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
@@ -81,6 +81,7 @@ export async function runTreeDraft(
       : undefined;
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
   const frontierOrder = context.faults.has("frontier-by-own-logprob") ? byOwnLogprob : byScore;
+  const session = context.draftSession();
 
   for (let step = 1; step < context.numSteps; step++) {
     const active = context.checkpoint(decoding, epochs);
@@ -99,10 +100,12 @@ export async function runTreeDraft(
     const rows: RowPlan[] = mapPacked(nodes, ({ request, node }, r) => {
       const [slot] = pool.allocateTemporary(request.id, 1);
       node.slot = slot;
+      const position = request.targetKvLength - 1 + node.depth + earlyIncrement;
       return rowPlan({
         request: request.id,
         token: input.tokens[r],
-        position: request.targetKvLength - 1 + node.depth + earlyIncrement,
+        position,
+        windowFrom: windowFromFor(session, position),
         writeSlot: slot,
         temporary: true,
         attendPersisted: request.draftKvLength,
@@ -118,7 +121,7 @@ export async function runTreeDraft(
         phase: "draft-decode",
         model: "draft",
         pool,
-        session: context.draftSession(),
+        session,
         rows,
         hidden: input.hidden,
         draftStep: step,

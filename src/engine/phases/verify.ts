@@ -4,7 +4,7 @@
 // other verify slot is freed.
 import type { VerifyResult } from "../../trace/schema.ts";
 import type { EngineContext } from "../context.ts";
-import { forwardPlan, rowPlan, type RowPlan } from "../forward.ts";
+import { forwardPlan, rowPlan, targetWindowFrom, type RowPlan } from "../forward.ts";
 import { captureDraftInput } from "../aux-capture.ts";
 import type { DraftInputRows } from "../hidden-rows.ts";
 import type { Request } from "../request.ts";
@@ -66,6 +66,20 @@ export function acceptPath(tree: DraftTree, predict: readonly number[]): number[
   }
 }
 
+/**
+ * Sliding windows: the window of the request's next target row moves over the verified block (as a ring
+ * cache's head does when the block's keys are written), then rolls back over the rejected depth, landing
+ * acceptLen positions on. The fault rolls a rejected round back to where it started (the block's whole depth):
+ * the next rows' windows then reach keys the window has left (transformers PR 47447, OpenVINO PR 37620).
+ */
+function commitWindow(context: EngineContext, request: Request, tree: DraftTree, acceptLen: number): void {
+  const blockDepth = Math.max(...tree.depths) + 1;
+  request.targetWindowStart += blockDepth;
+  const rejected = blockDepth - acceptLen;
+  if (rejected > 0)
+    request.targetWindowStart -= context.faults.has("window-rollback-to-round-start") ? blockDepth : rejected;
+}
+
 /** The root-first path to a node (parents are numbered before their children). */
 function ancestorsOf(tree: DraftTree, node: number): number[] {
   const chain: number[] = [];
@@ -110,6 +124,7 @@ export async function runVerify(
           request: request.id,
           token,
           position: request.targetKvLength + depth,
+          windowFrom: targetWindowFrom(context, request, depth),
           writeSlot: slots[node],
           temporary: true,
           attendPersisted: request.targetKvLength,
@@ -209,6 +224,7 @@ export async function runVerify(
   // Compaction: copy the path's K/V into the request's persisted positions, then free the verify slots.
   for (const round of rounds) {
     const { request, path } = round;
+    commitWindow(context, request, trees.get(request.id)!, path.length);
     const slots = verifySlots.get(request.id)!;
     const L = request.targetKvLength;
     const persisted = pool.extendPersisted(request.id, L + path.length);

@@ -4,6 +4,7 @@
 // why, and `check --engine` reports that law's property as not exercised.
 import type { Capabilities } from "../../adapter/protocol.ts";
 import { getPreset } from "../../model/presets.ts";
+import { modelFamilyOutside } from "../../model/spec.ts";
 import type { DraftKind } from "../../model/spec.ts";
 import { withDefaults } from "../../sources/capabilities.ts";
 import { draftExportable } from "../../sources/model-cache.ts";
@@ -25,8 +26,11 @@ function pageRange(pageSizes: readonly number[]): { min: number; max: number } {
 export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace | string {
   const capabilities = withDefaults(declared);
   const speculative = capabilities.modes.includes("speculative");
-  const presets = space.presets.filter((name) => capabilities.dtypes.includes(getPreset(name).dtype));
-  if (presets.length === 0) return `no preset in dtypes ${capabilities.dtypes.join(", ")}`;
+  const presets = space.presets.filter(
+    (name) => capabilities.dtypes.includes(getPreset(name).dtype) && modelFamilyOutside(getPreset(name)) === undefined,
+  );
+  if (presets.length === 0)
+    return `no preset in dtypes ${capabilities.dtypes.join(", ")} without sliding windows or scaled RoPE`;
   // A space that drafts from several kinds keeps what the engine runs; a focus on one kind needs exactly it.
   const several = space.drafts.length >= PROPERTY_DRAFTS.length;
   const candidates = several ? EXTERNAL_DRAFTS : space.drafts;

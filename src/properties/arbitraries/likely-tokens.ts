@@ -7,6 +7,7 @@ import { buildTarget } from "../../model/build.ts";
 import { embed, matmul, rmsNorm, runLayers, type PrefixKv } from "../../model/reference-forward.ts";
 import type { ModelSpec } from "../../model/spec.ts";
 import type { TargetWeights } from "../../model/weights.ts";
+import { layerWindows } from "../../model/window.ts";
 
 const CONTINUATION = 6;
 /** Prompt suffixes continued (after the preamble): several starts find the tokens most outputs share. */
@@ -37,6 +38,8 @@ export function greedyContinuation(
       embed(spec, weights, rows),
       positions,
       kv.length > 0 ? kv : undefined,
+      undefined,
+      layerWindows(spec),
     );
     const last = stack.residual.subarray((rows.length - 1) * spec.hidden);
     const logits = matmul(
