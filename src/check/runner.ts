@@ -192,15 +192,33 @@ export async function checkLaws(source: RunSource, testCase: Case, options: Chec
         throw error;
       }
     }
+    const confirmation = law.needs.confirmation;
+    const confirm = confirmation
+      ? async () => {
+          try {
+            return viewOf(law, await twinRun(confirmation)).run;
+          } catch (error) {
+            if (error instanceof Unavailable) return undefined;
+            throw error;
+          }
+        }
+      : undefined;
     let result: LawResult;
     try {
-      result = await law.check(twinResult ? { ...inputs, twin: viewOf(law, twinResult).run } : inputs);
+      result = await law.check({
+        ...inputs,
+        ...(twinResult ? { twin: viewOf(law, twinResult).run } : {}),
+        ...(confirm ? { confirm } : {}),
+      });
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      result = failed(
-        law.name,
-        `the law could not read this run: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      if (error instanceof RunFailure && confirmation)
+        result = failed(law.name, `${confirmation.describe} failed: ${error.message}`);
+      else
+        result = failed(
+          law.name,
+          `the law could not read this run: ${error instanceof Error ? error.message : String(error)}`,
+        );
     }
     // A law that compared nothing says so instead of "holds".
     if (result.status === "holds" && result.checked === 0)

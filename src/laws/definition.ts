@@ -34,6 +34,12 @@ export interface LawNeeds {
   readonly internals?: boolean;
   /** Cache-free recomputations of the models (the oracle): the costly part of a check. */
   readonly oracle?: boolean;
+  /**
+   * A run on fresh randomness the law asks for only when its first look fails (LawInputs.confirm): a
+   * statistical law rejects only when independent data reject too (issue 25), so its false-alarm rate is the
+   * product of the two levels and shrinking keeps the rule (every shrink step is checked the same way).
+   */
+  readonly confirmation?: TwinSpec;
 }
 
 /** Everything a check reads; the runner fills exactly what the law's needs ask for. */
@@ -45,6 +51,8 @@ export interface LawInputs {
   readonly twin?: Readonly<RunResult>;
   /** Cache-free references of the case's models (memoized per token sequence). */
   readonly oracle: ReferenceOracle;
+  /** The needs.confirmation run, on demand; undefined when the source cannot run it (recorded traces). */
+  readonly confirm?: () => Promise<Readonly<RunResult> | undefined>;
 }
 
 export interface Law {

@@ -8,14 +8,15 @@
 // (bins - 1 degrees of freedom) sees any departure. The biases sampling bugs cause are mostly a sharper or
 // flatter sampler (temperature applied twice, extra mass on the drafted token after a recovery from p): the
 // temperature's score test sees those with far fewer samples. The two share the false-alarm rate
-// (Bonferroni); the law rejects at FALSE_ALARM_RATE. A token the reference
+// (Bonferroni). These p-values are asymptotic and ran anti-conservative at the law's sizes: the law itself uses
+// them only as a statistic whose p-value monte-carlo-fit.ts simulates under the exact null. A token the reference
 // gives probability 0 (masked by min-p, top-k, top-p, a ban) cannot be drawn at all: it is reported on its
 // own, tie-aware (its exclusion by a cut within epsilon is a near-tie, and the sample is set aside).
 import chisquareCdf from "@stdlib/stats-base-dists-chisquare-cdf";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 
-/** The law's false-alarm rate: the chance that correct sampling fails it on one run (measured: scripts/). */
+/** The single-look level the asymptotic test was used at before issue 25 (scripts/sampling-power.ts' "today"). */
 export const FALSE_ALARM_RATE = 1e-4;
 export const PIT_BINS = 10;
 /** Fewer samples than this leave the chi-square approximation loose (5 expected per bin is the usual floor). */

@@ -9,6 +9,7 @@ import { defaultCase } from "../../src/case/default-case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import type { RunResult } from "../../src/trace/run-result.ts";
 import { checkSamplingDistribution, distributionSamples } from "../../src/laws/sampling-distribution.ts";
+import { freshSeedsCase } from "../../src/laws/fresh-seeds.ts";
 import { checkSamplingReplay } from "../../src/laws/sampling-replay.ts";
 import { biased } from "../../src/sampling/goodness-of-fit.ts";
 import { requestSampling } from "../../src/sampling/params.ts";
@@ -120,9 +121,10 @@ describe("sampling distribution", async () => {
     testCase: Case,
     run: RunResult,
     sampler: (probs: Float64Array) => ArrayLike<number>,
+    start = 0.123,
   ): Promise<RunResult["outputs"]> {
     const { samples } = await distributionSamples(testCase, run.outputs, oracle);
-    let uniform = 0.123;
+    let uniform = start;
     const outputs = structuredClone(run.outputs);
     for (const sample of samples) {
       uniform = (uniform * 9301 + 0.49297) % 1;
@@ -135,16 +137,41 @@ describe("sampling distribution", async () => {
     return outputs;
   }
 
-  it("fails on the negative control: tokens drawn at 0.7 times the temperature", async () => {
+  it("fails on the negative control only when the fresh-seed run rejects too (confirmation)", async () => {
     // One token per request: every redrawn token keeps its position's distribution (the prompt's), so only the
-    // sampler differs. 160 replicas of a clean run hold, the same positions redrawn biased fail.
+    // sampler differs. 160 replicas of a clean run hold, the same positions redrawn biased fail once the run on
+    // fresh seeds (redrawn biased too) confirms; a clean confirmation run clears the first look.
     const single = stochasticCase(1, 160, 1.3, 1);
     const singleRun = await runCase(single);
     expect((await checkSamplingDistribution(single, singleRun.outputs, oracle)).status).toBe("holds");
+    const fresh = freshSeedsCase(single);
+    const freshRun = await runCase(fresh);
     const outputs = await redrawn(single, singleRun, (probs) => biased(probs, 0.7));
-    const result = await checkSamplingDistribution(single, outputs, oracle);
+    let confirmations = 0;
+    const confirmBiased = async () => {
+      confirmations += 1;
+      return { ...freshRun, outputs: await redrawn(fresh, freshRun, (probs) => biased(probs, 0.7), 0.77) };
+    };
+    const result = await checkSamplingDistribution(single, outputs, oracle, confirmBiased);
+    expect(confirmations).toBe(1);
     expect(result.status).toBe("fails");
-    expect(result.violation?.message).toMatch(/do not follow the target's processed distribution/);
+    expect(result.violation?.message).toMatch(
+      /do not follow the target's processed distribution, confirmed on fresh seeds/,
+    );
+    const cleared = await checkSamplingDistribution(single, outputs, oracle, async () => freshRun);
+    expect(cleared.status).toBe("holds");
+    // A clean first look never asks for the confirmation run.
+    await checkSamplingDistribution(single, singleRun.outputs, oracle, confirmBiased);
+    expect(confirmations).toBe(1);
+  });
+
+  it("without a confirmation run (recorded traces) rejects at the stricter single-look level", async () => {
+    const single = stochasticCase(1, 160, 1.3, 1);
+    const singleRun = await runCase(single);
+    const outputs = await redrawn(single, singleRun, (probs) => biased(probs, 0.5));
+    const result = await checkSamplingDistribution(single, outputs, oracle, async () => undefined);
+    expect(result.status).toBe("fails");
+    expect(result.violation?.message).toMatch(/no fresh-seed run to confirm with/);
   });
 
   it("fails on a token the distribution gives probability 0", async () => {
