@@ -119,9 +119,12 @@ export function monteCarloFit(
   // that approximate p-value equals the observed one: two thresholds, computed once.
   const chi = chiSquareOf(counts, samples.length);
   const z2 = variance > 0 ? score ** 2 / variance : 0;
-  const observed = Math.min(1 - chisquareCdf(chi, PIT_BINS - 1), 1 - chisquareCdf(z2, 1));
-  const chiThreshold = Math.min(chi, upperQuantile(observed, PIT_BINS - 1));
-  const z2Threshold = Math.min(z2, upperQuantile(observed, 1));
+  const chiP = 1 - chisquareCdf(chi, PIT_BINS - 1);
+  const zP = 1 - chisquareCdf(z2, 1);
+  const observed = Math.min(chiP, zP);
+  // The statistic that set the minimum keeps its own value (no round trip through the quantile).
+  const chiThreshold = chiP === observed ? chi : upperQuantile(observed, PIT_BINS - 1);
+  const z2Threshold = zP === observed ? z2 : upperQuantile(observed, 1);
 
   const hits = options.hits ?? 20;
   const maxSimulations = Math.ceil(4 / options.alpha) - 1;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
-import { biased, type TokenSample } from "../../src/sampling/goodness-of-fit.ts";
+import { biased, goodnessOfFit, type TokenSample } from "../../src/sampling/goodness-of-fit.ts";
 import { monteCarloFit } from "../../src/sampling/monte-carlo-fit.ts";
 import { distributionOf, drawToken } from "../../src/sampling/stochastic.ts";
 
@@ -64,6 +64,14 @@ describe("monteCarloFit", () => {
           { alpha: 1e-3, seed },
         ).pValue,
       ).toBeLessThan(1e-3);
+  });
+
+  it("a p-value at the smaller statistic's level: a flatter sampler (score far off, PIT bins less so) rejects", () => {
+    const samples = samplesOf(21, 400, (p) => biased(p, 1.25));
+    // The PIT chi-square alone is far from rejecting; the score is what the p-value must follow.
+    expect(goodnessOfFit(samples, 21).test.pValue).toBeGreaterThan(0.01);
+    const fit = monteCarloFit(samples, 21, { alpha: 1e-3, seed: 21 });
+    expect(fit.pValue).toBeLessThan(1e-3);
   });
 
   it("refuses a sample of probability 0 (the law reports those before testing)", () => {
