@@ -93,8 +93,11 @@ export class EngineContext {
     readonly pools: EnginePools,
     readonly faults: Faults,
     readonly recorder: TraceRecorder,
-    /** Runs before every forward: aborts and retracts happen here, between any two forwards. */
-    private readonly betweenForwards: (step: number, forwardInStep: number) => void,
+    /**
+     * Runs before every forward: aborts and retracts happen here, between any two forwards. endOfStep: after the
+     * step's last forward, for every point numbered forwardInStep or later (a schedule's "past the last forward").
+     */
+    private readonly betweenForwards: (step: number, forwardInStep: number, endOfStep?: boolean) => void,
     readonly drafter: Drafter = "model",
     /** Shared with the other runs of a case (forward-memo.ts); none: every forward runs. */
     readonly memo?: ForwardMemo,
@@ -155,6 +158,18 @@ export class EngineContext {
       this.betweenForwards(this.step, this.forwardInStep);
     }
     return requests.filter((request) => request.running && epochs.get(request) === request.retracts);
+  }
+
+  /**
+   * After the step's last forward: the points numbered from here on land now, however many forwards the step
+   * ran (issue 25: an abort scheduled past a short step's last forward was never applied). Points at this gap
+   * that a phase's checkpoint already gave their turn are not given it twice.
+   */
+  endOfStep(): void {
+    const gap = `${this.step}:${this.forwardInStep}`;
+    const from = gap === this.lastGap ? this.forwardInStep + 1 : this.forwardInStep;
+    this.lastGap = gap;
+    this.betweenForwards(this.step, from, true);
   }
 
   async forward(plan: ForwardPlan): Promise<ForwardOutput> {

@@ -22,8 +22,8 @@ export interface EngineOptions {
   trace: boolean;
   /** Run the per-step KV conservation checks (checkIntegrity on every pool); they cost O(pool slots) per step. */
   checkPools?: boolean;
-  /** Called before every forward (step, index of the forward within the step). */
-  betweenForwards?: (engine: Engine, step: number, forwardInStep: number) => void;
+  /** Called before every forward (step, index of the forward within the step), and at the step's end (endOfStep). */
+  betweenForwards?: (engine: Engine, step: number, forwardInStep: number, endOfStep?: boolean) => void;
   /** Where drafts come from (default: the draft model; "ngram": prompt lookup, no draft pool). */
   drafter?: Drafter;
   /** Exact repeats of forwards of earlier runs (of the same case) are not run again (forward-memo.ts). */
@@ -69,7 +69,7 @@ export class Engine {
       pools,
       new Faults(config.faults),
       recorder,
-      (step, forwardInStep) => options.betweenForwards?.(this, step, forwardInStep),
+      (step, forwardInStep, endOfStep) => options.betweenForwards?.(this, step, forwardInStep, endOfStep),
       drafter,
       options.forwardMemo,
     );
@@ -102,6 +102,7 @@ export class Engine {
   abort(id: number): void {
     const request = this.requests.get(id);
     if (!request || request.status === "finished") return;
+    if (request.status === "decoding" && this.context.faults.has("abort-dropped-while-decoding")) return;
     const waitingIndex = this.waiting.indexOf(request);
     if (waitingIndex >= 0) this.waiting.splice(waitingIndex, 1);
     // Queued requests (not admitted yet) are noted too: they must never run after this point.
@@ -136,6 +137,7 @@ export class Engine {
   retract(id: number): void {
     const request = this.requests.get(id);
     if (!request?.active) return;
+    if (request.status === "decoding" && this.context.faults.has("retract-dropped-while-decoding")) return;
     this.context.recorder.note({ kind: "retract", request: id, step: this.context.step });
     // The stale-placeholder fault: the placeholder of the discarded in-flight token stays in the token list.
     // (Only past the first token: a request without output re-samples it, there is no pending token to keep.)
@@ -271,8 +273,8 @@ export class Engine {
     // Arrival order (ids break ties), including requests a retract just sent back to prefill.
     const prefilling = [...this.requests.values()].filter((request) => request.status === "prefilling");
     if (prefilling.length > 0) await runPrefill(context, prefilling);
-    // Aborts and retracts scheduled after the step's last forward.
-    context.checkpoint([], new Map());
+    // Aborts and retracts scheduled after the step's last forward (or past it).
+    context.endOfStep();
     this.releaseZombies();
     if (this.checkPoolsEachStep) this.checkPools();
     context.step += 1;

@@ -20,6 +20,16 @@ export const FAULT_NAMES = [
   /** Resume after a retract skips the draft pools: the draft KV and pending draft are stale. */
   "stale-draft-kv-after-retract",
   /**
+   * Issue 25 (the class of an abort lost between the API and the scheduler): an abort of a request that is
+   * decoding is dropped without a trace; the request runs to completion and the lifecycle never mentions it.
+   */
+  "abort-dropped-while-decoding",
+  /**
+   * Issue 25, the same for a retract (preemption requested, never carried out): the request keeps its KV and
+   * goes on decoding; outputs are unchanged, so only the schedule shows it.
+   */
+  "retract-dropped-while-decoding",
+  /**
    * vLLM PR 46899 (overlap): a retract discards the request's in-flight round, but the placeholder standing
    * for its unprocessed token stays in the token list; after the gap it is fed to the model as a token.
    */

@@ -66,13 +66,13 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
     trace: options.trace ?? true,
     checkPools: options.checkPools ?? options.trace ?? true,
     forwardMemo: options.forwardMemo,
-    betweenForwards: (self, step, forwardInStep) => {
-      for (const abort of testCase.workload.aborts) {
-        if (abort.step === step && abort.beforeForward === forwardInStep) self.abort(abort.request);
-      }
-      for (const retract of testCase.workload.retracts ?? []) {
-        if (retract.step === step && retract.beforeForward === forwardInStep) self.retract(retract.request);
-      }
+    betweenForwards: (self, step, forwardInStep, endOfStep) => {
+      // A point past the step's last forward lands after the step (the case schema's contract).
+      const lands = (point: { step: number; beforeForward: number }) =>
+        point.step === step &&
+        (endOfStep ? point.beforeForward >= forwardInStep : point.beforeForward === forwardInStep);
+      for (const abort of testCase.workload.aborts) if (lands(abort)) self.abort(abort.request);
+      for (const retract of testCase.workload.retracts ?? []) if (lands(retract)) self.retract(retract.request);
     },
   });
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];

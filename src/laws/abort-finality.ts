@@ -2,33 +2,40 @@
 // on a request queued but not yet admitted) and is final there: no forward includes the request after its
 // abort point, and its output holds no more tokens than its forwards before that point produced (an
 // overlap engine may drop results still in flight; it may never emit later ones). That it holds no slot
-// afterwards is KV conservation's check. Trace-only: lifecycle aborts, rows, verify results.
+// afterwards is KV conservation's check. The points are the case's own (schedule-points.ts), not the engine's
+// lifecycle record: an abort the engine silently drops is still checked (issue 25). An abort that met the
+// request already finished has nothing to check. Trace-only: events' steps, rows, verify results.
+import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { Law } from "./definition.ts";
+import { placePoints, unplaceable } from "./schedule-points.ts";
 
 export const ABORT_FINALITY = "abort finality";
 
-export function checkAbortFinality(trace: Trace): LawResult {
-  const aborts = (trace.lifecycle ?? []).filter((entry) => entry.kind === "abort");
-  if (aborts.length === 0) return notCheckable(ABORT_FINALITY, "no abort landed");
+export function checkAbortFinality(testCase: Readonly<Case>, trace: Trace): LawResult {
+  const reason = unplaceable(trace);
+  if (reason) return notCheckable(ABORT_FINALITY, reason);
   const tally = new LawTally(ABORT_FINALITY);
-  for (const abort of aborts) {
-    tally.checked += 1;
+  for (const abort of placePoints(testCase.workload.aborts, trace)) {
     const request = abort.request;
+    const where = `step ${abort.step} before forward ${abort.beforeForward}`;
+    const output = trace.requests?.find((entry) => entry.id === request);
     const after = trace.events.find(
       (event) => event.index >= abort.beforeEvent && event.rows.some((row) => row.request === request),
     );
+    // Checked: the abort met the request unfinished (it ran on after it, or it ended aborted).
+    if (after || output?.finishReason === "abort") tally.checked += 1;
     if (after) {
       tally.fail({
         request,
         event: after.index,
-        message: `request ${request} was aborted before event ${abort.beforeEvent}, but ${after.phase} event ${after.index} runs it`,
+        message: `the case aborts request ${request} at ${where} (before event ${abort.beforeEvent}), but ${after.phase} event ${after.index} runs it${output?.finishReason && output.finishReason !== "abort" ? ` and it finished as "${output.finishReason}"` : ""}`,
       });
       continue;
     }
-    const output = trace.requests?.find((entry) => entry.id === request)?.output;
-    if (!output) continue;
+    const tokens = output?.output;
+    if (!tokens) continue;
     // What forwards before the abort produced: the prefill's sample, each decode row, each verify's tokens.
     let produced = 0;
     for (const event of trace.events) {
@@ -39,12 +46,12 @@ export function checkAbortFinality(trace: Trace): LawResult {
       for (const result of event.verify ?? [])
         if (result.request === request && !result.discarded) produced += result.emitted?.length ?? result.acceptLen;
     }
-    if (output.length > produced)
+    if (tokens.length > produced)
       tally.fail({
         request,
-        message: `request ${request} was aborted before event ${abort.beforeEvent} with ${produced} tokens produced, yet its output holds ${output.length}`,
+        message: `the case aborts request ${request} at ${where} (before event ${abort.beforeEvent}) with ${produced} tokens produced, yet its output holds ${tokens.length}`,
         expected: produced,
-        got: output.length,
+        got: tokens.length,
       });
   }
   return tally.result();
@@ -52,12 +59,9 @@ export function checkAbortFinality(trace: Trace): LawResult {
 
 export const law: Law = {
   name: ABORT_FINALITY,
-  summary: "an aborted request takes part in no forward after its abort and emits nothing produced later",
+  summary: "a requested abort ends the request where the case asks: no forward after it, nothing produced later",
   appliesTo: (testCase) => testCase.workload.aborts.length > 0,
   needs: {},
-  unavailable: ({ run }) =>
-    run.trace.events.length > 0 && !(run.trace.lifecycle ?? []).some((entry) => entry.kind === "abort")
-      ? "no abort landed"
-      : undefined,
-  check: ({ run }) => checkAbortFinality(run.trace),
+  unavailable: ({ run }) => unplaceable(run.trace),
+  check: ({ testCase, run }) => checkAbortFinality(testCase, run.trace),
 };

@@ -26,6 +26,7 @@ import { law as pageSizeInvariance } from "./page-size-invariance.ts";
 import { law as batchInvariance } from "./batch-invariance.ts";
 import { law as replayEquivalence } from "./replay-equivalence.ts";
 import { law as retractInvariance } from "./retract-invariance.ts";
+import { law as retractResumes } from "./retract-resume.ts";
 import { law as overlapInvariance } from "./overlap-invariance.ts";
 import { law as prefixCacheInvariance } from "./prefix-cache-invariance.ts";
 import { law as paddingInvariance } from "./padding-invariance.ts";
@@ -60,6 +61,7 @@ export const LAWS: readonly Law[] = [
   batchInvariance,
   replayEquivalence,
   retractInvariance,
+  retractResumes,
   overlapInvariance,
   prefixCacheInvariance,
   paddingInvariance,

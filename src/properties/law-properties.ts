@@ -22,6 +22,7 @@ import pageSizeInvariance from "./laws/page-size-invariance.ts";
 import perStepPools from "./laws/per-step-pools.ts";
 import replayEquivalence from "./laws/replay-equivalence.ts";
 import retractInvariance from "./laws/retract-invariance.ts";
+import retractResumes from "./laws/retract-resume.ts";
 import phaseContracts from "./laws/phase-contracts.ts";
 import positions from "./laws/positions.ts";
 import slidingWindow from "./laws/sliding-window.ts";
@@ -64,6 +65,7 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   replayEquivalence,
   batchInvariance,
   retractInvariance,
+  retractResumes,
   overlapInvariance,
   prefixCacheInvariance,
   paddingInvariance,

@@ -17,6 +17,7 @@ const EXPOSURE: Record<
     laws: string[];
     engine?: Partial<EngineConfig>;
     retracts?: AbortEvent[];
+    aborts?: AbortEvent[];
     /** Per request (the case's outputs: 52 11 46 52 11 46 53 1 7 52 33 39 / 40 20 11 17 17 17 7 22 52 43 35 16 / ...). */
     sampling?: SamplingParams[];
     arrivals?: number[];
@@ -57,6 +58,17 @@ const EXPOSURE: Record<
       { request: 1, step: 4, beforeForward: 1 },
       { request: 2, step: 5, beforeForward: 2 },
     ],
+  },
+  // An abort and a retract of decoding requests, dropped without a trace: only the schedule shows them.
+  "abort-dropped-while-decoding": {
+    draft: "mirror",
+    laws: ["abort finality"],
+    aborts: [{ request: 1, step: 3, beforeForward: 1 }],
+  },
+  "retract-dropped-while-decoding": {
+    draft: "mirror",
+    laws: ["retract resumes"],
+    retracts: [{ request: 1, step: 4, beforeForward: 1 }],
   },
   // Overlap: retracts after a decode step's verify, while its results are in flight.
   "stale-placeholder-after-gap": {
@@ -173,6 +185,7 @@ function faultCase(
   sampling: SamplingParams[] = [],
   arrivals?: number[],
   preset = "tiny",
+  aborts: AbortEvent[] = [],
 ): Case {
   const base = defaultCase({
     preset,
@@ -188,6 +201,7 @@ function faultCase(
     workload: {
       ...base.workload,
       retracts,
+      aborts,
       requests: base.workload.requests.map((request, i) => ({
         ...request,
         arrivalStep: arrivals?.[i] ?? 0,
@@ -201,7 +215,7 @@ async function failingLaws(testCase: Case): Promise<string[]> {
   const targetOnly = await runCase({
     ...testCase,
     engine: { ...testCase.engine, mode: "target-only", faults: [] },
-    workload: { ...testCase.workload, retracts: [] },
+    workload: { ...testCase.workload, retracts: [], aborts: [] },
   });
   const speculative = await runCase(testCase);
   const laws = await checkRun(testCase, speculative, targetOnly);
@@ -214,10 +228,12 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws, engine, retracts, sampling, arrivals, preset } = EXPOSURE[fault];
-      const failing = await failingLaws(faultCase(draft, [fault], engine, retracts, sampling, arrivals, preset));
+      const { draft, laws, engine, retracts, sampling, arrivals, preset, aborts } = EXPOSURE[fault];
+      const failing = await failingLaws(
+        faultCase(draft, [fault], engine, retracts, sampling, arrivals, preset, aborts),
+      );
       for (const law of laws) expect(failing).toContain(law);
-      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals, preset))).toEqual([]);
+      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals, preset, aborts))).toEqual([]);
     });
   }
 });

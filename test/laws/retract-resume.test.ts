@@ -1,0 +1,56 @@
+// Retract resumes, from the case's schedule and a trace: retracts landing mid-round, after a step's last forward
+// and under overlap hold on the reference engine at the points its lifecycle records; a retract the engine drops
+// without a trace (issue 25: outputs unchanged, so retract/resume invariance holds on it) fails, shrunk to the
+// retracted request's next forward; a retract of a request not yet admitted checks nothing.
+import { describe, expect, it } from "vitest";
+import { runCase } from "../../src/engine/run-case.ts";
+import { checkRetractResumes } from "../../src/laws/retract-resume.ts";
+import { placePoints } from "../../src/laws/schedule-points.ts";
+import { schedulingCase } from "../helpers/scheduling-cases.ts";
+
+describe("retract resumes", async () => {
+  const retracts = [
+    { request: 0, step: 3, beforeForward: 2 },
+    { request: 0, step: 6, beforeForward: 9 },
+    { request: 1, step: 5, beforeForward: 0 },
+  ];
+  const testCase = schedulingCase({ overlap: true }, { retracts });
+  const { trace } = await runCase(testCase);
+
+  it("holds wherever the retracts land, at the points the lifecycle records", () => {
+    const result = checkRetractResumes(testCase, trace);
+    expect(result.status).toBe("holds");
+    // The engine records the retracts that met a running request; the law checks exactly those.
+    const recorded = (trace.lifecycle ?? []).filter((entry) => entry.kind === "retract");
+    expect(recorded.length).toBeGreaterThanOrEqual(2);
+    expect(result.checked).toBe(recorded.length);
+    const placed = placePoints(retracts, trace);
+    for (const entry of recorded)
+      expect(placed.find((point) => point.request === entry.request && point.step === entry.step)?.beforeEvent).toBe(
+        entry.beforeEvent,
+      );
+  });
+
+  it("a retract the engine drops without a trace fails", async () => {
+    const dropped = {
+      ...testCase,
+      engine: { ...testCase.engine, faults: ["retract-dropped-while-decoding" as const] },
+    };
+    const run = await runCase(dropped);
+    expect((run.trace.lifecycle ?? []).some((entry) => entry.kind === "retract")).toBe(false);
+    const result = checkRetractResumes(dropped, run.trace);
+    expect(result.status).toBe("fails");
+    expect(result.violation?.message).toMatch(
+      /the case retracts request \d at step \d before forward \d .*, but its next forward, \S+ event \d+ at position \d+, continues/,
+    );
+  });
+
+  it("a retract before the request's first forward checks nothing", async () => {
+    const early = {
+      ...testCase,
+      workload: { ...testCase.workload, retracts: [{ request: 2, step: 0, beforeForward: 0 }] },
+    };
+    const result = checkRetractResumes(early, (await runCase(early)).trace);
+    expect(result.checked).toBe(0);
+  });
+});
