@@ -9,7 +9,7 @@ import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { Law } from "./definition.ts";
-import { placePoints, unplaceable } from "./schedule-points.ts";
+import { doneBefore, placePoints, producedBefore, unplaceable } from "./schedule-points.ts";
 
 export const ABORT_FINALITY = "abort finality";
 
@@ -21,6 +21,7 @@ export function checkAbortFinality(testCase: Readonly<Case>, trace: Trace): LawR
     const request = abort.request;
     const where = `step ${abort.step} before forward ${abort.beforeForward}`;
     const output = trace.requests?.find((entry) => entry.id === request);
+    if (doneBefore(trace, request, abort.beforeEvent)) continue;
     const after = trace.events.find(
       (event) => event.index >= abort.beforeEvent && event.rows.some((row) => row.request === request),
     );
@@ -36,16 +37,7 @@ export function checkAbortFinality(testCase: Readonly<Case>, trace: Trace): LawR
     }
     const tokens = output?.output;
     if (!tokens) continue;
-    // What forwards before the abort produced: the prefill's sample, each decode row, each verify's tokens.
-    let produced = 0;
-    for (const event of trace.events) {
-      if (event.index >= abort.beforeEvent) break;
-      const rows = event.rows.filter((row) => row.request === request && !row.discarded);
-      if (event.phase === "prefill" && rows.length > 0 && produced === 0) produced = 1;
-      if (event.phase === "decode") produced += rows.length;
-      for (const result of event.verify ?? [])
-        if (result.request === request && !result.discarded) produced += result.emitted?.length ?? result.acceptLen;
-    }
+    const produced = producedBefore(trace, request, abort.beforeEvent);
     if (tokens.length > produced)
       tally.fail({
         request,

@@ -9,7 +9,7 @@ import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { Law } from "./definition.ts";
 import { LawTally, type LawResult, notCheckable } from "./law.ts";
-import { eventsOf, placePoints, unplaceable } from "./schedule-points.ts";
+import { doneBefore, eventsOf, placePoints, unplaceable } from "./schedule-points.ts";
 
 export const RETRACT_RESUMES = "retract resumes";
 
@@ -35,7 +35,8 @@ export function checkRetractResumes(testCase: Readonly<Case>, trace: Trace): Law
     const request = retract.request;
     const highest = highestBefore(trace, request, retract.beforeEvent);
     const next = eventsOf(trace, request).find((event) => event.index >= retract.beforeEvent);
-    if (highest === undefined || !next) continue; // not admitted yet, or done before the point
+    // Not admitted yet, or done before the point (an overlap zombie may still run once): nothing to act on.
+    if (highest === undefined || !next || doneBefore(trace, request, retract.beforeEvent)) continue;
     tally.checked += 1;
     const where = `step ${retract.step} before forward ${retract.beforeForward} (before event ${retract.beforeEvent})`;
     const rows = next.rows.filter((row) => row.request === request);

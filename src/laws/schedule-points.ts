@@ -42,3 +42,37 @@ export function placePoints(points: readonly AbortEvent[], trace: Trace): Schedu
 export function eventsOf(trace: Trace, request: number): TraceEvent[] {
   return trace.events.filter((event) => event.rows.some((row) => row.request === request));
 }
+
+/**
+ * Tokens the request's forwards before `beforeEvent` produced: the prefill's sample, each decode row, each
+ * verify's emitted tokens (discarded work excluded). Pure.
+ */
+export function producedBefore(trace: Trace, request: number, beforeEvent: number): number {
+  let produced = 0;
+  for (const event of trace.events) {
+    if (event.index >= beforeEvent) break;
+    const rows = event.rows.filter((row) => row.request === request && !row.discarded);
+    if (event.phase === "prefill" && rows.length > 0 && produced === 0) produced = 1;
+    if (event.phase === "decode") produced += rows.length;
+    for (const result of event.verify ?? [])
+      if (result.request === request && !result.discarded) produced += result.emitted?.length ?? result.acceptLen;
+  }
+  return produced;
+}
+
+/**
+ * The request had finished before the point: it ended on its own (not aborted, not unfinished) and forwards
+ * before the point produced its whole output. An overlap engine may still run it once more as a zombie (a
+ * forward planned before its finish was processed); an abort or retract there has nothing left to act on. Pure.
+ */
+export function doneBefore(trace: Trace, request: number, beforeEvent: number): boolean {
+  const entry = trace.requests?.find((candidate) => candidate.id === request);
+  if (
+    !entry ||
+    entry.finishReason === undefined ||
+    entry.finishReason === "abort" ||
+    entry.finishReason === "unfinished"
+  )
+    return false;
+  return entry.output.length <= producedBefore(trace, request, beforeEvent);
+}

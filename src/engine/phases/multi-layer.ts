@@ -29,7 +29,8 @@ function hiddenAt(context: EngineContext, request: Request, positions: readonly 
 /**
  * Persists every module's rows that became ready: module k extends anchors up to
  * min(target hidden available, known tokens - k - 1). Module 0's last row yields the next d_1.
- * One packed forward per module. Drops target hidden rows every module has consumed.
+ * One packed forward per module. Drops target hidden rows every module has consumed. Returns the requests
+ * still in the phase (none retracted or aborted between its forwards).
  */
 export async function runModuleExtends(
   context: EngineContext,
@@ -37,13 +38,18 @@ export async function runModuleExtends(
   yieldsDraft: ReadonlySet<Request>,
   /** After verify (a decode-side forward, which padded graph replay runs), not after a prefill chunk. */
   afterVerify = false,
-): Promise<void> {
+): Promise<Request[]> {
+  // Every gap between two forwards is an abort or retract point (the caller's checkpoint was module 0's):
+  // a request retracted or aborted between two modules' extends leaves the phase (issue 25).
+  const epochs = context.epochs(requests);
+  let live: Request[] = [...requests];
   for (let module = 0; module < context.numSteps; module++) {
+    if (module > 0) live = context.checkpoint(live, epochs);
     const pool = context.modulePool(module);
     const rows: RowPlan[] = [];
     const hidden: HiddenRows[] = [];
     const lastRows: { request: Request; row: number; end: number }[] = [];
-    for (const request of requests) {
+    for (const request of live) {
       const start = request.moduleKvLength[module] ?? 0;
       const end = Math.min(request.targetKvLength, request.tokens.length - module - 1);
       if (end <= start) continue;
@@ -97,11 +103,12 @@ export async function runModuleExtends(
       }
     }
   }
-  for (const request of requests) {
+  for (const request of live) {
     const consumed = Math.min(...Array.from({ length: context.numSteps }, (_, k) => request.moduleKvLength[k] ?? 0));
     for (const position of [...request.targetHidden.keys()])
       if (position < consumed) request.targetHidden.delete(position);
   }
+  return live;
 }
 
 /** Draft steps 1..S-1 of a multi-layer round; returns each request's chain d_1..d_S as a tree. */

@@ -149,8 +149,7 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     hiddenParts.push(captureDraftInput(context, output, range(firstRow + skip, lastRow + 1)));
   }
   if (moduleRequests.length > 0) {
-    const kept = context.checkpoint(moduleRequests, epochs);
-    await runModuleExtends(context, kept, finalRequests);
+    const kept = await runModuleExtends(context, context.checkpoint(moduleRequests, epochs), finalRequests);
     for (const request of kept)
       if (finalRequests.has(request)) {
         request.status = "decoding";
