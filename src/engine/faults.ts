@@ -30,6 +30,12 @@ export const FAULT_NAMES = [
    */
   "retract-dropped-while-decoding",
   /**
+   * Issue 25 (seen on a third-party trace: draft anchors 0-8 written, a row at 10 attending [0, 9]): the draft
+   * extend after verify skips its first anchor's row; the position's slot is allocated, never written, and the
+   * later rows attend it as persisted KV.
+   */
+  "skipped-draft-position",
+  /**
    * vLLM PR 46899 (overlap): a retract discards the request's in-flight round, but the placeholder standing
    * for its unprocessed token stays in the token list; after the gap it is fed to the model as a token.
    */

@@ -70,6 +70,8 @@ const EXPOSURE: Record<
     laws: ["retract resumes"],
     retracts: [{ request: 1, step: 4, beforeForward: 1 }],
   },
+  // Rounds accepting 2+ tokens (the mirror accepts all S) extend the draft over 2+ anchors: the first is skipped.
+  "skipped-draft-position": { draft: "mirror", laws: ["positions", "draft reference"] },
   // Overlap: retracts after a decode step's verify, while its results are in flight.
   "stale-placeholder-after-gap": {
     draft: "mirror",

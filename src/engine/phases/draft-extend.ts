@@ -19,11 +19,22 @@ export async function runDraftExtend(
   const windowMissing = context.faults.has("window-missing-on-draft-extend");
   const rows: RowPlan[] = [];
   const lastRowOf: { segmentIndex: number; row: number }[] = [];
+  // The skipped-draft-position fault: after verify, a segment of 2+ rows drops its first anchor's row (its slot
+  // is allocated, never written) while the later rows take that position as persisted KV.
+  const skipping = afterVerify && context.faults.has("skipped-draft-position");
+  const keptHidden: number[] = [];
+  let hiddenRow = 0;
   input.segments.forEach((segment, segmentIndex) => {
     const { request, firstAnchor, tokens } = segment;
     const slots = pool.extendPersisted(request.id, firstAnchor + tokens.length);
+    const skipFirst = skipping && tokens.length > 1 ? 1 : 0;
     const firstRow = rows.length;
     tokens.forEach((token, i) => {
+      if (i < skipFirst) {
+        hiddenRow += 1;
+        return;
+      }
+      keptHidden.push(hiddenRow++);
       rows.push(
         rowPlan({
           request: request.id,
@@ -32,10 +43,10 @@ export async function runDraftExtend(
           windowFrom: windowMissing ? undefined : windowFromFor(session, firstAnchor + i),
           writeSlot: slots[i],
           temporary: false,
-          attendPersisted: firstAnchor,
+          attendPersisted: firstAnchor + skipFirst,
           attendTemporary: [],
           // Causal within the segment: rows of the same request up to and including itself.
-          attendBatchRows: Array.from({ length: i + 1 }, (_, k) => firstRow + k),
+          attendBatchRows: Array.from({ length: i + 1 - skipFirst }, (_, k) => firstRow + k),
         }),
       );
     });
@@ -48,7 +59,7 @@ export async function runDraftExtend(
       pool,
       session,
       rows,
-      hidden: input.hidden,
+      hidden: keptHidden.length === hiddenRow ? input.hidden : input.hidden.select(keptHidden),
       replayable: afterVerify,
     }),
   );
