@@ -53,7 +53,9 @@ export function checkPositions(trace: Trace): LawResult {
     const pendingWrites: [string, number][] = [];
     event.rows.forEach((row, rowIndex) => {
       tally.checked += 1;
-      if (row.temporary !== true && !row.discarded) pendingWrites.push([`${pool}:${row.request}`, row.position]);
+      // Discarded rows wrote their KV too (overlap: a zombie's or an aborted round's results are dropped, not its
+      // writes).
+      if (row.temporary !== true) pendingWrites.push([`${pool}:${row.request}`, row.position]);
       const where = { request: row.request, event: event.index, index: rowIndex };
       if (row.temporary === false) {
         const key = `${pool}:${row.request}`;
@@ -106,7 +108,6 @@ export function checkPositions(trace: Trace): LawResult {
     // This forward's writes count for later forwards (its own rows see each other as batch rows).
     for (const [key, position] of pendingWrites) markWritten(key, position, position + 1);
     for (const result of event.verify ?? []) {
-      if (result.discarded) continue;
       const root = event.rows.find((row) => row.request === result.request);
       if (root) markWritten(`${pool}:${result.request}`, root.position, root.position + result.acceptLen);
     }
