@@ -5,8 +5,8 @@
 // time: at most 5 x 12 runs of one property, shrinking off. The other faults' kills across seeds are measured
 // by `specconf mutants --json --seed N` (README Benchmarks).
 import { describe, expect, it } from "vitest";
-import { LAW_PROPERTIES, propertyFor } from "../../properties/index.ts";
-import { runLawProperty } from "../../properties/law-property.ts";
+import { LAW_PROPERTIES, propertyFor } from "../../src/properties/law-properties.ts";
+import { runLawProperty } from "../../src/properties/law-property.ts";
 import { PADDING_POISON_INVARIANCE } from "../../src/laws/padding-poison-invariance.ts";
 
 /** The runs `mutants` gives each property in its first round at its default --max-runs (cli/mutants.ts). */
