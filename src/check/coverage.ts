@@ -1,5 +1,9 @@
 // Coverage labels (DESIGN section 4): the corners where the bugs live, read from a case and its run.
-// The property suites count them over their runs and fail when one falls below 2%.
+// The property suites count them over their runs and judge each label's rate against 2% as QuickCheck's
+// checkCoverage does (issue 25): a label fails only when the data show, with confidence 1 - 1e-6, that its rate
+// is below the requirement (the Wilson interval's upper end under 0.9 x 2%); a rate the runs cannot tell from 2%
+// is "not enough runs to judge", reported, not failing. A label whose corner the engine's trace cannot show (a
+// field it reads is absent) is reported with that field and never enforced.
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
 import { schedulingCorners } from "./scheduling-coverage.ts";
@@ -41,8 +45,42 @@ export const COVERAGE_LABELS = [
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
 
-/** Below this share of runs a label fails the suite. */
+/** The share of runs each label must reach. */
 export const MIN_COVERAGE = 0.02;
+/** One-sided normal quantile of the coverage judgement's confidence (1 - 1e-6). */
+const COVERAGE_Z = 4.753;
+/** QuickCheck's tolerance: a label fails only when its rate is shown below this fraction of the requirement. */
+const COVERAGE_TOLERANCE = 0.9;
+
+/** The Wilson score interval of count / runs at COVERAGE_Z. Pure. */
+export function wilsonInterval(count: number, runs: number): { low: number; high: number } {
+  if (runs === 0) return { low: 0, high: 1 };
+  const z2 = COVERAGE_Z * COVERAGE_Z;
+  const share = count / runs;
+  const centre = share + z2 / (2 * runs);
+  const spread = COVERAGE_Z * Math.sqrt((share * (1 - share)) / runs + z2 / (4 * runs * runs));
+  return { low: (centre - spread) / (1 + z2 / runs), high: (centre + spread) / (1 + z2 / runs) };
+}
+
+/** A label's verdict: shown below the requirement, shown at or above it, or not enough runs to tell. Pure. */
+export function coverageVerdict(count: number, runs: number): "insufficient" | "sufficient" | "undecided" {
+  const { low, high } = wilsonInterval(count, runs);
+  if (high < COVERAGE_TOLERANCE * MIN_COVERAGE) return "insufficient";
+  return low >= MIN_COVERAGE || count / runs >= MIN_COVERAGE ? "sufficient" : "undecided";
+}
+
+/**
+ * Labels whose corner this trace cannot show, with the field it lacks: "request finishes mid-round" reads the
+ * verify results' emitted tokens (issue 25: a third-party engine without `emitted` failed the coverage floor
+ * forever). Pure.
+ */
+export function unobservableLabels(trace: Trace): Partial<Record<CoverageLabel, string>> {
+  const missing: Partial<Record<CoverageLabel, string>> = {};
+  const results = trace.events.flatMap((event) => event.verify ?? []);
+  if (results.length > 0 && results.every((result) => result.emitted === undefined))
+    missing["request finishes mid-round"] = "events[].verify[].emitted";
+  return missing;
+}
 
 export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   const labels: CoverageLabel[] = [];
@@ -102,27 +140,53 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
 export interface CoverageReport {
   runs: number;
   counts: Record<CoverageLabel, number>;
-  /** Labels below MIN_COVERAGE of runs. */
+  /** Labels shown below MIN_COVERAGE (coverageVerdict "insufficient"): these fail. */
   below: CoverageLabel[];
+  /** Labels under MIN_COVERAGE of the runs that the runs cannot yet tell from it: reported, not failing. */
+  undecided: CoverageLabel[];
+  /** Labels no run's trace could show, with the field the traces lack: reported, never enforced. */
+  unobservable: Partial<Record<CoverageLabel, string>>;
 }
 
 export class CoverageCounter {
   runs = 0;
   readonly counts = Object.fromEntries(COVERAGE_LABELS.map((label) => [label, 0])) as Record<CoverageLabel, number>;
+  /** Per label: runs whose trace could not show it, and the field it lacked. */
+  private readonly blind = new Map<CoverageLabel, { runs: number; field: string }>();
 
-  add(labels: readonly CoverageLabel[]): void {
+  add(labels: readonly CoverageLabel[], unobservable: Partial<Record<CoverageLabel, string>> = {}): void {
     this.runs += 1;
     for (const label of labels) this.counts[label] += 1;
+    for (const [label, field] of Object.entries(unobservable) as [CoverageLabel, string][]) {
+      const entry = this.blind.get(label) ?? { runs: 0, field };
+      entry.runs += 1;
+      this.blind.set(label, entry);
+    }
   }
 
   merge(other: CoverageCounter): void {
     this.runs += other.runs;
     for (const label of COVERAGE_LABELS) this.counts[label] += other.counts[label];
+    for (const [label, entry] of other.blind) {
+      const mine = this.blind.get(label) ?? { runs: 0, field: entry.field };
+      mine.runs += entry.runs;
+      this.blind.set(label, mine);
+    }
   }
 
   report(): CoverageReport {
-    const below = COVERAGE_LABELS.filter((label) => this.runs === 0 || this.counts[label] / this.runs < MIN_COVERAGE);
-    return { runs: this.runs, counts: { ...this.counts }, below };
+    const unobservable: Partial<Record<CoverageLabel, string>> = {};
+    for (const [label, entry] of this.blind)
+      if (entry.runs === this.runs && this.counts[label] === 0) unobservable[label] = entry.field;
+    const judged = COVERAGE_LABELS.filter((label) => unobservable[label] === undefined);
+    const verdict = (label: CoverageLabel) => coverageVerdict(this.counts[label], this.runs);
+    return {
+      runs: this.runs,
+      counts: { ...this.counts },
+      below: judged.filter((label) => verdict(label) === "insufficient"),
+      undecided: judged.filter((label) => verdict(label) === "undecided"),
+      unobservable,
+    };
   }
 
   /** fc.statistics-style lines: label, share, count. */

@@ -8,7 +8,7 @@ import { ConfigError } from "../engine/config.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import { RunFailure, Unavailable, type RunSource } from "./source.ts";
 import type { RelaxedViews } from "../profiles/relaxed-view.ts";
-import { coverageLabels, type CoverageLabel } from "./coverage.ts";
+import { coverageLabels, unobservableLabels, type CoverageLabel } from "./coverage.ts";
 import type { Law, LawInputs, TwinSpec } from "../laws/definition.ts";
 import { checkInvariance } from "../laws/invariance.ts";
 import { notCheckable, type LawResult } from "../laws/law.ts";
@@ -43,6 +43,8 @@ export interface CaseCheck {
   /** Seconds per law (its twin runs included); "runs": the case's run and its baseline. */
   seconds: Record<string, number>;
   labels: CoverageLabel[];
+  /** Labels the run's trace cannot show, with the field it lacks (coverage.ts). */
+  unobservable?: Partial<Record<CoverageLabel, string>>;
   run?: RunResult;
   baseline?: RunResult;
   twins: Record<string, { testCase: Case; result: RunResult }>;
@@ -104,6 +106,7 @@ export async function checkLaws(source: RunSource, testCase: Case, options: Chec
   }
   check.run = run;
   check.labels = coverageLabels(testCase, run.trace);
+  check.unobservable = unobservableLabels(run.trace);
 
   let baselineReason = "the source has no target-only run";
   if (laws.some((law) => law.needs.baseline)) {

@@ -199,7 +199,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     const check = await checkOne(testCase, options.laws);
     runs += 1;
     if (check.skipped !== undefined) skipped += 1;
-    coverage.add(check.labels);
+    coverage.add(check.labels, check.unobservable);
     for (const result of check.results) {
       const entry = stats.get(result.law) ?? emptyStats();
       addResult(entry, result, check.seconds[result.law] ?? 0);

@@ -76,6 +76,13 @@ export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
       below,
       ...(unreachable.length > 0 ? { unreachable } : {}),
       enforced,
+      ...(enforced ? {} : { notEnforcedBecause: input.lawFilter ? "--law given" : `under 50 runs (${report.runs})` }),
+      ...(enforced && report.undecided.length > 0
+        ? { undecided: report.undecided.filter((label) => !unreachable.includes(label)) }
+        : {}),
+      ...(Object.keys(report.unobservable).length > 0
+        ? { unobservable: report.unobservable as Record<string, string> }
+        : {}),
     },
     runSeconds: suite.runSeconds,
     ...(engine

@@ -35,6 +35,12 @@ export interface CheckSummary {
     unreachable?: string[];
     /** Whether the 2% floor decided the verdict (not with --law, nor under 50 runs). */
     enforced?: boolean;
+    /** Why it did not ("--law given", "under 50 runs"). */
+    notEnforcedBecause?: string;
+    /** Labels under 2% that the runs cannot yet tell from it: reported, not failing (coverage.ts). */
+    undecided?: string[];
+    /** Labels the engine's traces cannot show, with the field they lack: reported, never enforced. */
+    unobservable?: Record<string, string>;
   };
   /** Seconds of the cases' own runs and target-only baselines (the laws' rows count the rest). */
   runSeconds?: number;

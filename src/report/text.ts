@@ -54,11 +54,17 @@ function checkText(summary: CheckSummary): string {
     ...table(["law", "runs", "passed", "failed", "ties", VERDICT_WORDS["not-checkable"], "time"], rows),
     `(time: each law's checks and the twin runs it needs; the cases' own runs and target-only baselines took ${(summary.runSeconds ?? 0).toFixed(1)}s)`,
     "",
-    `coverage over ${summary.coverage.runs} runs (each label must reach ${MIN_COVERAGE * 100}%${summary.coverage.enforced === false ? "; not enforced with --law" : ""}):`,
+    `coverage over ${summary.coverage.runs} runs (each label must reach ${MIN_COVERAGE * 100}%; a label fails only when the runs show it below${summary.coverage.enforced === false ? `; not enforced: ${summary.coverage.notEnforcedBecause ?? "not enforced"}` : ""}):`,
     ...coverageLines(summary.coverage).map((text) => `  ${text}`),
   ];
-  const { below } = summary.coverage;
-  if (below.length > 0) lines.push(`coverage below ${MIN_COVERAGE * 100}%: ${below.join(", ")}`);
+  const { below, undecided, unobservable } = summary.coverage;
+  if (below.length > 0) lines.push(`coverage shown below ${MIN_COVERAGE * 100}%: ${below.join(", ")}`);
+  if (undecided?.length)
+    lines.push(
+      `coverage under ${MIN_COVERAGE * 100}%, not enough runs to judge (not failing): ${undecided.join(", ")}`,
+    );
+  for (const [label, field] of Object.entries(unobservable ?? {}))
+    lines.push(`coverage of '${label}' not enforced: the engine's traces have no ${field}`);
   if (summary.notExercised?.length) lines.push(`never exercised: ${summary.notExercised.join("; ")}`);
   if (summary.skipped) lines.push(`${summary.skipped} generated cases the engine refused as unsupported`);
   for (const pin of summary.pinned ?? [])

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { defaultEngineConfig } from "../../src/engine/config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { COVERAGE_LABELS, CoverageCounter, coverageLabels } from "../../src/check/coverage.ts";
+import { COVERAGE_LABELS, CoverageCounter, coverageLabels, unobservableLabels } from "../../src/check/coverage.ts";
 import { minimumPoolSlots } from "../../src/case/limits.ts";
 import { readRounds } from "../../src/laws/rounds.ts";
 import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/check/sampling-coverage.ts";
@@ -149,12 +149,25 @@ describe("coverage labels", () => {
     expect(coverageLabels(plain, (await runCase(plain)).trace)).toEqual(["request finishes mid-round"]);
   });
 
-  it("the counter fails labels below 2% of runs", () => {
+  it("the counter fails a label only when the runs show it below 2% (QuickCheck's checkCoverage)", () => {
+    // 0 of 2,000 runs: the Wilson upper end (confidence 1 - 1e-6) is about 1.1%, under 0.9 x 2%.
+    const counter = new CoverageCounter();
+    for (let i = 0; i < 2000; i++)
+      counter.add(i < 100 ? [...COVERAGE_LABELS] : i < 101 ? ["batch of 2+ requests"] : []);
+    counter.add([]);
+    const many = new CoverageCounter();
+    for (let i = 0; i < 2000; i++) many.add(i < 1 ? ["batch of 2+ requests"] : []);
+    expect(many.report().below).toContain("batch of 2+ requests");
+    expect(counter.report().below).toEqual([]);
+  });
+
+  it("1 in 100 runs is not enough to judge: reported as undecided, not failing", () => {
     const counter = new CoverageCounter();
     for (let i = 0; i < 100; i++) counter.add(i < 1 ? [...COVERAGE_LABELS] : i < 2 ? ["batch of 2+ requests"] : []);
     const report = counter.report();
     expect(report.runs).toBe(100);
-    expect(report.below).toEqual(COVERAGE_LABELS.filter((label) => label !== "batch of 2+ requests"));
+    expect(report.below).toEqual([]);
+    expect(report.undecided).toEqual(COVERAGE_LABELS.filter((label) => label !== "batch of 2+ requests"));
     expect(counter.lines()[0]).toMatch(/1\.0% \(1\/100\)/);
   });
 
@@ -162,5 +175,28 @@ describe("coverage labels", () => {
     const counter = new CoverageCounter();
     for (let i = 0; i < 50; i++) counter.add(i === 0 ? [...COVERAGE_LABELS] : []);
     expect(counter.report().below).toEqual([]);
+    expect(counter.report().undecided).toEqual([]);
+  });
+
+  it("a label no trace can show (a field the engine lacks) is reported with the field, never judged", () => {
+    // The newcomer's engine: verify results without `emitted`, so "request finishes mid-round" never shows.
+    const counter = new CoverageCounter();
+    for (let i = 0; i < 5000; i++)
+      counter.add(
+        COVERAGE_LABELS.filter((label) => label !== "request finishes mid-round"),
+        { "request finishes mid-round": "events[].verify[].emitted" },
+      );
+    const report = counter.report();
+    expect(report.unobservable).toEqual({ "request finishes mid-round": "events[].verify[].emitted" });
+    expect(report.below).toEqual([]);
+    expect(report.undecided).toEqual([]);
+  });
+
+  it("unobservableLabels names the missing field of a trace without emitted tokens", async () => {
+    const plain = testCase({ numSteps: 3 }, [[[1, 5, 9, 13, 17, 3], 2, 0]], {}, "mirror");
+    const trace = structuredClone((await runCase(plain)).trace);
+    expect(unobservableLabels(trace)).toEqual({});
+    for (const event of trace.events) for (const result of event.verify ?? []) delete result.emitted;
+    expect(unobservableLabels(trace)).toEqual({ "request finishes mid-round": "events[].verify[].emitted" });
   });
 });
