@@ -2,7 +2,9 @@
 // (r + 1) * N) with N rows per request; with variable-length drafts each request's block is its own rows),
 // and each bonus equals predict at the request's last accepted node, or for a stochastic request the token
 // its accept_tokens row drew there (sglang PRs 15360/26866/26981: a stride of N instead of S + 1
-// reads another request's row or past the end; invisible with topk 1, where N = S + 1).
+// reads another request's row or past the end; invisible with topk 1, where N = S + 1). Counted only where a
+// wrong stride could show (issue 25: a chain-only engine's 100 passes could not have failed); a violation fails
+// wherever it shows.
 import type { Trace } from "../trace/schema.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { Law } from "./definition.ts";
@@ -21,9 +23,18 @@ export function checkBonusStride(trace: Trace): LawResult {
       if (block) block.end = index + 1;
       else blocks.set(row.request, { start: index, end: index + 1 });
     });
+    // A stride of N and one of S + 1 read the same rows unless some request's block is not its first and some
+    // block is wider or narrower than S + 1 (trees, ragged drafts): only then could a wrong stride show.
+    const width = (result: { acceptIndex: readonly number[] }) => result.acceptIndex.length;
+    const strideShows =
+      blocks.size >= 2 &&
+      event.verify!.some((result) => {
+        const block = blocks.get(result.request);
+        return block !== undefined && block.end - block.start !== width(result);
+      });
     for (const result of event.verify!) {
-      tally.checked += 1;
       const block = blocks.get(result.request) ?? { start: 0, end: 0 };
+      if (strideShows && block.start > 0) tally.checked += 1;
       const where = { request: result.request, event: event.index };
       const entries = result.acceptIndex.slice(0, result.acceptLen);
       const outside = entries.find((index) => index < block.start || index >= block.end);
@@ -50,7 +61,13 @@ export function checkBonusStride(trace: Trace): LawResult {
       }
     }
   }
-  return tally.result();
+  const result = tally.result();
+  return result.status === "holds" && result.checked === 0
+    ? notCheckable(
+        BONUS_STRIDE,
+        "no verify had a second request's block wider or narrower than S + 1 (no tree, no ragged drafts in a batch): a stride of N reads the same rows as one of S + 1",
+      )
+    : result;
 }
 
 export const law: Law = {

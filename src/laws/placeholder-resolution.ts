@@ -25,7 +25,10 @@ export function checkPlaceholderResolution(trace: Trace): LawResult {
   const latestOf = { token: new Map<number, Write>(), draft: new Map<number, Write>() };
   for (const event of trace.events) {
     event.rows.forEach((row, index) => {
-      tally.checked += 1;
+      // Counted: rows planned with a placeholder (what the law is about). A negative token fails wherever it
+      // shows, but rows of a run without placeholders could not have failed the rest (issue 25: no vacuous
+      // passes on engines without overlap scheduling).
+      if (row.placeholder !== undefined) tally.checked += 1;
       const where = { request: row.request, event: event.index, index };
       const label = `${event.phase} event ${event.index} row ${index} (request ${row.request}, position ${row.position})`;
       if (row.token < 0) {
@@ -71,7 +74,10 @@ export function checkPlaceholderResolution(trace: Trace): LawResult {
       }
     }
   }
-  return tally.result();
+  const result = tally.result();
+  return result.status === "holds" && result.checked === 0
+    ? notCheckable(PLACEHOLDER_RESOLUTION, "no row was planned with a placeholder (no overlap scheduling in this run)")
+    : result;
 }
 
 export const law: Law = {
