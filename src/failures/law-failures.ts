@@ -33,6 +33,11 @@ export interface PropertyFailureSources {
   /** The external engine the runs came from, and the reference engine's trace of a case (for replay). */
   engine?: { command: string; name: string };
   referenceTraceOf?: (testCase: Case) => Promise<Trace | undefined>;
+  /**
+   * Laws that already have a record in this check (an earlier property's): no second one (issue 25: one planted
+   * bug wrote 45 records, 180 files, as every property it failed wrote one per failing law).
+   */
+  recorded?: ReadonlySet<string>;
 }
 
 function failing(check: CaseCheck, sources: PropertyFailureSources): LawResult[] {
@@ -55,7 +60,9 @@ export async function writeLawFailures(
     [sources.shrunk, false],
     [sources.first, true],
   ] as const) {
-    const results = failing(check, sources).filter((result) => !written.has(result.law));
+    const results = failing(check, sources).filter(
+      (result) => !written.has(result.law) && !sources.recorded?.has(result.law),
+    );
     if (results.length === 0) continue;
     const referenceTrace = await sources.referenceTraceOf?.(check.testCase);
     for (const result of results) {

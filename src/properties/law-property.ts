@@ -127,6 +127,8 @@ export interface RunOptions {
   pinned?: ReadonlySet<string>;
   /** The external engine behind `source`: named in failure files, which also get the reference's trace. */
   engine?: { command: string; name: string };
+  /** Laws with a failure record already written in this check (suite.ts): they get no second one. */
+  recorded?: ReadonlySet<string>;
   /** Called after each generated run (not after shrink attempts). */
   onRun?: (check: CaseCheck, run: number) => void;
   /** Called after each shrink attempt. */
@@ -273,6 +275,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
         twins: options.twins,
         engine: options.engine,
         referenceTraceOf: options.engine ? referenceTraceOf : undefined,
+        recorded: options.recorded,
       },
       options.failureDir ?? DEFAULT_FAILURE_DIR,
     );

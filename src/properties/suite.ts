@@ -99,6 +99,8 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       shrinkSeconds: options.shrinkSeconds,
       twins: options.twins,
       failureDir: options.failureDir,
+      // One record per failing law in a check: laws an earlier property recorded get none here.
+      recorded: new Set(result.replays.keys()),
       source: options.source,
       views: options.views,
       engine: options.engine,
