@@ -23,6 +23,9 @@ test(
       ].join("\n"),
     );
     if (run.error || run.failure) expect.fail(describeFailure(run));
-    expect(run.coverage.report().below, run.coverage.lines().join("\n")).toEqual([]);
+    // Our own generators are held to the observed 2% floor (seeded, so deterministic), not only to the
+    // statistical verdict an engine's check gets (coverage.ts), which these few runs could never fail.
+    const report = run.coverage.report();
+    expect([...report.below, ...report.undecided], run.coverage.lines().join("\n")).toEqual([]);
   },
 );
