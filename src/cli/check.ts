@@ -139,7 +139,7 @@ async function check(argv: string[]): Promise<number> {
 }
 
 /** A missing GPU provider is bad input (exit 2 with the fix), not a law failure in every run. */
-async function preflightProvider(ep: ExecutionProvider): Promise<void> {
+export async function preflightProvider(ep: ExecutionProvider): Promise<void> {
   if (ep === "cpu") return;
   const spec = getPreset(DEFAULT_PRESET);
   const target = buildTarget(spec);

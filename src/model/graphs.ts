@@ -319,7 +319,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     "top_values",
     "top_indices",
   ]);
-  g.op("ReduceLogSumExp", ["logits", axesLast], { keepdims: 1 }, "log_normalizer");
+  writeLogNormalizer(g, "logits", "top_values", "log_normalizer");
   g.op("Concat", newKeys, { axis: 0 }, "k_new");
   g.op("Concat", newValues, { axis: 0 }, "v_new");
   if (graph.layerStreams) {
@@ -335,6 +335,26 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   g.output("v_new", spec.dtype, [layerCount, "T", kvDimension]);
   if (graph.layerStreams) g.output("layer_hidden", spec.dtype, [layerCount + 1, "T", hidden]);
   return g.toBytes(graph.name);
+}
+
+/**
+ * The log-softmax normalizer of each row of `logits` [T, V] as max + log(sum(exp(logits - max))), the max
+ * read from `topValues` [T, k] (TopK's first column): every exponent is <= 0 and the row's largest
+ * contributes exactly 1, so the sum lies in [1, V] on every EP and dtype. ONNX does not promise a stable
+ * ReduceLogSumExp, and on the WebGPU EP a single ReduceLogSumExp over the mirror family's 2^16-scale logits
+ * was non-finite (issue 23; docs/findings/ort-webgpu-reducelogsumexp-overflow.md).
+ */
+export function writeLogNormalizer(g: GraphBuilder, logits: string, topValues: string, output: string): string {
+  const axisLast = g.int64(g.fresh("axis_last"), [1], [-1]);
+  const rowMax = g.op("Slice", [
+    topValues,
+    g.int64(g.fresh("first"), [1], [0]),
+    g.int64(g.fresh("second"), [1], [1]),
+    axisLast,
+  ]);
+  const shiftedExp = g.op("Exp", [g.op("Sub", [logits, rowMax])]);
+  const logSum = g.op("Log", [g.op("ReduceSum", [shiftedExp, axisLast], { keepdims: 1 })]);
+  return g.op("Add", [logSum, rowMax], {}, output);
 }
 
 /**
