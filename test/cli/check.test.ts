@@ -59,6 +59,32 @@ describe("specconf check", () => {
   });
 
   it(
+    "--property runs one law's suite with every law checking its runs; not with --law",
+    { timeout: 120_000 },
+    async () => {
+      const { code, stdout } = await capture(checkCommand, [
+        "--property",
+        "positions",
+        "--runs",
+        "2",
+        "--seed",
+        "5",
+        "--json",
+        "--no-write",
+      ]);
+      expect(code).toBe(0);
+      const laws: { name: string; runs: number }[] = JSON.parse(stdout).laws;
+      // The positions suite's 2 runs, each checked by every law that applies (the table lists every law).
+      expect(laws.find((law) => law.name === "positions")!.runs).toBe(2);
+      expect(laws.find((law) => law.name === "lossless")!.runs).toBe(2);
+      expect(laws.length).toBeGreaterThan(20);
+      const combined = await capture(checkCommand, ["--property", "positions", "--law", "lossless", "--runs", "1"]);
+      expect(combined.code).toBe(2);
+      expect(combined.stderr).toMatch(/--law cannot be combined with --property/);
+    },
+  );
+
+  it(
     "a fault fails a law: exit 1, the replay command in --json, a schema-valid failure record, case and trace",
     { timeout: 120_000 },
     async () => {
