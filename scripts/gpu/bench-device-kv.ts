@@ -21,14 +21,16 @@ const { values } = parseArgs({
   options: {
     ep: { type: "string", multiple: true, default: ["webgpu"] },
     preset: { type: "string", default: "large" },
-    steps: { type: "string", default: "64" },
-    reps: { type: "string", default: "3" },
+    steps: { type: "string", default: "32" },
+    reps: { type: "string", default: "2" },
     rows: { type: "string", multiple: true, default: ["1", "4"] },
     slots: { type: "string", multiple: true, default: ["512", "4096"] },
   },
 });
 const spec = getPreset(values.preset!);
+const buildStart = performance.now();
 const target = buildTarget(spec);
+console.log(`built ${spec.name} in ${((performance.now() - buildStart) / 1000).toFixed(1)} s`);
 const layers = spec.layers;
 const width = kvDim(spec);
 const steps = Number(values.steps);
@@ -211,6 +213,7 @@ for (const ep of values.ep!) {
         pooled ? `${(hostMs / deviceMs).toFixed(2)}x` : "-",
         same,
       ]);
+      console.log(rows[rows.length - 1].join("  ")); // as measured: a time-boxed run keeps what it has
     }
   await plain.release();
   await pooled?.release();

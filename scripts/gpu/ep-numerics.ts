@@ -155,6 +155,32 @@ async function ops(ep: ExecutionProvider): Promise<void> {
     return values;
   };
   const report: Record<string, unknown>[] = [];
+  // One Softmax node on float64 scores (the minimal graph of the finding), against the float64 reference.
+  const single = new GraphBuilder("float64");
+  single.input("scores", "float64", [8, 64]);
+  single.op("Softmax", ["scores"], { axis: -1 }, "probs");
+  single.output("probs", "float64", [8, 64]);
+  const scores = float(8 * 64, 8) as Float64Array;
+  const probs: Record<string, ProbeTensor["data"]> = {};
+  for (const on of ["cpu", ep] as const)
+    probs[on] = (
+      await runGraph(
+        single.toBytes("softmax-f64"),
+        { ...DEFAULT_RUNTIME, ep: on },
+        { scores: { data: scores, dims: [8, 64] } },
+        ["probs"],
+      )
+    ).probs.data;
+  const exact = new Float64Array(8 * 64);
+  for (let r = 0; r < 8; r++) {
+    const row = scores.subarray(r * 64, (r + 1) * 64);
+    const max = Math.max(...row);
+    const sum = row.reduce((total, value) => total + Math.exp(value - max), 0);
+    row.forEach((value, c) => (exact[r * 64 + c] = Math.exp(value - max) / sum));
+  }
+  console.log(
+    `\none float64 Softmax node [8, 64], relative difference to the float64 reference: cpu ${relativeDifference(exact, probs.cpu).toExponential(2)}, ${ep} ${relativeDifference(exact, probs[ep]).toExponential(2)}`,
+  );
   for (const [name, graph, hiddenIn] of [
     ["target", target.graph, false],
     ["tapped mirror", draft.graphs[0], true],

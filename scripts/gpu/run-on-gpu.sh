@@ -5,9 +5,11 @@
 # unpacks the Vulkan loader for WebGPU, then:
 #   bench (default)  the law runs and the EP benchmark (scripts/bench-gpu.ts) on cpu, cuda, webgpu;
 #   check            `specconf check` (every law) on each GPU EP this box can open a session on, with fresh
-#                    seeds (SEEDS="5 6 7" pins them), one process per EP and seed in parallel, RUNS (20) runs
-#                    per law; prints the per-law table per EP and seed, and leaves logs and failure records
-#                    under CHECK_OUT (/tmp/specconf-check).
+#                    seeds (SEEDS="5 6 7" pins them), RUNS (20) runs per law, one process per EP and seed
+#                    (LAW_GROUPS=N: N processes per seed, each running some property suites, every law checking
+#                    every run; a group's own coverage line may fall short, the summary judges the seed's);
+#                    prints the per-law table per EP and seed (scripts/gpu/check-summary.ts) and leaves logs,
+#                    JUnit files and failure records under CHECK_OUT (/tmp/specconf-check).
 #   numerics         scripts/gpu/ep-numerics.ts: the normalizer on every EP, float64 node by node on CUDA.
 # Usage: scripts/gpu/run-on-gpu.sh [BUNDLE_DIR] [bench|check|numerics] [-- extra bench-gpu.ts or check flags]
 set -euo pipefail
@@ -105,4 +107,6 @@ for entry in "${pids[@]}"; do
   # The per-law table (laws with runs), the coverage verdict and each failure's replay line.
   sed -n '/^law  *runs/,/^(time:/p; /^coverage below/p; /FAILED/p; /npx specconf replay/p; /^seed /p' "$out/$name.txt"
 done
+# One table per EP and seed: the groups of a seed added up, coverage judged over all of its runs.
+node node_modules/tsx/dist/cli.mjs scripts/gpu/check-summary.ts "$out" | tee "$out/summary.md"
 exit $status

@@ -221,7 +221,12 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     const qHeads = g.op("Transpose", [g.op("Reshape", [q, headsShape])], { perm: [1, 0, 2] }); // [heads, T, hd]
     const scores = g.op("MatMul", [qHeads, g.op("Transpose", [toHeadMajor(keys)], { perm: [0, 2, 1] })]);
     const masked = g.op("Add", [g.op("Mul", [scores, attentionScale]), mask]);
-    const probs = g.op("Softmax", [g.op("Max", [masked, scoreFloor])], { axis: -1 });
+    // The softmax spelled out (max-shifted exp over its sum), not the Softmax operator: ORT's CUDA Softmax on
+    // float64 computes to ~2e-8 relative (measured node by node against the CPU EP, every other node of the
+    // graph within 1e-15: docs/findings/ort-cuda-float64-softmax-precision.md, issue 23).
+    const floored = g.op("Max", [masked, scoreFloor]);
+    const weights = g.op("Exp", [g.op("Sub", [floored, g.op("ReduceMax", [floored, axesLast], { keepdims: 1 })])]);
+    const probs = g.op("Div", [weights, g.op("ReduceSum", [weights, axesLast], { keepdims: 1 })]);
     const attended = g.op("Transpose", [g.op("MatMul", [probs, toHeadMajor(values)])], { perm: [1, 0, 2] });
     return g.op("Reshape", [attended, attnFlatShape]); // [T, heads * hd]
   };
