@@ -21,7 +21,13 @@ for (const file of readdirSync(dir)
   .filter((name) => /^check-.*\.txt$/.test(name))
   .sort()) {
   const key = file.replace(/^check-/, "").replace(/(-group\d+)?\.txt$/, "");
-  const seed = seeds.get(key) ?? { laws: new Map(), coverage: new Map(), groups: 0, failures: [], complete: true };
+  const seed: Seed = seeds.get(key) ?? {
+    laws: new Map(),
+    coverage: new Map(),
+    groups: 0,
+    failures: [],
+    complete: true,
+  };
   seeds.set(key, seed);
   seed.groups += 1;
   const text = readFileSync(join(dir, file), "utf8");

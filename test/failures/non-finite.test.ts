@@ -8,12 +8,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { lawProperty, runLawProperty } from "../../properties/law-property.ts";
+import { lawProperty, runLawProperty } from "../../src/properties/law-property.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { validateFailureRecord, writeFailure } from "../../src/failures/failure-file.ts";
 import { loadReplayInput } from "../../src/failures/replay-input.ts";
-import { RUNS_TO_COMPLETION } from "../../src/laws/runner.ts";
+import { RUNS_TO_COMPLETION } from "../../src/check/runner.ts";
 import { ModelSession } from "../../src/runtime/ort.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "specconf-non-finite-"));
