@@ -28,6 +28,9 @@ cp "$root/package.json" "$root/package-lock.json" "$work/"
 (cd "$work" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
 ort_bin="$work/node_modules/onnxruntime-node/bin/napi-v6"
 rm -rf "$ort_bin/darwin" "$ort_bin/win32" "$ort_bin/linux/arm64"
+# The GPU runs never load llama.cpp (only `specconf engine llama-cpp` does): its 90 MB stay home, so the bundle
+# (node, node_modules, a provider part) fits a 64 MiB transfer.
+rm -rf "$work/node_modules/node-llama-cpp" "$work/node_modules/@node-llama-cpp" "$work/node_modules/typescript"
 tar -C "$work" -cf - node_modules | xz -T0 -6 > "$out/node_modules.txz"
 
 echo "CUDA 13 execution provider ($provider_package) -> $out/cuda-provider.txz.part-*"

@@ -15,6 +15,13 @@ export const CHECK_FLAGS = defineFlags({
     valueName: "NAME",
     description: `check only this law (repeatable): ${LAW_NAMES.join(", ")}`,
   },
+  property: {
+    type: "string",
+    multiple: true,
+    valueName: "NAME",
+    description:
+      "run only this law's property suite (repeatable), every law still checking its runs: one check split over processes (scripts/gpu/run-on-gpu.sh)",
+  },
   runs: { type: "integer", min: 1, default: 30, description: "generated runs per law property" },
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else a fresh one; always printed)" },
   fault: {
@@ -104,7 +111,7 @@ export function rejectIgnoredFlags(values: CheckFlagValues, given: ReadonlySet<s
   if (values.engine !== undefined && values.golden)
     rejectCombined(
       given,
-      ["law", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write", "pins"],
+      ["law", "property", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write", "pins"],
       "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
     );
 }

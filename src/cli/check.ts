@@ -20,7 +20,7 @@ import { summarizeCheck } from "../report/check-summary.ts";
 import { render } from "../report/reporters.ts";
 import { checkEngine } from "./check-engine.ts";
 import { CHECK_FLAGS, rejectIgnoredFlags, resolveLaws, seedFromEnvironment } from "./check-flags.ts";
-import { parseFlags, renderHelp, UsageError } from "./args.ts";
+import { parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
 import { checkOutputPaths, writeOutputFile, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
 
@@ -57,9 +57,15 @@ async function check(argv: string[]): Promise<number> {
     }
     const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
     const selectedSet = new Set(selected);
-    const properties = LAW_PROPERTIES.filter((property) => selectedSet.has(property.law));
-    for (const name of selected)
-      if (!propertyFor(name)) throw new UsageError(`--law: '${name}' has no property suite yet`, "--law");
+    if (values.property.length > 0) rejectCombined(given, ["law"], "--property (every law checks its runs)");
+    const suites = values.property.length > 0 ? new Set(resolveLaws(values.property)) : selectedSet;
+    const properties = LAW_PROPERTIES.filter((property) => suites.has(property.law));
+    for (const name of values.property.length > 0 ? suites : selected)
+      if (!propertyFor(name))
+        throw new UsageError(
+          `${values.property.length > 0 ? "--property" : "--law"}: '${name}' has no property suite yet`,
+          values.property.length > 0 ? "--property" : "--law",
+        );
     const outputs: OutputPath[] = [];
     if (values.junit !== undefined) outputs.push({ flag: "--junit", path: values.junit, kind: "file" });
     if (!values["no-write"]) outputs.push({ flag: "--failures", path: values.failures, kind: "folder" });
@@ -139,7 +145,7 @@ async function check(argv: string[]): Promise<number> {
 }
 
 /** A missing GPU provider is bad input (exit 2 with the fix), not a law failure in every run. */
-async function preflightProvider(ep: ExecutionProvider): Promise<void> {
+export async function preflightProvider(ep: ExecutionProvider): Promise<void> {
   if (ep === "cpu") return;
   const spec = getPreset(DEFAULT_PRESET);
   const target = buildTarget(spec);

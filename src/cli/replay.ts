@@ -15,6 +15,14 @@ import { LIMIT_FLAG_SPECS, limitsFrom } from "./limit-flags.ts";
 import { nothingChecked } from "./nothing-checked.ts";
 import { render } from "../report/reporters.ts";
 import type { ReplaySummary } from "../report/summary.ts";
+import { preflightProvider } from "./check.ts";
+import type { Case } from "../case/case.ts";
+import { EXECUTION_PROVIDERS, type ExecutionProvider } from "../runtime/ort.ts";
+
+/** The case on another EP (everything else as recorded). */
+function onEp(testCase: Case, ep: ExecutionProvider): Case {
+  return { ...testCase, engine: { ...testCase.engine, runtime: { ...testCase.engine.runtime, ep } } };
+}
 
 const FLAGS = defineFlags({
   json: {
@@ -29,6 +37,12 @@ const FLAGS = defineFlags({
     description: "rerun on this external engine (never taken from the file) next to the reference engine",
   },
   "engine-timeout": { type: "integer", min: 1, default: 60, description: "with --engine: seconds per request" },
+  ep: {
+    type: "choice",
+    choices: EXECUTION_PROVIDERS,
+    description:
+      "rerun on this ONNX Runtime execution provider instead of the case's own (engine.runtime.ep): a GPU failure on the GPU, or on the CPU to see whether it is the EP's",
+  },
   ...LIMIT_FLAG_SPECS,
 });
 
@@ -59,13 +73,17 @@ async function replay(argv: string[]): Promise<number> {
     if (values.from !== undefined && values.to !== undefined && values.from > values.to)
       throw new UsageError(`--from ${values.from} is after --to ${values.to}`, "--from");
     if (values.engine === undefined) rejectCombined(given, ["engine-timeout"], "replaying on the reference engine");
+    if (values.engine !== undefined) rejectCombined(given, ["ep"], "--engine (the engine runs on its own device)");
     if (values.engine !== undefined && values.engine.trim() === "")
       throw new UsageError("--engine needs a command that starts the engine, got an empty one", "--engine");
     const file = positionals[0];
     // Everything the file names is read and checked before anything runs.
     const input = loadReplayInput(file, limitsFrom(values));
     const recorded = readRecordedTrace(input);
-    const testCase = input.kind === "failure" ? input.record.case : input.testCase;
+    const fileCase = input.kind === "failure" ? input.record.case : input.testCase;
+    const ep = values.ep as ExecutionProvider | undefined;
+    const testCase = ep === undefined ? fileCase : onEp(fileCase, ep);
+    if (ep !== undefined) await preflightProvider(ep);
     const recordedLaws = input.kind === "failure" ? input.record.laws : [];
     if (values.engine !== undefined)
       engine = await ExternalSource.start(values.engine, { timeoutMs: values["engine-timeout"] * 1000 });
@@ -90,8 +108,14 @@ async function replay(argv: string[]): Promise<number> {
     const exact =
       input.kind === "failure" && own !== undefined && own.violation?.message === input.record.violation.message;
     let identical: boolean | undefined;
-    // The recorded trace is the engine's own: compared only when rerunning where it was recorded.
-    if (recorded && check.run && (engine !== undefined) === (input.kind === "failure" && !!input.record.engine))
+    // The recorded trace is the engine's own: compared only when rerunning where it was recorded (engine and EP).
+    const sameEp = testCase.engine.runtime.ep === fileCase.engine.runtime.ep;
+    if (
+      recorded &&
+      check.run &&
+      sameEp &&
+      (engine !== undefined) === (input.kind === "failure" && !!input.record.engine)
+    )
       identical = stableJson(recorded.events) === stableJson(JSON.parse(JSON.stringify(check.run.trace.events)));
     const code =
       failing.length > 0
@@ -121,6 +145,7 @@ async function replay(argv: string[]): Promise<number> {
         `replaying ${file}: ${record.laws.join(", ")} failed (property '${record.property}', seed ${record.seed}, path ${JSON.stringify(record.path)})`,
       );
     } else out.push(`replaying case ${file}`);
+    if (ep !== undefined) out.push(`on EP ${ep} (the file's case runs on ${fileCase.engine.runtime.ep})`);
     out.push(describeCase(testCase), "");
     const offence = firstOffence(check.results, recordedLaws, check.run?.trace);
     const mark =

@@ -1,7 +1,13 @@
 // Builds the tensors of one packed ragged forward, runs it, writes the new K/V rows into the pool and
 // records the trace event. Trace rows are read back from the exact tensors passed to the runtime and
 // the slots actually written, never from scheduler intent, so a plumbing bug shows in the trace.
-import type { FloatArray, ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
+import {
+  NonFiniteOutputError,
+  type FloatArray,
+  type ForwardFeeds,
+  type ForwardResult,
+  type ModelSession,
+} from "../runtime/ort.ts";
 import { rowTop } from "./topk.ts";
 import { traceEvent, traceRow } from "../trace/records.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
@@ -209,12 +215,27 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     withLogits,
   };
   // Graph replay (padded or not) runs on its own static buffers: not memoized.
-  const memoized =
-    context.memo && !plan.runner
-      ? { ...(await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))), paddedRows: 0 }
-      : plan.runner
-        ? { ...(await plan.runner(feeds, { pool, slots: writeSlots })), contentBase: undefined }
-        : { result: await plan.session.run(feeds), contentBase: undefined, paddedRows: 0 };
+  let memoized;
+  try {
+    memoized =
+      context.memo && !plan.runner
+        ? { ...(await context.memo.run(plan.session, feeds, pool.contentOf(ctxSlots))), paddedRows: 0 }
+        : plan.runner
+          ? { ...(await plan.runner(feeds, { pool, slots: writeSlots })), contentBase: undefined }
+          : { result: await plan.session.run(feeds), contentBase: undefined, paddedRows: 0 };
+  } catch (error) {
+    if (!(error instanceof NonFiniteOutputError)) throw error;
+    // Named in the engine's terms; the event is not recorded (no trace row holds the value).
+    const row = rows[error.row];
+    const who = row ? `request ${row.request}, position ${row.position}` : "a padding row";
+    throw new NonFiniteOutputError(
+      error.output,
+      error.row,
+      error.value,
+      error.ep,
+      `step ${context.step}, ${plan.phase} forward of ${plan.model} (${who})`,
+    );
+  }
   const { paddedRows } = memoized;
   const ran = memoized.result;
   // EAGLE-3: the graph ranks draft ids; what the engine drafts are their target ids through d2t (a copy:

@@ -59,6 +59,11 @@ export const FailureRecordSchema = Type.Object(
     ),
     /** The reference engine's trace of the same case, for the side-by-side replay (external engines only). */
     referenceTraceFile: Type.Optional(Type.String()),
+    /**
+     * Why a trace the run produced is not stored beside the record: it failed the trace schema (a non-finite
+     * number, which JSON cannot hold, say). The record and case are written all the same (issue 23).
+     */
+    traceOmitted: Type.Optional(Type.String()),
     replay: Type.String(),
   },
   { additionalProperties: false },
@@ -117,13 +122,20 @@ export function failureStem(input: Pick<FailureInput, "property" | "laws" | "see
 export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { file: string; replay: string } {
   const caseIssues = validateCase(input.testCase);
   if (caseIssues.length > 0) throw new Error(issueText("the shrunk case", caseIssues));
-  for (const [what, trace] of [
-    ["the shrunk case's trace", input.trace],
-    ["the reference trace", input.referenceTrace],
-  ] as const) {
+  // A trace that fails its schema is left out, with the reason in the record: the failure is still recorded
+  // (a trace with a NaN or an infinity cannot be written as JSON, and losing the record hides the finding).
+  const omitted: string[] = [];
+  const storable = (what: string, trace: Trace | undefined): Trace | undefined => {
     const traceIssues = trace ? validateTrace(trace) : [];
-    if (traceIssues.length > 0) throw new Error(issueText(what, traceIssues));
-  }
+    if (traceIssues.length === 0) return trace;
+    omitted.push(issueText(what, traceIssues));
+    return undefined;
+  };
+  input = {
+    ...input,
+    trace: storable("the shrunk case's trace", input.trace),
+    referenceTrace: storable("the reference trace", input.referenceTrace),
+  };
   const base = failureStem(input);
   for (let attempt = 1; ; attempt++) {
     const stem = attempt === 1 ? base : `${base}-${attempt}`;
@@ -146,6 +158,7 @@ export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { 
       ...(input.trace ? { traceFile: `${stem}.trace.json` } : {}),
       ...(input.engine ? { engine: input.engine } : {}),
       ...(input.referenceTrace ? { referenceTraceFile: `${stem}.reference-trace.json` } : {}),
+      ...(omitted.length > 0 ? { traceOmitted: omitted.join("; ") } : {}),
       replay,
     };
     const issues = validateFailureRecord(record);

@@ -221,7 +221,12 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     const qHeads = g.op("Transpose", [g.op("Reshape", [q, headsShape])], { perm: [1, 0, 2] }); // [heads, T, hd]
     const scores = g.op("MatMul", [qHeads, g.op("Transpose", [toHeadMajor(keys)], { perm: [0, 2, 1] })]);
     const masked = g.op("Add", [g.op("Mul", [scores, attentionScale]), mask]);
-    const probs = g.op("Softmax", [g.op("Max", [masked, scoreFloor])], { axis: -1 });
+    // The softmax spelled out (max-shifted exp over its sum), not the Softmax operator: ORT's CUDA Softmax on
+    // float64 computes to ~2e-8 relative (measured node by node against the CPU EP, every other node of the
+    // graph within 1e-15: docs/findings/ort-cuda-float64-softmax-precision.md, issue 23).
+    const floored = g.op("Max", [masked, scoreFloor]);
+    const weights = g.op("Exp", [g.op("Sub", [floored, g.op("ReduceMax", [floored, axesLast], { keepdims: 1 })])]);
+    const probs = g.op("Div", [weights, g.op("ReduceSum", [weights, axesLast], { keepdims: 1 })]);
     const attended = g.op("Transpose", [g.op("MatMul", [probs, toHeadMajor(values)])], { perm: [1, 0, 2] });
     return g.op("Reshape", [attended, attnFlatShape]); // [T, heads * hd]
   };
@@ -319,7 +324,7 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     "top_values",
     "top_indices",
   ]);
-  g.op("ReduceLogSumExp", ["logits", axesLast], { keepdims: 1 }, "log_normalizer");
+  writeLogNormalizer(g, "logits", "top_values", "log_normalizer");
   g.op("Concat", newKeys, { axis: 0 }, "k_new");
   g.op("Concat", newValues, { axis: 0 }, "v_new");
   if (graph.layerStreams) {
@@ -335,6 +340,26 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   g.output("v_new", spec.dtype, [layerCount, "T", kvDimension]);
   if (graph.layerStreams) g.output("layer_hidden", spec.dtype, [layerCount + 1, "T", hidden]);
   return g.toBytes(graph.name);
+}
+
+/**
+ * The log-softmax normalizer of each row of `logits` [T, V] as max + log(sum(exp(logits - max))), the max
+ * read from `topValues` [T, k] (TopK's first column): every exponent is <= 0 and the row's largest
+ * contributes exactly 1, so the sum lies in [1, V] on every EP and dtype. ONNX does not promise a stable
+ * ReduceLogSumExp, and on the WebGPU EP a single ReduceLogSumExp over the mirror family's 2^16-scale logits
+ * was non-finite (issue 23; docs/findings/ort-webgpu-reducelogsumexp-overflow.md).
+ */
+export function writeLogNormalizer(g: GraphBuilder, logits: string, topValues: string, output: string): string {
+  const axisLast = g.int64(g.fresh("axis_last"), [1], [-1]);
+  const rowMax = g.op("Slice", [
+    topValues,
+    g.int64(g.fresh("first"), [1], [0]),
+    g.int64(g.fresh("second"), [1], [1]),
+    axisLast,
+  ]);
+  const shiftedExp = g.op("Exp", [g.op("Sub", [logits, rowMax])]);
+  const logSum = g.op("Log", [g.op("ReduceSum", [shiftedExp, axisLast], { keepdims: 1 })]);
+  return g.op("Add", [logSum, rowMax], {}, output);
 }
 
 /**

@@ -93,6 +93,42 @@ export function forwardResult(fields: ForwardResult): ForwardResult {
   };
 }
 
+/**
+ * A forward returned a non-finite number (an EP computing outside its range: issue 23's WebGPU normalizer).
+ * Thrown before anything reads the outputs, so no trace row, oracle value or law ever holds one (JSON cannot,
+ * and a NaN compares false, which would let a law hold vacuously). `where` is what the caller adds (the
+ * engine's step, phase and request).
+ */
+export class NonFiniteOutputError extends Error {
+  constructor(
+    readonly output: string,
+    readonly row: number,
+    readonly value: number,
+    readonly ep: ExecutionProvider,
+    readonly where?: string,
+  ) {
+    super(`${where ? `${where}: ` : ""}output ${output} of row ${row} is ${value} on EP '${ep}'`);
+    this.name = "NonFiniteOutputError";
+  }
+}
+
+/** The first non-finite value of the outputs every reader uses (top-K, normalizer, hidden), as an error. */
+export function nonFiniteOutput(
+  result: ForwardResult,
+  hiddenSize: number,
+  ep: ExecutionProvider,
+): NonFiniteOutputError | undefined {
+  const fields: [string, FloatArray, number][] = [
+    ["top_values", result.topValues, result.topK],
+    ["log_normalizer", result.logNormalizer, 1],
+    ["hidden", result.hidden, hiddenSize],
+  ];
+  for (const [output, values, width] of fields)
+    for (let i = 0; i < values.length; i++)
+      if (!Number.isFinite(values[i])) return new NonFiniteOutputError(output, Math.floor(i / width), values[i], ep);
+  return undefined;
+}
+
 /** What the engine fetches from every forward (benchmarks replay raw runs with the same list). */
 export const ENGINE_OUTPUTS = ["top_values", "top_indices", "log_normalizer", "hidden", "k_new", "v_new"];
 
@@ -280,7 +316,7 @@ export class ModelSession {
   async run(feeds: ForwardFeeds): Promise<ForwardResult> {
     await yieldNowAndThen();
     const out = this.runTensors(this.tensorsFor(feeds), this.outputsFor(feeds));
-    return forwardResult({
+    const result = forwardResult({
       logits: feeds.withLogits ? (out.logits.data as FloatArray) : undefined,
       topValues: out.top_values.data as FloatArray,
       topIndices: out.top_indices.data as BigInt64Array,
@@ -291,9 +327,64 @@ export class ModelSession {
       vNew: out.v_new.data as FloatArray,
       layerHidden: this.hasLayerStreams ? (out.layer_hidden.data as FloatArray) : undefined,
     });
+    const nonFinite = nonFiniteOutput(result, this.hiddenSize, this.ep);
+    if (nonFinite) throw nonFinite;
+    return result;
   }
 
   async release(): Promise<void> {
     this.session.dispose();
+  }
+}
+
+/** A tensor of a probe graph (runGraph): float32, float64 or int64 data with its dims. */
+export interface ProbeTensor {
+  data: FloatArray | BigInt64Array;
+  dims: readonly number[];
+}
+
+/**
+ * Runs a graph of any signature once on an EP, with the pinned options a ModelSession has: numerics probes
+ * (a subgraph's behaviour per EP, in tests and scripts/gpu) that are not the engine's calling convention. A
+ * provider this machine lacks is a RuntimeError, as for ModelSession.
+ */
+export async function runGraph(
+  bytes: Uint8Array,
+  options: RuntimeOptions,
+  feeds: Record<string, ProbeTensor>,
+  outputs: readonly string[],
+): Promise<Record<string, ProbeTensor>> {
+  if (options.ep === "cuda") process.env.NVIDIA_TF32_OVERRIDE ??= "0";
+  let session: ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(bytes, {
+      executionProviders: [options.ep],
+      intraOpNumThreads: options.threads,
+      interOpNumThreads: 1,
+      executionMode: "sequential",
+      graphOptimizationLevel: options.graphOptimizationLevel,
+      logSeverityLevel: 3,
+    });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new RuntimeError(`cannot create an ONNX Runtime session on EP '${options.ep}': ${reason}`, options.ep, error);
+  }
+  try {
+    const tensors = Object.fromEntries(
+      Object.entries(feeds).map(([name, tensor]) => [
+        name,
+        new ort.Tensor(
+          tensor.data instanceof BigInt64Array ? "int64" : tensor.data instanceof Float64Array ? "float64" : "float32",
+          tensor.data,
+          [...tensor.dims],
+        ),
+      ]),
+    );
+    const out = await session.run(tensors, [...outputs]);
+    return Object.fromEntries(
+      outputs.map((name) => [name, { data: out[name].data as FloatArray | BigInt64Array, dims: out[name].dims }]),
+    );
+  } finally {
+    await session.release();
   }
 }

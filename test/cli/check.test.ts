@@ -59,6 +59,32 @@ describe("specconf check", () => {
   });
 
   it(
+    "--property runs one law's suite with every law checking its runs; not with --law",
+    { timeout: 120_000 },
+    async () => {
+      const { code, stdout } = await capture(checkCommand, [
+        "--property",
+        "positions",
+        "--runs",
+        "2",
+        "--seed",
+        "5",
+        "--json",
+        "--no-write",
+      ]);
+      expect(code).toBe(0);
+      const laws: { name: string; runs: number }[] = JSON.parse(stdout).laws;
+      // The positions suite's 2 runs, each checked by every law that applies (the table lists every law).
+      expect(laws.find((law) => law.name === "positions")!.runs).toBe(2);
+      expect(laws.find((law) => law.name === "lossless")!.runs).toBe(2);
+      expect(laws.length).toBeGreaterThan(20);
+      const combined = await capture(checkCommand, ["--property", "positions", "--law", "lossless", "--runs", "1"]);
+      expect(combined.code).toBe(2);
+      expect(combined.stderr).toMatch(/--law cannot be combined with --property/);
+    },
+  );
+
+  it(
     "a fault fails a law: exit 1, the replay command in --json, a schema-valid failure record, case and trace",
     { timeout: 120_000 },
     async () => {
@@ -162,6 +188,49 @@ describe("specconf replay", () => {
     expect(bad.code).toBe(2);
     expect((await capture(replayCommand, [])).code).toBe(2);
   });
+
+  it(
+    "--ep reruns the file's case on that EP; a case the EP cannot run, or --ep with --engine, exits 2",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "specconf-replay-ep-"));
+      const file = join(dir, "case.json");
+      const testCase = (preset: string, ep: string) => ({
+        formatVersion: 1,
+        model: { preset },
+        draft: { kind: "mirror", noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed: 1 },
+        engine: {
+          mode: "speculative",
+          numSteps: 2,
+          topk: 1,
+          numDraftTokens: 3,
+          chunkSize: null,
+          pageSize: 1,
+          tokenBudget: 256,
+          poolSlots: 256,
+          faults: [],
+          runtime: { ep, threads: 1, graphOptimizationLevel: "basic" },
+        },
+        workload: { requests: [{ id: 0, prompt: [1, 5, 9, 13, 17], maxNewTokens: 3, arrivalStep: 0 }], aborts: [] },
+      });
+      // A case found on CUDA, replayed on the CPU.
+      writeFileSync(file, JSON.stringify(testCase("tiny", "cuda")));
+      const cpu = await capture(replayCommand, [file, "--ep", "cpu"]);
+      expect(cpu.code).toBe(0);
+      expect(cpu.stdout).toContain("on EP cpu (the file's case runs on cuda)");
+      expect(cpu.stdout).toContain("every law holds");
+      // WebGPU has no float64 kernels (or, here, no Vulkan loader): bad input either way, never a law failure.
+      writeFileSync(file, JSON.stringify(testCase("tiny-f64", "cpu")));
+      const webgpu = await capture(replayCommand, [file, "--ep", "webgpu"]);
+      expect(webgpu.code).toBe(2);
+      expect(webgpu.stderr).toMatch(/WebGPU/);
+      const combined = await capture(replayCommand, [file, "--ep", "cpu", "--engine", "node engine.mjs"]);
+      expect(combined.code).toBe(2);
+      expect(combined.stderr).toMatch(/--ep cannot be combined with --engine/);
+    },
+  );
 });
 
 describe("specconf mutants", () => {
