@@ -79,6 +79,11 @@ export const CapabilitiesSchema = Type.Object(
     prefixCache: Type.Optional(Type.Boolean()),
     dtypes: Type.Optional(Type.Array(Type.Union([Type.Literal("float32"), Type.Literal("float64")]), { minItems: 1 })),
     /**
+     * Per-request speculation schedules (case /workload/requests/i/draftSchedule): draft steps per round, 0
+     * switching speculation off for a round, with chain drafting (topk 1), no multi-layer, no overlap.
+     */
+    draftSchedule: Type.Optional(Type.Boolean()),
+    /**
      * The request sampling options it honors (case /workload/requests/i/sampling): stopTokenIds,
      * minNewTokens, repetitionPenalty, presencePenalty, frequencyPenalty, logitBias, logprobs, and for
      * stochastic sampling temperature, topK, topP, minP, seed (law "sampling distribution" needs temperature

@@ -39,6 +39,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   prefixCache: true,
   dtypes: ["float32", "float64"],
   sampling: [...SAMPLING_OPTIONS],
+  draftSchedule: true,
   observes: [
     "acceptLens",
     "firstRoundDrafts",

@@ -103,6 +103,11 @@ export const CaseRequestSchema = Type.Object(
     arrivalStep: Type.Integer({ minimum: 0, maximum: INT32_MAX }),
     /** Stop ids, min new tokens, penalties, logit bias, logprobs (src/sampling/params.ts); greedy either way. */
     sampling: Type.Optional(SamplingParamsSchema),
+    /**
+     * Draft steps of the request's rounds in order (0: speculation off for that round), the engine's numSteps past
+     * its end (src/engine/draft-schedule.ts): speculation switched off and on, or resized, mid-request.
+     */
+    draftSchedule: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { maxItems: 4096 })),
   },
   { additionalProperties: false },
 );

@@ -6,6 +6,7 @@ import { checkCaseBounds, checkPoolSize } from "./limits.ts";
 import { ConfigError, validateEngineConfig } from "../engine/config.ts";
 import { isEagle3, isHead, type ModelSpec } from "../model/spec.ts";
 import { checkSampling } from "../sampling/check.ts";
+import { checkDraftSchedule } from "../engine/draft-schedule.ts";
 
 /** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
 export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
@@ -61,6 +62,7 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
       );
     }
     checkSampling(request, `/workload/requests/${i}`, spec);
+    checkDraftSchedule(request, `/workload/requests/${i}`, testCase.engine);
     const longest = request.prompt.length + request.maxNewTokens + testCase.engine.numDraftTokens + 1;
     if (longest > spec.maxPositions) {
       throw new ConfigError(

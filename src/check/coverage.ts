@@ -9,6 +9,8 @@ import type { Trace } from "../trace/schema.ts";
 import { schedulingCorners } from "./scheduling-coverage.ts";
 import { SAMPLING_COVERAGE_LABELS, samplingCoverageLabels } from "./sampling-coverage.ts";
 import { STOCHASTIC_COVERAGE_LABELS, stochasticCoverageLabels } from "./stochastic-coverage.ts";
+import { GRAMMAR_COVERAGE_LABELS, grammarCoverageLabels } from "./grammar-coverage.ts";
+import { SCHEDULE_COVERAGE_LABELS, scheduleCoverageLabels } from "./schedule-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -41,6 +43,8 @@ export const COVERAGE_LABELS = [
   "empty-draft round next to a full one",
   ...SAMPLING_COVERAGE_LABELS,
   ...STOCHASTIC_COVERAGE_LABELS,
+  ...GRAMMAR_COVERAGE_LABELS,
+  ...SCHEDULE_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -133,7 +137,12 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
   if (corners.sharedPrefixEvicted) labels.push("eviction while a prefix is shared");
   if (corners.paddingRows) labels.push("padded bucket with a padding row");
   if (corners.emptyDraftNextToFull) labels.push("empty-draft round next to a full one");
-  labels.push(...samplingCoverageLabels(testCase, trace), ...stochasticCoverageLabels(trace));
+  labels.push(
+    ...samplingCoverageLabels(testCase, trace),
+    ...stochasticCoverageLabels(trace),
+    ...grammarCoverageLabels(testCase, trace),
+    ...scheduleCoverageLabels(testCase, trace),
+  );
   return labels;
 }
 
@@ -151,12 +160,23 @@ export interface CoverageReport {
 export class CoverageCounter {
   runs = 0;
   readonly counts = Object.fromEntries(COVERAGE_LABELS.map((label) => [label, 0])) as Record<CoverageLabel, number>;
+  /** Runs drawn from a space that cannot reach the label (its dimension off): not in the label's share. */
+  readonly outside = Object.fromEntries(COVERAGE_LABELS.map((label) => [label, 0])) as Record<CoverageLabel, number>;
   /** Per label: runs whose trace could not show it, and the field it lacked. */
   private readonly blind = new Map<CoverageLabel, { runs: number; field: string }>();
 
-  add(labels: readonly CoverageLabel[], unobservable: Partial<Record<CoverageLabel, string>> = {}): void {
+  /**
+   * `unobservable`: labels this run's trace could not show, with the field it lacked; `outside`: the labels this
+   * run's space cannot reach (a dimension it does not draw).
+   */
+  add(
+    labels: readonly CoverageLabel[],
+    unobservable: Partial<Record<CoverageLabel, string>> = {},
+    outside: readonly CoverageLabel[] = [],
+  ): void {
     this.runs += 1;
     for (const label of labels) this.counts[label] += 1;
+    for (const label of outside) this.outside[label] += 1;
     for (const [label, field] of Object.entries(unobservable) as [CoverageLabel, string][]) {
       const entry = this.blind.get(label) ?? { runs: 0, field };
       entry.runs += 1;
@@ -166,7 +186,10 @@ export class CoverageCounter {
 
   merge(other: CoverageCounter): void {
     this.runs += other.runs;
-    for (const label of COVERAGE_LABELS) this.counts[label] += other.counts[label];
+    for (const label of COVERAGE_LABELS) {
+      this.counts[label] += other.counts[label];
+      this.outside[label] += other.outside[label];
+    }
     for (const [label, entry] of other.blind) {
       const mine = this.blind.get(label) ?? { runs: 0, field: entry.field };
       mine.runs += entry.runs;
@@ -174,12 +197,23 @@ export class CoverageCounter {
     }
   }
 
+  /** Runs that could reach the label. */
+  eligible(label: CoverageLabel): number {
+    return this.runs - this.outside[label];
+  }
+
+  /**
+   * Labels judged statistically over the runs that could reach them; a label no run could reach is not judged here
+   * (the properties drawing its dimension judge it), nor one no run's trace could show (reported with its field).
+   */
   report(): CoverageReport {
     const unobservable: Partial<Record<CoverageLabel, string>> = {};
     for (const [label, entry] of this.blind)
       if (entry.runs === this.runs && this.counts[label] === 0) unobservable[label] = entry.field;
-    const judged = COVERAGE_LABELS.filter((label) => unobservable[label] === undefined);
-    const verdict = (label: CoverageLabel) => coverageVerdict(this.counts[label], this.runs);
+    const judged = COVERAGE_LABELS.filter(
+      (label) => unobservable[label] === undefined && (this.runs === 0 || this.eligible(label) > 0),
+    );
+    const verdict = (label: CoverageLabel) => coverageVerdict(this.counts[label], this.eligible(label));
     return {
       runs: this.runs,
       counts: { ...this.counts },
@@ -189,12 +223,12 @@ export class CoverageCounter {
     };
   }
 
-  /** fc.statistics-style lines: label, share, count. */
+  /** fc.statistics-style lines: label, share, count (of the runs that could reach it). */
   lines(): string[] {
     const width = Math.max(...COVERAGE_LABELS.map((label) => label.length)) + 1;
-    return COVERAGE_LABELS.map(
-      (label) =>
-        `${label.padEnd(width)} ${this.runs ? ((100 * this.counts[label]) / this.runs).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${this.runs})`,
-    );
+    return COVERAGE_LABELS.map((label) => {
+      const eligible = this.eligible(label);
+      return `${label.padEnd(width)} ${eligible ? ((100 * this.counts[label]) / eligible).toFixed(1).padStart(5) : "  0.0"}% (${this.counts[label]}/${eligible})`;
+    });
   }
 }

@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { runLawProperty, type PropertyRun } from "../properties/law-property.ts";
 import { LAW_PROPERTIES, MIXED } from "../properties/law-properties.ts";
 import type { LawProperty } from "../properties/law-property.ts";
+import { huntSchedule } from "../properties/dimensions.ts";
 import { defineFlags, parseFlags, renderHelp } from "./args.ts";
 import { seedFromEnvironment } from "./check-flags.ts";
 import { checkOutputPaths, type OutputPath } from "./output-paths.ts";
@@ -65,7 +66,7 @@ export function sizeOf(run: PropertyRun): { requests: number; promptTokens: numb
 
 /**
  * Runs the properties in turn with the fault on, `batch` runs each (the mixed property first, then each
- * law's; by default as many as let every property run within `maxRuns`, at most 20), with a fresh seed per
+ * law's; for a fault only cases of one dimension can show, the properties drawing it: properties/dimensions.ts; by default as many as let every property run within `maxRuns`, at most 20), with a fresh seed per
  * round, until a law fails or `maxRuns` runs are spent.
  */
 export async function huntFault(
@@ -80,7 +81,7 @@ export async function huntFault(
   },
 ): Promise<{ report: FaultReport; run?: PropertyRun; property: LawProperty }> {
   const start = performance.now();
-  const schedule = [MIXED, ...LAW_PROPERTIES];
+  const schedule = huntSchedule(fault, [MIXED, ...LAW_PROPERTIES]);
   // Every property gets its turn within maxRuns (26 properties of 20 runs would not fit in 400).
   const batch = options.batch ?? Math.max(1, Math.min(20, Math.floor(options.maxRuns / schedule.length)));
   let runs = 0;

@@ -38,6 +38,8 @@ export interface PendingResult {
   epoch: number;
   /** Stochastic requests: the stream's uniforms taken once this result was drawn. */
   drawsAfter?: number;
+  /** Speculative rounds: the round's draft chain (the grammar matcher's fault site reads it). */
+  draftChain?: number[];
 }
 
 export interface EngineSessions {

@@ -215,6 +215,7 @@ export class Engine {
         draftHidden: request.draftHidden,
         hidden: [...request.targetHidden],
       };
+      const grammarStart = request.grammar?.state;
       const { emitted, finished } = request.emit(
         item.candidates,
         context.spec.eosId,
@@ -222,6 +223,8 @@ export class Engine {
         item.logprobs,
         true,
       );
+      if (grammarStart !== undefined && item.result && item.draftChain)
+        request.grammar!.afterRound(grammarStart, item.draftChain, item.result.acceptLen - 1, emitted, context.faults);
       if (item.drawsAfter !== undefined) request.processedDraws = item.drawsAfter;
       if (item.result) {
         item.result.emitted = emitted;

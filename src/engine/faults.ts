@@ -90,6 +90,10 @@ export const FAULT_NAMES = [
   "eagle3-aux-layer-off-by-one",
   /** sglang PR 21272: the auxiliary states are never captured; the target's final hidden state is H wide, so the width check passes and fc is silently skipped. */
   "eagle3-fc-skipped",
+  /** llama.cpp test_spec_checkpoint_sampler.py, vllm#44297: the grammar matcher is left where drafting advanced it (the whole draft chain) after verify rejected drafts. */
+  "grammar-advanced-by-rejected-drafts",
+  /** vllm#4592, sglang#24055: when speculation resumes, the draft extend covers the last round only, not the positions verified while it was off. */
+  "draft-kv-not-caught-up",
   /** vLLM with a checkpoint lacking d2t (NeMo Automodel PR 2447): draft id d is drafted as target id d, the identity map. */
   "eagle3-d2t-missing",
   /** sglang issue 22679: the draft-extend path builds its attention metadata without the sliding window: windowed layers of the draft attend everything. */

@@ -51,6 +51,8 @@ export interface RowPlan {
    * everything the full-attention layers do.
    */
   windowFrom?: number;
+  /** A draft row of a request with a grammar: its mask state (the phase ranks its candidates over the full logits). */
+  grammarState?: number;
 }
 
 export interface ForwardPlan {
@@ -90,6 +92,7 @@ export function rowPlan(fields: RowPlan): RowPlan {
     sampler: fields.sampler,
     candidate: fields.candidate,
     windowFrom: fields.windowFrom,
+    grammarState: fields.grammarState,
   };
 }
 
@@ -196,7 +199,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     setInt64(tokens, tokenWords, r, row.token);
     setInt64(positions, positionWords, r, row.position);
     writeSlots[r] = row.writeSlot;
-    if (row.sampler !== undefined) withLogits = true;
+    if (row.sampler !== undefined || row.grammarState !== undefined) withLogits = true;
   }
   const ctxSlotTensor = int64Array(ctxSlots);
   // EAGLE-3 graphs take both inputs: a row fed auxiliary states has a zero hidden input and vice versa.
@@ -292,6 +295,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
           window: windowed
             ? readAttended(row.request, mask, r * width, width, columnOwners, pool, ctxSlots, false)
             : undefined,
+          grammarState: row.grammarState ?? row.sampler?.context.grammarState,
         }),
       );
     }

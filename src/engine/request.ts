@@ -9,6 +9,8 @@ import {
 } from "../sampling/params.ts";
 import { streamSeed, UniformStream } from "../sampling/uniform-stream.ts";
 import type { Faults } from "./faults.ts";
+import { GrammarMatcher } from "./grammar-matcher.ts";
+import { draftStepsOf, type PendingExtend } from "./draft-schedule.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import { Penalizer } from "./penalizer.ts";
 import type { RowSampler } from "./row-sampler.ts";
@@ -32,6 +34,7 @@ export interface RequestInit {
   maxNewTokens: number;
   arrivalStep: number;
   sampling?: SamplingParams;
+  draftSchedule?: readonly number[];
 }
 
 export class Request {
@@ -40,6 +43,10 @@ export class Request {
   readonly maxNewTokens: number;
   readonly arrivalStep: number;
   readonly sampling: SamplingParams;
+  /** Draft steps per round (draft-schedule.ts); absent: numSteps every round. */
+  readonly draftSchedule: readonly number[] | undefined;
+  /** Verified positions whose draft extend waits while speculation is off (draft-schedule.ts). */
+  readonly pendingExtends: PendingExtend[] = [];
   status: RequestStatus = "waiting";
   finishReason: FinishReason | undefined;
   /** The stop id that ended the request (finish reason "stop"). */
@@ -47,6 +54,8 @@ export class Request {
   /** One entry per output token when the request asks for logprobs. */
   readonly logprobs: LogprobEntry[] = [];
   readonly penalizer: Penalizer;
+  /** Requests with a grammar: the matcher over the emitted output (grammar-matcher.ts). */
+  readonly grammar: GrammarMatcher | undefined;
   /** Overlap: uniforms the stream had given when the latest processed result was produced (a discard rewinds to it). */
   processedDraws = 0;
   /** Stochastic requests: the request's own stream of uniforms (kept across retracts: resume does not resample). */
@@ -105,9 +114,11 @@ export class Request {
     this.arrivalStep = init.arrivalStep;
     this.tokens = [...init.prompt];
     this.sampling = init.sampling ?? {};
+    this.draftSchedule = init.draftSchedule ? [...init.draftSchedule] : undefined;
     this.stopTokenIds = stopTokenIdsOf(this.sampling);
     this.samplesProcessed = needsLogits(this.sampling);
     this.penalizer = new Penalizer(init.prompt);
+    this.grammar = this.sampling.grammar ? new GrammarMatcher(this.sampling.grammar) : undefined;
     this.stream = isStochastic(this.sampling) ? new UniformStream(streamSeed(this.sampling.seed, this.id)) : undefined;
   }
 
@@ -125,7 +136,30 @@ export class Request {
     // Under overlap the device is ahead of the processed output: its tokens in flight count as committed.
     const inFlight = this.tokens.slice(this.prompt.length + this.output.length);
     const committed = inFlight.length > 0 ? [...inFlight, ...pathTokens] : pathTokens;
-    return { params: this.sampling, context: this.penalizer.contextWith(committed), eosId, process };
+    const context = this.penalizer.contextWith(committed);
+    if (this.grammar)
+      return {
+        params: this.sampling,
+        context: { ...context, grammarState: this.grammar.stateWith(committed) },
+        eosId,
+        process,
+      };
+    return { params: this.sampling, context, eosId, process };
+  }
+
+  /**
+   * Requests with a grammar: the mask state of a draft row whose context holds the verified tokens (those in
+   * flight included) plus `pathTokens`, the drafts on its path. Undefined without a grammar.
+   */
+  draftMaskState(pathTokens: readonly number[]): number | undefined {
+    if (!this.grammar) return undefined;
+    const inFlight = this.tokens.slice(this.prompt.length + this.output.length);
+    return this.grammar.stateWith(inFlight.length > 0 ? [...inFlight, ...pathTokens] : pathTokens);
+  }
+
+  /** Draft steps of the request's next round (its rounds so far: the accept lengths recorded). */
+  draftSteps(numSteps: number): number {
+    return draftStepsOf(this.draftSchedule, this.acceptLens.length, numSteps);
   }
 
   /**
@@ -148,6 +182,7 @@ export class Request {
     this.targetKvLength = 0;
     this.retracts += 1;
     if (keepDraftState) return;
+    this.pendingExtends.length = 0;
     this.draftKvLength = 0;
     this.draftRoot = undefined;
     this.draftHidden = undefined;
@@ -194,7 +229,7 @@ export class Request {
   }
 
   /**
-   * Appends generated tokens, cut at the first of EOS, a stop id (both kept) or max new tokens: nothing past
+   * Appends generated tokens, cut at the first of EOS, a stop id (both kept), the grammar's end or max new tokens: nothing past
    * it is emitted. `logprobs[i]` is candidate i's entry (requests asking for logprobs). Mutates; returns the
    * tokens emitted and whether the request finished. (Under overlap the device appended the uncut candidates
    * to `tokens` when it computed them; this processes the output.)
@@ -229,6 +264,11 @@ export class Request {
         this.stopTokenId = token;
         break;
       }
+      // A grammar reaching its end state finishes the request at that token, wherever it falls in the run.
+      if (this.grammar?.advance(token)) {
+        this.finish("stop");
+        break;
+      }
       if (this.output.length >= this.maxNewTokens) break;
     }
     if (this.status !== "finished" && this.output.length >= this.maxNewTokens) this.finish("length");
@@ -242,5 +282,6 @@ export class Request {
     this.draftRoot = undefined;
     this.draftHidden = undefined;
     this.targetHidden.clear();
+    this.pendingExtends.length = 0;
   }
 }

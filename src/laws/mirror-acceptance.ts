@@ -1,4 +1,5 @@
-// Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts, except
+// Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts (a speculation
+// schedule's own count for the request's round, 0 included), except
 // rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
 // With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S). Requests whose
 // sampling options process the logits (penalties, bias, min tokens) are not judged: the mirror drafts the
@@ -12,6 +13,7 @@ import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "../reference/oracle.ts";
 import { readRounds, sequenceOf } from "./rounds.ts";
 import type { Law } from "./definition.ts";
+import { draftStepsOf } from "../engine/draft-schedule.ts";
 
 export const MIRROR_ACCEPTANCE = "mirror acceptance";
 
@@ -53,6 +55,8 @@ export async function checkMirrorAcceptance(
   numDraftTokens: number,
   oracle: ReferenceOracle,
   processed: ReadonlySet<number> = new Set(),
+  /** Draft steps of a request's round (0-based), where a speculation schedule sets them; default numSteps. */
+  stepsOf: (request: number, round: number) => number = () => numSteps,
 ): Promise<LawResult> {
   if (numDraftTokens - 1 < numSteps)
     return notCheckable(
@@ -62,12 +66,18 @@ export async function checkMirrorAcceptance(
   const rounds = readRounds(trace);
   if (rounds.length === 0) return notCheckable(MIRROR_ACCEPTANCE, "the trace has no verify events with results");
   const tally = new LawTally(MIRROR_ACCEPTANCE);
-  if (rounds.some((round) => !round.result.finished && round.result.acceptLen !== numSteps + 1))
+  const roundsSoFar = new Map<number, number>();
+  const full = rounds.map((round) => {
+    const index = roundsSoFar.get(round.request) ?? 0;
+    roundsSoFar.set(round.request, index + 1);
+    return stepsOf(round.request, index) + 1;
+  });
+  if (rounds.some((round, i) => !round.result.finished && round.result.acceptLen !== full[i]))
     await oracle.prepareRequests(trace.requests);
-  for (const round of rounds) {
+  for (const [i, round] of rounds.entries()) {
     if (round.result.finished || processed.has(round.request)) continue;
     tally.checked += 1;
-    if (round.result.acceptLen === numSteps + 1) continue;
+    if (round.result.acceptLen === full[i]) continue;
     const sequence = sequenceOf(trace, round.request);
     const rejectedAt = round.verifyRows[0].position + round.result.acceptLen - 1;
     if (sequence) {
@@ -79,10 +89,10 @@ export async function checkMirrorAcceptance(
       }
     }
     tally.fail({
-      message: `request ${round.request}, verify event ${round.event}: accept_len ${round.result.acceptLen} < ${numSteps + 1} with a mirror draft`,
+      message: `request ${round.request}, verify event ${round.event}: accept_len ${round.result.acceptLen} < ${full[i]} with a mirror draft`,
       request: round.request,
       event: round.event,
-      expected: numSteps + 1,
+      expected: full[i],
       got: round.result.acceptLen,
     });
   }
@@ -147,13 +157,15 @@ export const law: Law = {
   check: ({ testCase, run, oracle }) => {
     const { numSteps, numDraftTokens } = testCase.engine;
     const processed = processedRequests(testCase);
+    const schedules = new Map(testCase.workload.requests.map((request) => [request.id, request.draftSchedule]));
+    const stepsOf = (request: number, round: number) => draftStepsOf(schedules.get(request), round, numSteps);
     // A trace's verify events when it has them; else the accept lengths the outputs report.
     if (
       readRounds(run.trace).length > 0 ||
       numDraftTokens - 1 < numSteps ||
       !run.outputs.some((o) => o.acceptLens.length)
     )
-      return checkMirrorAcceptance(run.trace, numSteps, numDraftTokens, oracle, processed);
+      return checkMirrorAcceptance(run.trace, numSteps, numDraftTokens, oracle, processed, stepsOf);
     const prompts = new Map(testCase.workload.requests.map((request) => [request.id, request.prompt]));
     return checkMirrorAcceptanceFromOutputs(run.outputs, prompts, numSteps, oracle, processed);
   },
@@ -163,7 +175,8 @@ export const law: Law = {
 function processedRequests(testCase: Readonly<Case>): ReadonlySet<number> {
   return new Set(
     testCase.workload.requests
-      .filter((request) => changesLogits(request.sampling) || isStochastic(request.sampling))
+      // A speculation schedule's rounds are judged from the trace only (their round numbers).
+      .filter((request) => changesLogits(request.sampling) || isStochastic(request.sampling) || request.draftSchedule)
       .map((request) => request.id),
   );
 }

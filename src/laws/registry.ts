@@ -34,6 +34,9 @@ import { law as paddingPoisonInvariance } from "./padding-poison-invariance.ts";
 import { law as placeholderResolution } from "./placeholder-resolution.ts";
 import { law as prefixCacheDraftKv } from "./prefix-cache-draft-kv.ts";
 import { law as abortFinality } from "./abort-finality.ts";
+import { law as grammarAcceptance } from "./grammar-acceptance.ts";
+import { law as grammarState } from "./grammar-state.ts";
+import { law as draftSchedule } from "./draft-schedule.ts";
 
 export const LAWS: readonly Law[] = [
   referenceDecode,
@@ -69,6 +72,9 @@ export const LAWS: readonly Law[] = [
   placeholderResolution,
   prefixCacheDraftKv,
   abortFinality,
+  grammarAcceptance,
+  grammarState,
+  draftSchedule,
 ];
 
 export const LAW_NAMES: readonly string[] = LAWS.map((law) => law.name);

@@ -1,5 +1,5 @@
 // Law "termination equivalence": a request ends exactly where greedy decoding over the processed logits
-// ends it. Its tokens equal the cache-free, teacher-forced reference with the same processing (tie-aware
+// ends it (a grammar's end state too). Its tokens equal the cache-free, teacher-forced reference with the same processing (tie-aware
 // with the processed margins); the first EOS, stop id or the max-new-tokens cap ends it, with nothing
 // emitted after it (sglang issue 31599: a run crossing the cap after a stop kept the tokens past it); the
 // finish reason, the matched stop id and the finished length agree with that end; EOS and the stop ids
@@ -9,6 +9,7 @@ import type { Case } from "../case/case.ts";
 import type { RequestOutput } from "../trace/run-result.ts";
 import { isStochasticRequest, requestSampling, stopTokenIdsOf } from "../sampling/params.ts";
 import { compareTokens } from "../trace/compare.ts";
+import { isEndState, nextState, START_STATE, type Grammar } from "../sampling/grammar.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { Law } from "./definition.ts";
 import { combine, LawTally, type LawResult } from "./law.ts";
@@ -23,16 +24,25 @@ export interface Ending {
   stopTokenId?: number;
 }
 
-/** Where greedy decoding ends this output: its first EOS or stop id, or the token reaching the cap. Pure. */
+/**
+ * Where greedy decoding ends this output: its first EOS or stop id, the token taking its grammar to an end
+ * state (finish reason "stop", no stop id), or the token reaching the cap. Pure.
+ */
 export function endingOf(
   output: readonly number[],
   maxNewTokens: number,
   eosId: number,
   stopTokenIds: ReadonlySet<number>,
+  grammar?: Grammar,
 ): Ending | undefined {
+  let state = START_STATE;
   for (const [index, token] of output.entries()) {
     if (token === eosId) return { index, reason: "eos" };
     if (stopTokenIds.has(token)) return { index, reason: "stop", stopTokenId: token };
+    if (grammar) {
+      state = nextState(grammar, state, token);
+      if (isEndState(grammar, state)) return { index, reason: "stop" };
+    }
     if (index + 1 >= maxNewTokens) return { index, reason: "length" };
   }
   return undefined;
@@ -46,7 +56,7 @@ function terminationViolation(
 ): { message: string; index?: number } | undefined {
   const stops = stopTokenIdsOf(request.sampling);
   const tokens = output.tokens;
-  const ending = endingOf(tokens, request.maxNewTokens, eosId, stops);
+  const ending = endingOf(tokens, request.maxNewTokens, eosId, stops, request.sampling?.grammar);
   const id = output.id;
   if (ending && ending.index < tokens.length - 1)
     return {

@@ -7,7 +7,8 @@
 // Tie-aware: a selection that differs from the exact ranking only by candidates whose scores are within
 // the draft epsilon is a tie (engines rank in their own precision), counted, never a failure.
 // Expansions are checked too: distinct child numbers and tokens, the first child is the row's argmax,
-// scores never above the parent's (log-probabilities are <= 0).
+// scores never above the parent's (log-probabilities are <= 0); a grammar-masked row's first child is its
+// best allowed token, not its raw argmax.
 import type { Trace } from "../trace/schema.ts";
 import { byScore, readDraftRounds, type DraftCandidate, type DraftRound } from "./draft-tree.ts";
 import { toleranceOf } from "./invariance.ts";
@@ -58,7 +59,9 @@ function checkExpansions(round: DraftRound, tally: LawTally, epsilon: number): v
         ...where,
         message: `event ${at.event} row ${at.row}: children repeat a token (${children.map((child) => child.token).join(", ")})`,
       });
-    if (at.trace.predict !== undefined && children.length > 0 && children[0].token !== at.trace.predict)
+    // A row a grammar masked (grammarState) ranks the allowed tokens first: its first child is the masked argmax.
+    const masked = at.trace.grammarState !== undefined;
+    if (!masked && at.trace.predict !== undefined && children.length > 0 && children[0].token !== at.trace.predict)
       tally.fail({
         ...where,
         message: `event ${at.event} row ${at.row}: first child is token ${children[0].token}, the row's argmax is ${at.trace.predict}`,

@@ -36,6 +36,9 @@ import paddingPoisonInvariance from "./laws/padding-poison-invariance.ts";
 import placeholderResolution from "./laws/placeholder-resolution.ts";
 import prefixCacheDraftKv from "./laws/prefix-cache-draft-kv.ts";
 import abortFinality from "./laws/abort-finality.ts";
+import grammarAcceptance from "./laws/grammar-acceptance.ts";
+import grammarState from "./laws/grammar-state.ts";
+import draftSchedule from "./laws/draft-schedule.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   // First: the only property over the sliding-window and scaled-RoPE presets (the mixed space has none), so the
@@ -73,6 +76,9 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   placeholderResolution,
   prefixCacheDraftKv,
   abortFinality,
+  grammarAcceptance,
+  grammarState,
+  draftSchedule,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */

@@ -19,6 +19,7 @@ import type { LawResult } from "../laws/law.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
 import { writeLawFailures, type WrittenFailure } from "../failures/law-failures.ts";
 import { caseArbitrary } from "./arbitraries/case.ts";
+import { labelsOutside } from "./dimensions.ts";
 import { space, type CaseSpace } from "./arbitraries/space.ts";
 
 export interface LawProperty {
@@ -174,6 +175,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
   const start = performance.now();
   const stats = new Map<string, LawStats>();
   const coverage = new CoverageCounter();
+  const outside = labelsOutside(property.space);
   let runs = 0;
   let skipped = 0;
   let firstFailure: { check: CaseCheck; seconds: number } | undefined;
@@ -201,7 +203,7 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     const check = await checkOne(testCase, options.laws);
     runs += 1;
     if (check.skipped !== undefined) skipped += 1;
-    coverage.add(check.labels, check.unobservable);
+    coverage.add(check.labels, check.unobservable, outside);
     for (const result of check.results) {
       const entry = stats.get(result.law) ?? emptyStats();
       addResult(entry, result, check.seconds[result.law] ?? 0);

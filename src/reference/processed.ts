@@ -35,7 +35,7 @@ export function processTarget(
           position * vocab,
           vocab,
           params,
-          contextOf(prompt, target.tokens.slice(promptLength, position + 1)),
+          contextOf(prompt, target.tokens.slice(promptLength, position + 1), params.grammar),
           eosId,
         )
       : Float64Array.from(logits.subarray(position * vocab, (position + 1) * vocab));

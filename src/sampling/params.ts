@@ -6,6 +6,7 @@
 // stochastic.ts. Absent options are the neutral ones (no stop id, 0, 1, 0, 0, none, no logprobs, greedy).
 import { Type, type Static } from "@sinclair/typebox";
 import type { Case } from "../case/case.ts";
+import { GrammarSchema } from "./grammar.ts";
 
 /** Integers of a case fit 32 bits (as everywhere in the case schema). */
 const INT32_MAX = 2 ** 31 - 1;
@@ -43,6 +44,8 @@ export const SamplingParamsSchema = Type.Object(
     minP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     /** Seeds the request's own stream of uniforms (absent: the request id), one uniform per sampling decision. */
     seed: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
+    /** A token-level grammar (src/sampling/grammar.ts) masking every target row and the drafts; greedy only. */
+    grammar: Type.Optional(GrammarSchema),
   },
   { additionalProperties: false },
 );
@@ -58,6 +61,7 @@ export const GREEDY_SAMPLING_OPTIONS = [
   "frequencyPenalty",
   "logitBias",
   "logprobs",
+  "grammar",
 ] as const satisfies readonly (keyof SamplingParams)[];
 
 /** The options of stochastic sampling (temperature > 0): the target's processed distribution and its stream. */
@@ -110,6 +114,7 @@ export function activeSamplingOptions(params: SamplingParams | undefined): Sampl
     frequencyPenalty: (params.frequencyPenalty ?? 0) !== 0,
     logitBias: Object.keys(params.logitBias ?? {}).length > 0,
     logprobs: params.logprobs !== undefined,
+    grammar: params.grammar !== undefined,
     temperature: (params.temperature ?? 0) > 0,
     topK: isStochastic(params) && (params.topK ?? 0) > 0,
     topP: isStochastic(params) && (params.topP ?? 1) < 1,
@@ -137,6 +142,7 @@ const LOGITS_PROCESSORS: readonly SamplingOption[] = [
   "presencePenalty",
   "frequencyPenalty",
   "logitBias",
+  "grammar",
 ];
 
 /** The logits processors (min tokens, penalties, bias) can move the greedy token away from the raw argmax. */

@@ -4,12 +4,13 @@
 // (added); then the penalties (vllm/model_executor/layers/utils.py apply_penalties, SGLang's penalizers
 // agree): repetition (for every token seen in prompt or output, a positive logit divided by the penalty,
 // any other multiplied by it), frequency (subtracted once per occurrence in the output), presence
-// (subtracted once per token present in the output). The output is what was committed before the
+// (subtracted once per token present in the output). A grammar's mask (grammar.ts) comes first. The output is what was committed before the
 // position: under speculation the drafts on the path to a verify node count as committed.
 // Logprobs are the log-softmax of these processed logits (vLLM's logprobs_mode=processed_logprobs).
 // Pure; the engine and the cache-free oracle both compute rows with it, from their own contexts.
 import type { LogprobEntry, SamplingParams } from "./params.ts";
 import { logitBiasEntries, stopTokenIdsOf } from "./params.ts";
+import { applyGrammarMask, START_STATE, stateAfter, type Grammar } from "./grammar.ts";
 
 /** What a position's processing depends on: the tokens committed before it. */
 export interface ProcessingContext {
@@ -19,13 +20,17 @@ export interface ProcessingContext {
   outputCounts: ReadonlyMap<number, number>;
   /** Output tokens committed before the position (min new tokens). */
   committed: number;
+  /** Requests with a grammar: the automaton's state after the committed output (the mask, applied first). */
+  grammarState?: number;
 }
 
 /** The context of the position after prompt ++ output, counted from the tokens themselves. */
-export function contextOf(prompt: readonly number[], output: readonly number[]): ProcessingContext {
+export function contextOf(prompt: readonly number[], output: readonly number[], grammar?: Grammar): ProcessingContext {
   const outputCounts = new Map<number, number>();
   for (const token of output) outputCounts.set(token, (outputCounts.get(token) ?? 0) + 1);
-  return { prompt: new Set(prompt), outputCounts, committed: output.length };
+  const context: ProcessingContext = { prompt: new Set(prompt), outputCounts, committed: output.length };
+  if (grammar) context.grammarState = stateAfter(grammar, START_STATE, output);
+  return context;
 }
 
 /** A copy of logits[offset, offset + vocab) as float64. */
@@ -45,6 +50,9 @@ export function processLogits(
   eosId: number,
 ): Float64Array {
   const row = rowAt(logits, offset, vocab);
+  // vLLM applies the grammar bitmask in the model runner, before the sampler's processors.
+  if (params.grammar && context.grammarState !== undefined)
+    applyGrammarMask(row, params.grammar, context.grammarState, eosId);
   if (context.committed < (params.minNewTokens ?? 0)) {
     for (const token of [eosId, ...stopTokenIdsOf(params)]) if (token < vocab) row[token] = -Infinity;
   }
@@ -89,6 +97,8 @@ export function choose(row: ArrayLike<number>): RowChoice {
       predict = token;
     } else if (value > top2) top2 = value;
   }
+  // One finite entry (a grammar allowing one token): the choice is forced; the margin stays finite for JSON.
+  if (top2 === -Infinity && top1 > -Infinity) return { predict, margin: Number.MAX_VALUE, topLogit: top1 };
   return { predict, margin: top1 === top2 ? 0 : top1 - top2, topLogit: top1 };
 }
 

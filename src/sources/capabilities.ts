@@ -29,6 +29,7 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     dtypes: ["float32"],
     sampling: [],
     observes: [],
+    draftSchedule: false,
     ...capabilities,
   };
 }
@@ -64,6 +65,8 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   const undeclared = [...options].find((option) => !capabilities.sampling.includes(option));
   if (undeclared) return `sampling option ${undeclared}`;
   if (engine.mode !== "speculative") return undefined;
+  if (!capabilities.draftSchedule && workload.requests.some((request) => request.draftSchedule))
+    return "speculation schedules";
   const kind = testCase.draft?.kind;
   if (!kind || !capabilities.drafts.includes(kind)) return `draft ${kind ?? "none"}`;
   if (!draftExportable(kind, capabilities.modelFormats))
@@ -98,6 +101,8 @@ export function featuresOf(testCase: Readonly<Case>): string[] {
   if (chunks(testCase)) features.push("chunked prefill");
   const options = new Set(testCase.workload.requests.flatMap((request) => activeSamplingOptions(request.sampling)));
   for (const option of options) features.push(`sampling ${option}`);
+  if (engine.mode === "speculative" && testCase.workload.requests.some((request) => request.draftSchedule))
+    features.push("speculation schedules");
   return features;
 }
 
@@ -124,6 +129,7 @@ export function declaredFeatures(declared: Capabilities): string[] {
   features.push(...capabilities.pageSizes.filter((size) => size > 1).map((size) => `page size ${size}`));
   if (capabilities.chunkedPrefill) features.push("chunked prefill");
   features.push(...capabilities.sampling.map((option) => `sampling ${option}`));
+  if (capabilities.draftSchedule) features.push("speculation schedules");
   return features;
 }
 
@@ -175,6 +181,10 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     // Read from the rows' recorded draws (an engine exposing its uniforms).
     "draft rejected, token recovered": verifies && draws && honors("temperature"),
     "second child tested after a rejection": verifies && draws && capabilities.maxTopk > 1 && honors("temperature"),
+    "grammar ends inside an accepted run": verifies && honors("grammar"),
+    "grammar round rejects a draft": verifies && honors("grammar"),
+    "speculation resumes after a round off": verifies && capabilities.draftSchedule,
+    "speculation resized mid-request": verifies && capabilities.draftSchedule,
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

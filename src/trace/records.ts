@@ -42,6 +42,7 @@ export function traceRow(fields: TraceRow): TraceRow {
     children: fields.children,
     childMargin: fields.childMargin,
     draws: fields.draws,
+    grammarState: fields.grammarState,
   };
 }
 

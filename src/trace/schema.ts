@@ -138,6 +138,11 @@ export const TraceRowSchema = Type.Object(
     childMargin: Type.Optional(Type.Number()),
     /** Stochastic requests: the decisions made with this row's distribution, in the order they were made. */
     draws: Type.Optional(Type.Array(SamplingDrawSchema)),
+    /**
+     * Requests with a grammar: the automaton state whose mask this row's choice was made under (target rows:
+     * predict is the masked argmax; draft rows: children are the allowed tokens first). -1: a dead state.
+     */
+    grammarState: Type.Optional(Type.Integer({ minimum: -1 })),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,26 @@ import type { DraftKind } from "../../src/model/spec.ts";
 import type { EngineConfig } from "../../src/engine/config.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 
+/** Three states over tokens the default case's targets emit; no state accepts, so no request ends early. */
+const FAULT_GRAMMAR = {
+  states: 3,
+  transitions: [
+    [0, 52, 1],
+    [0, 11, 2],
+    [0, 46, 0],
+    [0, 17, 1],
+    [1, 11, 2],
+    [1, 20, 0],
+    [1, 7, 2],
+    [1, 33, 0],
+    [2, 46, 0],
+    [2, 52, 1],
+    [2, 22, 1],
+    [2, 17, 2],
+  ] as [number, number, number][],
+  accepting: [],
+};
+
 /** Where each fault shows: the draft that exposes it and the laws expected to catch it. */
 const EXPOSURE: Record<
   FaultName,
@@ -23,6 +43,8 @@ const EXPOSURE: Record<
     arrivals?: number[];
     /** The model preset (default tiny). */
     preset?: string;
+    /** Per request: draft steps per round (case draftSchedule). */
+    schedules?: number[][];
   }
 > = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference", "rows carry request tokens"] },
@@ -177,6 +199,23 @@ const EXPOSURE: Record<
   },
   // The swa preset's YaRN scaling: a mirror built without it rejects, yet the output stays the target's.
   "draft-rope-unscaled": { draft: "mirror", laws: ["mirror acceptance", "draft reference"], preset: "swa" },
+  // Grammars over the outputs' tokens; the EAGLE head's drafts are rejected often, and drafting them through the
+  // automaton leaves it in another state than the emitted tokens do.
+  // Speculation off for two rounds, then on: the catch-up extend must cover the positions verified while off.
+  "draft-kv-not-caught-up": {
+    draft: "mirror",
+    laws: ["draft reference", "positions"],
+    schedules: [
+      [3, 0, 0, 3],
+      [0, 2, 0, 1],
+      [1, 0, 3],
+    ],
+  },
+  "grammar-advanced-by-rejected-drafts": {
+    draft: "eagle",
+    laws: ["grammar state", "grammar acceptance"],
+    sampling: [{ grammar: FAULT_GRAMMAR }, { grammar: FAULT_GRAMMAR }, { grammar: FAULT_GRAMMAR }],
+  },
 };
 
 function faultCase(
@@ -188,6 +227,7 @@ function faultCase(
   arrivals?: number[],
   preset = "tiny",
   aborts: AbortEvent[] = [],
+  schedules: number[][] = [],
 ): Case {
   const base = defaultCase({
     preset,
@@ -208,6 +248,7 @@ function faultCase(
         ...request,
         arrivalStep: arrivals?.[i] ?? 0,
         ...(sampling[i] ? { sampling: sampling[i] } : {}),
+        ...(schedules[i] ? { draftSchedule: schedules[i] } : {}),
       })),
     },
   };
@@ -230,12 +271,14 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws, engine, retracts, sampling, arrivals, preset, aborts } = EXPOSURE[fault];
+      const { draft, laws, engine, retracts, sampling, arrivals, preset, aborts, schedules } = EXPOSURE[fault];
       const failing = await failingLaws(
-        faultCase(draft, [fault], engine, retracts, sampling, arrivals, preset, aborts),
+        faultCase(draft, [fault], engine, retracts, sampling, arrivals, preset, aborts, schedules),
       );
       for (const law of laws) expect(failing).toContain(law);
-      expect(await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals, preset, aborts))).toEqual([]);
+      expect(
+        await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals, preset, aborts, schedules)),
+      ).toEqual([]);
     });
   }
 });

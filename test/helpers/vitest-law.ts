@@ -9,6 +9,7 @@ import {
   type LawProperty,
   type PropertyRun,
 } from "../../src/properties/law-property.ts";
+import { dimensionLabels } from "../../src/properties/dimensions.ts";
 
 export const DEFAULT_RUNS = 40;
 
@@ -50,5 +51,11 @@ export function lawTest(property: LawProperty, runs = runsFromEnv()): void {
       own?.passed ?? 0,
       `law '${property.law}' was checked in too few runs: ${JSON.stringify(own)}`,
     ).toBeGreaterThanOrEqual(Math.ceil(runs / 4));
+    // The coverage labels of a dimension only this kind of space draws (dimensions.ts) are judged here.
+    const ownLabels = new Set(dimensionLabels(property.space));
+    expect(
+      run.coverage.report().below.filter((label) => ownLabels.has(label)),
+      run.coverage.lines().join("\n"),
+    ).toEqual([]);
   });
 }

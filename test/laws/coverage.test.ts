@@ -8,6 +8,8 @@ import { minimumPoolSlots } from "../../src/case/limits.ts";
 import { readRounds } from "../../src/laws/rounds.ts";
 import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/check/sampling-coverage.ts";
 import { STOCHASTIC_COVERAGE_LABELS } from "../../src/check/stochastic-coverage.ts";
+import { GRAMMAR_COVERAGE_LABELS } from "../../src/check/grammar-coverage.ts";
+import { SCHEDULE_COVERAGE_LABELS } from "../../src/check/schedule-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 
@@ -84,7 +86,9 @@ describe("coverage labels", () => {
     const engineLabels = COVERAGE_LABELS.filter(
       (label) =>
         !(SAMPLING_COVERAGE_LABELS as readonly string[]).includes(label) &&
-        !(STOCHASTIC_COVERAGE_LABELS as readonly string[]).includes(label),
+        !(STOCHASTIC_COVERAGE_LABELS as readonly string[]).includes(label) &&
+        !(GRAMMAR_COVERAGE_LABELS as readonly string[]).includes(label) &&
+        !(SCHEDULE_COVERAGE_LABELS as readonly string[]).includes(label),
     );
     expect([...new Set([...classic, ...scheduling, ...paddedLabels, ...ragged])].sort()).toEqual(
       [...engineLabels].sort(),

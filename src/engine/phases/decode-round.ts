@@ -16,6 +16,7 @@ import { keepTargetHidden, runModuleExtends, runMultiLayerDraft } from "./multi-
 import { proposeNgramTrees } from "./ngram-draft.ts";
 import { launchPlaceholders, runTreeDraft } from "./tree-draft.ts";
 import { runVerify, type DraftTree } from "./verify.ts";
+import { catchUp, type PendingExtend } from "../draft-schedule.ts";
 
 /** Launch: placeholders resolved from the previous step's outputs, ring entries for this step's. Mutates. */
 function launch(context: EngineContext, requests: readonly Request[], draft: boolean): void {
@@ -88,7 +89,7 @@ async function draftTrees(
   epochs: ReadonlyMap<Request, number>,
 ): Promise<{ trees: Map<number, DraftTree>; draftPhaseHidden?: HiddenRows }> {
   if (context.ngram) {
-    const trees = proposeNgramTrees(decoding, context.numSteps, (request) => request.rootToken);
+    const trees = proposeNgramTrees(decoding, context.numSteps, (request) => request.rootToken, context.spec.eosId);
     for (const request of decoding) {
       const tree = trees.get(request.id)!;
       if (request.launch) tree.placeholders = launchPlaceholders(request, tree);
@@ -126,11 +127,28 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     if (context.overlap) {
       // The device goes on with the whole accepted path; EOS, stop ids and max new tokens are the host's business.
       context.publishToken(request, result.bonus, roundEvent(round));
-      defer(context, { request, candidates: emittedCandidates, logprobs, result, event: roundEvent(round) });
+      const chain = request.grammar ? draftChain(trees.get(request.id)!) : undefined;
+      defer(context, {
+        request,
+        candidates: emittedCandidates,
+        logprobs,
+        result,
+        event: roundEvent(round),
+        draftChain: chain,
+      });
       continuing.push(round);
       continue;
     }
+    const grammarStart = request.grammar?.state;
     const { emitted, finished } = request.emit(emittedCandidates, context.spec.eosId, context.faults, logprobs);
+    if (grammarStart !== undefined)
+      request.grammar!.afterRound(
+        grammarStart,
+        draftChain(trees.get(request.id)!),
+        result.acceptLen - 1,
+        emitted,
+        context.faults,
+      );
     request.acceptLens.push(result.acceptLen);
     result.emitted = emitted;
     result.finished = finished;
@@ -170,18 +188,44 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
     );
     return;
   }
-  const segments = kept.map(({ request, path }) => {
+  // Row at anchor L + m pairs the path's verify hidden h_{L+m} with x_{L+m+1}, the m-th emitted token. A request
+  // whose next round has speculation off keeps its rows waiting; the next extend catches up over them.
+  const extending: { request: Request; extend: PendingExtend }[] = [];
+  for (const { request, path, pathHidden } of kept) {
     const L = request.targetKvLength;
     request.targetKvLength = L + path.length;
-    // Row at anchor L + m pairs the path's verify hidden h_{L+m} with x_{L+m+1}, the m-th emitted token.
-    return { request, firstAnchor: L, tokens: request.tokens.slice(L + 1, L + 1 + path.length), yieldsDraft: true };
-  });
-  const expectedRows = kept.reduce((sum, round) => sum + round.path.length, 0);
+    const current = { firstAnchor: L, tokens: request.tokens.slice(L + 1, L + 1 + path.length), hidden: pathHidden };
+    if (request.draftSteps(context.numSteps) === 0) {
+      request.pendingExtends.push(current);
+      continue;
+    }
+    extending.push({ request, extend: catchUp(request.pendingExtends, current, context.faults) });
+    request.pendingExtends.length = 0;
+  }
+  if (extending.length === 0) return;
+  const segments = extending.map(({ request, extend }) => ({
+    request,
+    firstAnchor: extend.firstAnchor,
+    tokens: extend.tokens,
+    yieldsDraft: true,
+  }));
+  const expectedRows = segments.reduce((sum, segment) => sum + segment.tokens.length, 0);
   const hidden =
     context.faults.has("phase-confusion") && draftPhaseHidden
       ? confuseDraftPhaseHidden(draftPhaseHidden, expectedRows)
-      : concatInputRows(kept.map((round) => round.pathHidden));
+      : concatInputRows(extending.map(({ extend }) => extend.hidden));
   await runDraftExtend(context, new DraftExtendInput(segments, hidden), true);
+}
+
+/** A tree's first chain: from the root, each node's lowest-numbered child (a chain's every draft). */
+function draftChain(tree: DraftTree): number[] {
+  const chain: number[] = [];
+  for (let node = 0; ;) {
+    const child = tree.parents.indexOf(node, node + 1);
+    if (child < 0) return chain;
+    chain.push(tree.tokens[child]);
+    node = child;
+  }
 }
 
 /** The verify event of a round (its path's input rows carry it). */

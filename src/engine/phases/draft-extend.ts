@@ -6,6 +6,7 @@ import { forwardPlan, rowPlan, windowFromFor, type RowPlan } from "../forward.ts
 import { HiddenRows } from "../hidden-rows.ts";
 import type { DraftExtendInput } from "../phase-inputs.ts";
 import { childrenFields, topKLogSoftmax } from "../topk.ts";
+import { draftRowMask, draftTopK } from "../grammar-draft.ts";
 
 export async function runDraftExtend(
   context: EngineContext,
@@ -18,7 +19,7 @@ export async function runDraftExtend(
   // sglang issue 22679: the draft-extend path built its attention metadata without the sliding window.
   const windowMissing = context.faults.has("window-missing-on-draft-extend");
   const rows: RowPlan[] = [];
-  const lastRowOf: { segmentIndex: number; row: number }[] = [];
+  const lastRowOf: { segmentIndex: number; row: number; maskState?: number }[] = [];
   // The skipped-draft-position fault: after verify, a segment of 2+ rows drops its first anchor's row (its slot
   // is allocated, never written) while the later rows take that position as persisted KV.
   const skipping = afterVerify && context.faults.has("skipped-draft-position");
@@ -29,6 +30,8 @@ export async function runDraftExtend(
     const slots = pool.extendPersisted(request.id, firstAnchor + tokens.length);
     const skipFirst = skipping && tokens.length > 1 ? 1 : 0;
     const firstRow = rows.length;
+    // The row yielding the next round's root candidates: masked by the grammar's state after every verified token.
+    const maskState = segment.yieldsDraft ? draftRowMask(context, request, []) : undefined;
     tokens.forEach((token, i) => {
       if (i < skipFirst) {
         hiddenRow += 1;
@@ -47,10 +50,11 @@ export async function runDraftExtend(
           attendTemporary: [],
           // Causal within the segment: rows of the same request up to and including itself.
           attendBatchRows: Array.from({ length: i + 1 - skipFirst }, (_, k) => firstRow + k),
+          grammarState: i === tokens.length - 1 ? maskState : undefined,
         }),
       );
     });
-    lastRowOf.push({ segmentIndex, row: rows.length - 1 });
+    lastRowOf.push({ segmentIndex, row: rows.length - 1, maskState });
   });
   const output = await context.forward(
     forwardPlan({
@@ -63,11 +67,19 @@ export async function runDraftExtend(
       replayable: afterVerify,
     }),
   );
-  for (const { segmentIndex, row } of lastRowOf) {
+  for (const { segmentIndex, row, maskState } of lastRowOf) {
     const segment = input.segments[segmentIndex];
     segment.request.draftKvLength = segment.firstAnchor + segment.tokens.length;
     if (segment.yieldsDraft) {
-      segment.request.draftRoot = topKLogSoftmax(output.result, row, context.config.topk);
+      segment.request.draftRoot = draftTopK(
+        context,
+        segment.request,
+        output.result,
+        row,
+        context.config.topk,
+        maskState,
+        topKLogSoftmax,
+      );
       // The root's expansion: candidates 1..K of the next round, scored from the root (score 0).
       context.recorder.annotateRow(output.event, row, childrenFields(segment.request.draftRoot, 1, 0));
       segment.request.draftHidden = HiddenRows.fromForward(context.spec.hidden, output.result.hidden, output.event, [

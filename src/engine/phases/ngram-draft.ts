@@ -5,6 +5,7 @@
 // request, so verify blocks are ragged (each request's block is its own chain's length + 1).
 import type { Request } from "../request.ts";
 import { chainTree, type DraftTree } from "./verify.ts";
+import { grammarPrefix } from "../grammar-draft.ts";
 
 export const NGRAM_MAX_N = 3;
 export const NGRAM_MIN_N = 1;
@@ -30,13 +31,17 @@ export function proposeNgramTrees(
   requests: readonly Request[],
   numSteps: number,
   rootOf: (request: Request) => number,
+  eosId: number,
 ): Map<number, DraftTree> {
   const trees = new Map<number, DraftTree>();
   for (const request of requests) {
     const root = rootOf(request);
     const history = [...request.tokens.slice(0, request.targetKvLength), root];
     // A chain of the proposed drafts after the root (the bonus token x_L, or its launch-time resolution).
-    trees.set(request.id, chainTree(root, proposeNgram(history, numSteps)));
+    trees.set(
+      request.id,
+      chainTree(root, grammarPrefix(request, proposeNgram(history, request.draftSteps(numSteps)), eosId)),
+    );
   }
   return trees;
 }

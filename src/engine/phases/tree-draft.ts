@@ -12,6 +12,7 @@ import { HiddenRows } from "../hidden-rows.ts";
 import { DraftDecodeInput } from "../phase-inputs.ts";
 import type { Request } from "../request.ts";
 import { childrenFields, topKLogSoftmax } from "../topk.ts";
+import { draftRowMask, draftTopK } from "../grammar-draft.ts";
 import type { DraftTree } from "./verify.ts";
 import { mapPacked } from "../../trace/records.ts";
 
@@ -30,6 +31,8 @@ interface Candidate {
   producedBy: HiddenRows;
   /** Temporary draft slot of this candidate's own row, once it has run. */
   slot?: number;
+  /** Requests with a grammar: the mask state this candidate's row expands under (after its draft path). */
+  maskState?: number;
 }
 
 export interface TreeDraftResult {
@@ -60,7 +63,8 @@ export async function runTreeDraft(
   const frontiers = new Map<number, Candidate[]>();
   for (const request of decoding) {
     const root = request.rootDraft!;
-    const first = mapPacked(root.tokens, (token, i): Candidate => ({
+    // A round with speculation off (its schedule's 0) drafts nothing: the bonus is verified alone.
+    const first = mapPacked(request.draftSteps(context.numSteps) > 0 ? root.tokens : [], (token, i): Candidate => ({
       number: i + 1,
       token,
       parent: 0,
@@ -86,9 +90,12 @@ export async function runTreeDraft(
   for (let step = 1; step < context.numSteps; step++) {
     const active = context.checkpoint(decoding, epochs);
     if (active.length === 0) break;
-    const nodes = active.flatMap((request) => frontiers.get(request.id)!.map((node) => ({ request, node })));
+    // A request's schedule may give this round fewer steps (draft-schedule.ts): it leaves the loop after them.
+    const stepping = active.filter((request) => request.draftSteps(context.numSteps) > step);
+    const nodes = stepping.flatMap((request) => frontiers.get(request.id)!.map((node) => ({ request, node })));
+    if (nodes.length === 0) break;
     const input = new DraftDecodeInput(
-      active,
+      stepping,
       topk,
       nodes.map(({ node }) => node.token),
       HiddenRows.concat(
@@ -100,6 +107,7 @@ export async function runTreeDraft(
     const rows: RowPlan[] = mapPacked(nodes, ({ request, node }, r) => {
       const [slot] = pool.allocateTemporary(request.id, 1);
       node.slot = slot;
+      node.maskState = draftRowMask(context, request, draftPath(candidates.get(request.id)!, node));
       const position = request.targetKvLength - 1 + node.depth + earlyIncrement;
       return rowPlan({
         request: request.id,
@@ -114,6 +122,7 @@ export async function runTreeDraft(
         // Step 1's tokens are the root's candidates: under overlap, resolved from the ring at launch.
         placeholder: node.depth === 1 ? request.launch?.draftPlaceholder : undefined,
         candidate: node.number,
+        grammarState: node.maskState,
       });
     });
     const output = await context.forward(
@@ -129,12 +138,12 @@ export async function runTreeDraft(
         replayable: true,
       }),
     );
-    for (const request of active) {
+    for (const request of stepping) {
       const list = candidates.get(request.id)!;
       const children: Candidate[] = [];
       nodes.forEach(({ request: owner, node }, r) => {
         if (owner !== request) return;
-        const expansion = topKLogSoftmax(output.result, r, topk);
+        const expansion = draftTopK(context, request, output.result, r, topk, node.maskState, topKLogSoftmax);
         const producedBy = HiddenRows.fromForward(width, output.result.hidden, output.event, [r]);
         const firstNumber = list.length + children.length + 1;
         context.recorder.annotateRow(output.event, r, childrenFields(expansion, firstNumber, node.score));
@@ -169,6 +178,13 @@ export function launchPlaceholders(request: Request, tree: DraftTree): (number |
   return tree.depths.map((depth) =>
     depth === 0 ? request.launch?.tokenPlaceholder : depth === 1 ? request.launch?.draftPlaceholder : undefined,
   );
+}
+
+/** The draft tokens from depth 1 down to `node` (its own token last). */
+function draftPath(list: readonly Candidate[], node: Candidate): number[] {
+  const tokens = [node.token];
+  for (let parent = node.parent; parent > 0; parent = list[parent - 1].parent) tokens.unshift(list[parent - 1].token);
+  return tokens;
 }
 
 function ancestorSlots(list: readonly Candidate[], node: Candidate): number[] {

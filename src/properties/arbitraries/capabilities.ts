@@ -99,6 +99,8 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
     maxAborts: capabilities.aborts ? space.maxAborts : 0,
     retracts: { min: space.retracts.min, max: retractsMax },
     sampling: { ...space.sampling, options: samplingOptions },
+    // Speculation schedules only where declared (capabilities.draftSchedule).
+    ...(space.draftSchedule && !capabilities.draftSchedule ? { draftSchedule: false } : {}),
     mode: speculative ? "speculative" : "target-only",
   };
 }

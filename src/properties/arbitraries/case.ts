@@ -55,8 +55,8 @@ export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "s
 
 function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
   const spec = getPreset(draw.preset);
-  const requests = replicate(requestsOf(spec, draw.requests, s.sampling), draw.copies);
   const engine = engineConfigOf(draw.engine, s.faults, draw.draft?.kind);
+  const requests = replicate(requestsOf(spec, draw.requests, s.sampling, engine.numSteps), draw.copies);
   // 256 pages hold 3 requests of the space; replicas scale the pools with them.
   engine.poolSlots *= Math.ceil(requests.length / 3);
   return {

@@ -61,6 +61,13 @@ export interface CaseSpace {
   retracts: IntRange;
   /** Request sampling options (stop ids, min tokens, penalties, bias, logprobs) drawn per request. */
   sampling: SamplingSpace;
+  /**
+   * Requests draw a speculation schedule (draft steps per round, 0 switching speculation off) four times in
+   * five; chain drafting only (topk 1, no multi-layer, no overlap: src/engine/draft-schedule.ts).
+   */
+  draftSchedule?: boolean;
+  /** Requests draw a grammar (src/sampling/grammar.ts) four times in five; "grammar" must be a sampling option too. */
+  grammar?: boolean;
   /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */
   replicas?: IntRange;
   /** Faults switched on in every generated case (mutants). */

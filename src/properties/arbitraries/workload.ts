@@ -4,9 +4,11 @@
 import fc from "fast-check";
 import type { AbortEvent, CaseRequest } from "../../case/case.ts";
 import type { ModelSpec } from "../../model/spec.ts";
+import type { SamplingParams } from "../../sampling/params.ts";
 import { promptToken } from "./model.ts";
 import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingSpace } from "./sampling.ts";
 import { removableArray } from "./removable-array.ts";
+import { grammarDrawArbitrary, grammarOf, type GrammarDraw } from "./grammar.ts";
 import type { CaseSpace } from "./space.ts";
 
 export interface RequestDraw {
@@ -16,6 +18,10 @@ export interface RequestDraw {
   /** Leading suffix tokens copied from the first request's (a shared prefix for the prefix cache; 0 shrinks). */
   shared: number;
   sampling: SamplingDraw | null;
+  /** Spaces with grammars only (absent elsewhere, so their draws stay as they were): null shrinks it away. */
+  grammar?: GrammarDraw | null;
+  /** Spaces with speculation schedules only: raw draft steps per round (0 and 1: off; else capped at numSteps). */
+  schedule?: number[] | null;
 }
 
 export interface AbortDraw {
@@ -32,6 +38,11 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     arrivalStep: fc.nat({ max: s.maxArrival }),
     shared: fc.nat({ max: s.maxShared }),
     sampling: requestSamplingArbitrary(s.sampling),
+    // Only a space with grammars draws one: adding a key to the record changes every other space's draws.
+    ...(s.grammar ? { grammar: fc.option(grammarDrawArbitrary, { nil: null, freq: 5 }) } : {}),
+    ...(s.draftSchedule
+      ? { schedule: fc.option(fc.array(fc.nat({ max: 6 }), { minLength: 1, maxLength: 6 }), { nil: null, freq: 5 }) }
+      : {}),
   });
   return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
@@ -82,17 +93,44 @@ export function replicate(requests: readonly CaseRequest[], copies: number): Cas
   );
 }
 
-export function requestsOf(spec: ModelSpec, draws: readonly RequestDraw[], sampling: SamplingSpace): CaseRequest[] {
+/** A raw schedule draw as draft steps: 0 and 1 switch speculation off (a third of the rounds), else raw - 1 capped at S. */
+export function scheduleOf(raw: readonly number[], numSteps: number): number[] {
+  return raw.map((value) => (value <= 1 ? 0 : Math.min(value - 1, numSteps)));
+}
+
+export function requestsOf(
+  spec: ModelSpec,
+  draws: readonly RequestDraw[],
+  sampling: SamplingSpace,
+  numSteps = 1,
+): CaseRequest[] {
   return draws.map((draw, id) => {
-    const params = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);
+    const drawn = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);
+    const params =
+      draw.grammar && sampling.options.includes("grammar")
+        ? { ...withoutGrammarConflicts(drawn), grammar: grammarOf(spec, draw.grammar) }
+        : drawn;
     return {
       id,
       prompt: [...spec.preamble, ...suffixOf(spec, draws, id)],
       maxNewTokens: draw.maxNewTokens,
       arrivalStep: draw.arrivalStep,
       ...(params ? { sampling: params } : {}),
+      ...(draw.schedule ? { draftSchedule: scheduleOf(draw.schedule, numSteps) } : {}),
     };
   });
+}
+
+/**
+ * A request with a grammar keeps the drawn options a grammar combines with: greedy (the reference engine
+ * masks greedy requests only), and neither min tokens nor stop ids, which could mask every token a state
+ * allows.
+ */
+function withoutGrammarConflicts(params: SamplingParams | undefined): SamplingParams {
+  if (!params) return {};
+  const { temperature, topK, topP, minP, seed, minNewTokens, stopTokenIds, ...kept } = params;
+  void [temperature, topK, topP, minP, seed, minNewTokens, stopTokenIds];
+  return kept;
 }
 
 export function abortsOf(draws: readonly AbortDraw[], numRequests: number): AbortEvent[] {

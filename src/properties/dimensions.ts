@@ -1,0 +1,47 @@
+// Case dimensions that only some spaces draw, and what depends on them. A dimension such as grammars is off
+// in the mixed space and the older laws' spaces, so that their draws (and the checked-in kills replaying
+// them) stay as they were; only the properties focused on it draw it. So `specconf mutants` hunts a fault of
+// that dimension with those properties only, and a coverage label of that dimension is judged over the
+// runs of spaces that draw it (a run from another space could never reach it).
+import type { FaultName } from "../engine/faults.ts";
+import { GRAMMAR_COVERAGE_LABELS } from "../check/grammar-coverage.ts";
+import { SCHEDULE_COVERAGE_LABELS } from "../check/schedule-coverage.ts";
+import type { CoverageLabel } from "../check/coverage.ts";
+import type { CaseSpace } from "./arbitraries/space.ts";
+import type { LawProperty } from "./law-property.ts";
+
+type SpaceTest = (space: Omit<CaseSpace, "faults">) => boolean;
+
+const drawsGrammars: SpaceTest = (space) => space.grammar === true && space.sampling.options.includes("grammar");
+const drawsSchedules: SpaceTest = (space) => space.draftSchedule === true;
+
+/** Faults only cases of a dimension can show. */
+const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
+  "grammar-advanced-by-rejected-drafts": drawsGrammars,
+  "draft-kv-not-caught-up": drawsSchedules,
+};
+
+/** Coverage labels only cases of a dimension can reach. */
+const LABEL_DIMENSIONS: [readonly CoverageLabel[], SpaceTest][] = [
+  [GRAMMAR_COVERAGE_LABELS, drawsGrammars],
+  [SCHEDULE_COVERAGE_LABELS, drawsSchedules],
+];
+
+/**
+ * The properties to hunt a fault with: for a fault of a dimension, those of `schedule` (the mixed property,
+ * then every law's) that draw it (no other case can show the fault); every one for any other fault.
+ */
+export function huntSchedule(fault: FaultName, schedule: readonly LawProperty[]): LawProperty[] {
+  const reaches = FAULT_DIMENSIONS[fault];
+  return reaches ? schedule.filter((property) => reaches(property.space)) : [...schedule];
+}
+
+/** The labels a space cannot reach: a dimension it does not draw. */
+export function labelsOutside(space: Omit<CaseSpace, "faults">): CoverageLabel[] {
+  return LABEL_DIMENSIONS.flatMap(([labels, reaches]) => (reaches(space) ? [] : [...labels]));
+}
+
+/** The labels of the dimensions a space draws: its property must reach them (properties/vitest-law.ts). */
+export function dimensionLabels(space: Omit<CaseSpace, "faults">): CoverageLabel[] {
+  return LABEL_DIMENSIONS.flatMap(([labels, reaches]) => (reaches(space) ? [...labels] : []));
+}
