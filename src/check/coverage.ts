@@ -1,4 +1,4 @@
-// Coverage labels (DESIGN section 4): the corners where the bugs live, read from a case and its run.
+// Coverage labels (docs/design.md section 4): the corners where the bugs live, read from a case and its run.
 // The property suites count them over their runs and fail when one falls below 2%.
 import type { Case } from "../case/case.ts";
 import type { Trace } from "../trace/schema.ts";
