@@ -48,9 +48,10 @@ class ToyEngine(Engine):
                 out.append(predict)
                 continue
             drafts = [d[-1]]
-            for j in range(1, S):  # draft decode: d_j at input position L + j, temporary
-                drafts.append(argmax(draft.forward(draft_cache, drafts[-1], L + j)))
-                trace.event("draft-decode", draft_step=j).draft_rows(req.id, [drafts[-2]], L + j, [drafts[-1]], "draft")
+            for j in range(1, S):  # draft decode: d_j, temporary; its row continues the previous draft row
+                position = self.draft_decode_position(L, j)
+                drafts.append(argmax(draft.forward(draft_cache, drafts[-1], position)))
+                trace.event("draft-decode", draft_step=j).draft_rows(req.id, [drafts[-2]], position, [drafts[-1]], "draft")
             first_drafts = first_drafts or drafts
             rows = [out[-1], *drafts]
             predicts = [argmax(target.forward(cache, token, L + i)) for i, token in enumerate(rows)]
@@ -65,6 +66,10 @@ class ToyEngine(Engine):
                 trace.event("draft-extend").draft_rows(req.id, emitted, L + 1, d)
         reason = "eos" if out[-1] == eos else "length"
         return Output(req.id, out, reason, accept_lens=accept_lens if draft else None, first_round_drafts=first_drafts)
+
+    def draft_decode_position(self, L, j):
+        """d_j runs at input position L + j, right after the draft KV it extends (SGLang PR 25015's bug: + 1)."""
+        return L + j
 
 
 if __name__ == "__main__":
