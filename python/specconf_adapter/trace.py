@@ -38,7 +38,8 @@ class Acceptance:
     """Verify-row indices of the accepted path, root first."""
     accept_len: int
     accept_tokens: tuple
-    """predict at each accepted node: the tokens the round produces (the last is the bonus)."""
+    """predict at each accepted node: the tokens the round produces (the last is the bonus). The trace's
+    acceptTokens pads them with -1 to S + 1 entries, as SGLang's accept_tokens."""
     bonus: int
     emitted: tuple = ()
     """The tokens the round emits: accept_tokens cut after the first stop token and at the cap."""
@@ -167,7 +168,7 @@ class Event:
             "request": request,
             "acceptIndex": accept_index,
             "acceptLen": acceptance.accept_len,
-            "acceptTokens": list(acceptance.accept_tokens),
+            "acceptTokens": list(acceptance.accept_tokens) + [-1] * (engine["numSteps"] + 1 - acceptance.accept_len),
             "bonus": acceptance.bonus,
             "emitted": list(emitted),
             "finished": finished,

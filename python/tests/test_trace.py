@@ -95,6 +95,7 @@ class VerifyTest(unittest.TestCase):
         self.assertEqual(verify[0]["acceptIndex"], [0, 1, 2, -1])
         self.assertEqual((verify[0]["acceptLen"], verify[0]["bonus"], verify[0]["emitted"]), (3, 50, [11, 12, 50]))
         # request 1 is the event's second block: its indices start at N = 4; EOS cuts what it emits
+        self.assertEqual(verify[0]["acceptTokens"], [11, 12, 50, -1])
         self.assertEqual(verify[1]["acceptIndex"], [4, 5, -1, -1])
         self.assertEqual((verify[1]["emitted"], verify[1]["finished"]), ([11, 2], True))
         self.assertEqual(second.emitted, (11, 2))

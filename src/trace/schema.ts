@@ -243,7 +243,7 @@ export const VerifyResultSchema = Type.Object(
     acceptTokens: Type.Optional(
       Type.Array(Type.Integer(), {
         description:
-          "predict at each accepted node (accept_len entries, the last the bonus), as SGLang's accept_tokens.",
+          "predict at each accepted node, padded with -1 to S + 1 entries (SGLang's accept_tokens): the first accept_len are the tokens the round produced, the last of them the bonus.",
       }),
     ),
     bonus: Type.Integer({ minimum: 0, description: "The new bonus token: predict at the last accepted node." }),

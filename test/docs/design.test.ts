@@ -37,4 +37,14 @@ describe("the contract in the repository", () => {
     expect(LAWS.map((law) => law.name).filter((name) => !prose.includes(name))).toEqual([]);
     expect(design).toContain(`(${LAWS.length} today)`);
   });
+
+  it("docs/tracing.md has a row for every law: the fields it reads", () => {
+    const rows = new Set(
+      readFileSync("docs/tracing.md", "utf8")
+        .split("\n")
+        .filter((line) => line.startsWith("| "))
+        .map((line) => line.split("|")[1].trim()),
+    );
+    expect(LAWS.map((law) => law.name).filter((name) => !rows.has(name))).toEqual([]);
+  });
 });
