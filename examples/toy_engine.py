@@ -3,7 +3,7 @@
 standalone draft model (the case's "mirror": an exact copy of the target), with a trace. The model is a pure
 Python Llama (toy_llama.py); replace it with calls into your engine.
 
-    npx specconf check --engine "python3 examples/toy_engine.py" --runs 5
+    npx specconf check --engine "python3 examples/toy_engine.py" --runs 2
 """
 import functools
 import os
