@@ -1,66 +1,46 @@
 #!/usr/bin/env python3
-"""The smallest specconf engine adapter: your engine behind the JSON Lines protocol (docs/adapter.md).
+"""The smallest specconf engine adapter, on python/specconf_adapter (docs/adapter.md, docs/tracing.md).
 
-specconf starts this command and writes one line per message on stdin; the adapter answers each with one
-line on stdout. stdout carries nothing else: print logs to stderr. Exit when stdin closes.
+specconf starts this command, sends a hello (answered with the capabilities below), then one request per
+case: the case (model spec, draft, engine config, workload) and the files of the models exported for it.
+specconf generates only cases inside the capabilities. Replace generate() with a call into your engine
+(SGLang, vLLM, ...), loaded from request.model_files("hf"). examples/toy_engine.py is a complete one.
 
-The first message is the handshake: answer with what your engine supports. specconf then generates only
-cases inside those capabilities, exports each case's models in the formats you ask for, and names the
-files in every request (request["models"]["files"]["hf"]["target"], ...).
-
-    specconf check --engine "python3 examples/adapter_skeleton.py"
-
-Replace generate() with a call into your engine (SGLang, vLLM, ...), loaded from those files.
+    npx specconf check --engine "python3 examples/adapter_skeleton.py"
 """
-import json
+import os
 import sys
 
-CAPABILITIES = {
-    "modes": ["target-only", "speculative"],  # target-only runs are the lossless baseline
-    "drafts": ["mirror"],  # mirror: a standalone draft model (an exact copy of the target); "eagle": an EAGLE head
-    "modelFormats": ["hf"],  # Hugging Face checkpoints: a directory per model
-    "maxNumSteps": 8,
-    "maxTopk": 1,  # chains only
-    "maxBatch": 1,  # one request per case
-    "observes": ["acceptLens"],  # what your outputs report (and "trace" if you return traces)
-    # Request sampling options you honor (workload_request["sampling"]): "stopTokenIds", "minNewTokens",
-    # "repetitionPenalty", "presencePenalty", "frequencyPenalty", "logitBias", "logprobs". Absent: none.
-    "sampling": [],
-}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from specconf_adapter import Capabilities, Engine, Output, Result, TraceBuilder, Unsupported, serve  # noqa: E402
 
 
-def generate(case, request, files):
-    """Greedy tokens for one workload request, plus what your engine can report about its rounds."""
-    raise NotImplementedError("wire your engine in here")
-    # return {"tokens": [...], "finishReason": "length" | "eos" | "stop",
-    #         "stopTokenId": 7,             # with "stop": the stop id that ended it
-    #         "logprobs": [...],            # when asked: {"token", "logprob", "top": [{"token", "logprob"}]} per token
-    #         "acceptLens": [...],          # per verify round, root included (SGLang v2 accept_lens)
-    #         "firstRoundDrafts": [...]}    # d_1..d_S of the first round
+class MyEngine(Engine):
+    name, version = "my-engine", "0.0.1"
+    capabilities = Capabilities(
+        modes=("target-only", "speculative"),  # target-only runs are the lossless baseline
+        drafts=("mirror",),  # mirror: a standalone draft model (an exact copy of the target); "eagle": an EAGLE head
+        model_formats=("hf",),  # Hugging Face checkpoints: a directory per model
+        max_num_steps=8,
+        max_topk=1,  # chains only
+        max_batch=1,  # one request per case
+        observes=("acceptLens",),  # what your outputs report; add "trace", "verify", "predict" with a trace
+        sampling=(),  # request sampling options you honor: "stopTokenIds", "minNewTokens", "logprobs", ...
+    )
+
+    def run(self, request):
+        files = request.model_files("hf")  # files.target, files.draft: checkpoint directories
+        trace = TraceBuilder(request, self.name, self.version)  # optional: record each forward (docs/tracing.md)
+        outputs = [self.generate(request.case, r, files, trace) for r in request.case.requests]
+        return Result(outputs, trace.build(outputs) if request.want_trace else None)
+
+    def generate(self, case, workload_request, files, trace):
+        """Greedy tokens for one workload request, and what your engine can report about its rounds."""
+        raise Unsupported("wire your engine in here")  # Unsupported skips a case; any other exception fails it
+        # return Output(workload_request.id, tokens, "length" | "eos" | "stop",
+        #               accept_lens=[...],            # per verify round, root included (SGLang v2 accept_lens)
+        #               first_round_drafts=[...])     # d_1..d_S of the first round
 
 
-def run(message):
-    case = message["case"]  # formatVersion, model {spec}, draft, engine config, workload
-    files = message["models"].get("files", {}).get("hf", {})  # {"target": dir, "draft": dir}
-    outputs = []
-    for workload_request in case["workload"]["requests"]:
-        result = generate(case, workload_request, files)
-        outputs.append({"id": workload_request["id"], **result})
-    return {"requestId": message["requestId"], "outputs": outputs}  # add "trace": {...} if you record one
-
-
-for line in sys.stdin:
-    if not line.strip():
-        continue
-    message = json.loads(line)
-    if "hello" in message:
-        response = {"hello": {"name": "my-engine", "version": "0.0.1", "capabilities": CAPABILITIES}}
-    else:
-        try:
-            response = run(message)
-        except NotImplementedError as error:  # a configuration your engine cannot run: the case is skipped
-            response = {"requestId": message["requestId"], "error": str(error), "unsupported": True}
-        except Exception as error:  # anything else fails this case (specconf shrinks it like any failure)
-            response = {"requestId": message["requestId"], "error": repr(error)}
-    sys.stdout.write(json.dumps(response) + "\n")
-    sys.stdout.flush()
+if __name__ == "__main__":
+    serve(MyEngine())

@@ -23,6 +23,9 @@ from safetensors.torch import load_file
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from specconf_adapter import Capabilities, Engine, Result, Unsupported, serve  # noqa: E402
+
 
 def find_suite(export_dir, target_digest):
     for path in sorted(glob.glob(os.path.join(export_dir, "*", "manifest.json"))):
@@ -30,7 +33,7 @@ def find_suite(export_dir, target_digest):
             manifest = json.load(f)
         if manifest["models"]["target"]["onnxDigest"] == target_digest:
             return os.path.dirname(path), manifest
-    raise NotImplementedError(f"no exported checkpoint for target digest {target_digest[:12]}")
+    raise Unsupported(f"no exported checkpoint for target digest {target_digest[:12]}")
 
 
 def causal_mask(rows, dtype):
@@ -76,10 +79,26 @@ class Eagle:
         return self.lm_head(hidden), hidden
 
 
-class Engine:
+class HfEngine(Engine):
+    name, version = "hf-cache-free", "0.1.0"
+    capabilities = Capabilities(
+        drafts=("mirror", "eagle"),
+        model_formats=("hf",),
+        max_num_steps=8,
+        max_topk=1,
+        max_batch=8,
+        arrivals=True,  # requests run one by one, cache-free: arrival steps change nothing it computes
+        dtypes=("float32", "float64"),
+        observes=("acceptLens", "firstRoundDrafts"),
+    )
+
     def __init__(self, export_dir):
         self.export_dir = export_dir
         self.loaded = {}
+
+    def run(self, request):
+        case = request.raw["case"]
+        return Result([self.request(case, request.raw["models"], r) for r in case["workload"]["requests"]])
 
     def models(self, case, digests):
         files = digests.get("files", {}).get("hf")
@@ -133,7 +152,7 @@ class Engine:
         kind = (case.get("draft") or {}).get("kind")
         speculative = engine["mode"] == "speculative"
         if speculative and (engine["topk"] != 1 or kind not in ("mirror", "eagle")):
-            raise NotImplementedError(f"this example drafts chains (topk 1) with the mirror or EAGLE head, not topk {engine['topk']} / {kind}")
+            raise Unsupported(f"this example drafts chains (topk 1) with the mirror or EAGLE head, not topk {engine['topk']} / {kind}")
         while not done():
             sequence = prompt + tokens
             if not speculative:
@@ -160,40 +179,6 @@ class Engine:
         return output
 
 
-CAPABILITIES = {
-    "modes": ["target-only", "speculative"],
-    "drafts": ["mirror", "eagle"],
-    "modelFormats": ["hf"],
-    "maxNumSteps": 8,
-    "maxTopk": 1,
-    "maxBatch": 8,
-    "arrivals": True,  # requests run one by one, cache-free: arrival steps change nothing it computes
-    "dtypes": ["float32", "float64"],
-    "observes": ["acceptLens", "firstRoundDrafts"],
-}
-
-
-def serve(engine):
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        if "hello" in request:
-            hello = {"name": "hf-cache-free", "version": "0.1.0", "capabilities": CAPABILITIES}
-            sys.stdout.write(json.dumps({"hello": hello}) + "\n")
-            sys.stdout.flush()
-            continue
-        try:
-            outputs = [engine.request(request["case"], request["models"], r) for r in request["case"]["workload"]["requests"]]
-            response = {"requestId": request["requestId"], "outputs": outputs}
-        except NotImplementedError as error:
-            response = {"requestId": request["requestId"], "error": str(error), "unsupported": True}
-        except Exception as error:  # noqa: BLE001 - reported to specconf, which exits 2
-            response = {"requestId": request["requestId"], "error": repr(error)}
-        sys.stdout.write(json.dumps(response) + "\n")
-        sys.stdout.flush()
-
-
 def dump(engine, golden_path, outputs_path):
     with open(golden_path) as f:
         golden = json.load(f)
@@ -203,7 +188,7 @@ def dump(engine, golden_path, outputs_path):
             for request in golden_case["case"]["workload"]["requests"]:
                 try:
                     result = engine.request(golden_case["case"], digests, request)
-                except NotImplementedError as error:
+                except Unsupported as error:
                     print(f"skipping case {golden_case['name']}: {error}", file=sys.stderr)
                     break
                 out.write(json.dumps({"formatVersion": 1, "case": golden_case["name"], **result}) + "\n")
@@ -216,7 +201,7 @@ if __name__ == "__main__":
     parser.add_argument("--outputs", help="dump mode: write the outputs (JSON Lines) here")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    engine = Engine(args.export)
+    engine = HfEngine(args.export)
     if args.golden:
         dump(engine, args.golden, args.outputs)
     else:

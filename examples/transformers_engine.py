@@ -22,6 +22,7 @@ repetition_penalty, logitBias is sequence_bias over one-token sequences, logprob
 """
 import argparse
 import json
+import os
 import sys
 
 import torch
@@ -29,18 +30,22 @@ import transformers
 from transformers import AutoModelForCausalLM
 from transformers.generation import candidate_generator
 
-CAPABILITIES = {
-    "modes": ["target-only", "speculative"],
-    "drafts": ["mirror", "truncated-mirror", "ngram"],
-    "modelFormats": ["hf"],
-    "maxNumSteps": 8,
-    "maxTopk": 1,
-    "maxBatch": 4,
-    "arrivals": True,  # requests arriving at the same step are batched together
-    "dtypes": ["float32", "float64"],
-    "observes": ["acceptLens"],
-    "sampling": ["stopTokenIds", "minNewTokens", "repetitionPenalty", "logitBias", "logprobs"],
-}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from specconf_adapter import Capabilities, Engine, Result, Unsupported, serve  # noqa: E402
+
+
+def capabilities(dtypes, observed):
+    return Capabilities(
+        drafts=("mirror", "truncated-mirror", "ngram"),
+        model_formats=("hf",),
+        max_num_steps=8,
+        max_topk=1,
+        max_batch=4,
+        arrivals=True,  # requests arriving at the same step are batched together
+        dtypes=tuple(dtypes),
+        observes=("acceptLens",) if observed else (),
+        sampling=("stopTokenIds", "minNewTokens", "repetitionPenalty", "logitBias", "logprobs"),
+    )
 
 # Every round's accepted-draft count, as transformers' candidate generators are told it.
 ROUNDS = []
@@ -65,8 +70,6 @@ OBSERVED = all(
         record_rounds(candidate_generator.PromptLookupCandidateGenerator),
     ]
 )
-if not OBSERVED:
-    CAPABILITIES["observes"] = []
 
 
 def log(message):
@@ -107,10 +110,14 @@ def logprob_entries(scores, row, tokens, count):
     return entries
 
 
-class Engine:
-    def __init__(self, device):
+class TransformersEngine(Engine):
+    name = "transformers"
+
+    def __init__(self, device, dtypes=("float32", "float64")):
         self.device = torch.device(device)
         self.models = {}
+        self.version = f"transformers {transformers.__version__}, torch {torch.__version__}, {self.device}"
+        self.capabilities = capabilities(dtypes, OBSERVED)
 
     def model(self, path, dtype):
         key = (path, dtype)
@@ -180,13 +187,16 @@ class Engine:
             result["roundsIncludeFirstToken"] = True
         return result
 
-    def run(self, message):
+    def run(self, request):
+        return Result(self.run_case(request.raw))
+
+    def run_case(self, message):
         case = message["case"]
         spec = case["model"]["spec"]
         engine = case["engine"]
         files = message["models"].get("files", {}).get("hf")
         if not files:
-            raise NotImplementedError("no Hugging Face checkpoint in the request")
+            raise Unsupported("no Hugging Face checkpoint in the request")
         dtype = torch.float64 if spec["dtype"] == "float64" else torch.float32
         target = self.model(files["target"], dtype)
         requests = case["workload"]["requests"]
@@ -203,28 +213,9 @@ class Engine:
             return sorted(outputs, key=lambda output: [r["id"] for r in requests].index(output["id"]))
         kind = case["draft"]["kind"]
         if engine["topk"] != 1 or kind not in ("mirror", "truncated-mirror", "ngram"):
-            raise NotImplementedError(f"draft {kind} with topk {engine['topk']}")
+            raise Unsupported(f"draft {kind} with topk {engine['topk']}")
         draft = self.model(files["draft"], dtype) if kind != "ngram" else None
         return [self.speculative(target, draft, request, spec, engine["numSteps"]) for request in requests]
-
-
-def serve(engine):
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        if "hello" in message:
-            version = f"transformers {transformers.__version__}, torch {torch.__version__}, {engine.device}"
-            response = {"hello": {"name": "transformers", "version": version, "capabilities": CAPABILITIES}}
-        else:
-            try:
-                response = {"requestId": message["requestId"], "outputs": engine.run(message)}
-            except NotImplementedError as error:
-                response = {"requestId": message["requestId"], "error": str(error), "unsupported": True}
-            except Exception as error:  # noqa: BLE001 - this case fails; specconf shrinks it
-                response = {"requestId": message["requestId"], "error": repr(error)}
-        sys.stdout.write(json.dumps(response) + "\n")
-        sys.stdout.flush()
 
 
 if __name__ == "__main__":
@@ -236,8 +227,7 @@ if __name__ == "__main__":
         help="model dtypes to declare (e.g. float32 alone, to explore past a float64 finding)",
     )
     args = parser.parse_args()
-    CAPABILITIES["dtypes"] = args.dtypes.split(",")
     torch.set_num_threads(1)
     torch.backends.cuda.matmul.allow_tf32 = False  # specconf's epsilon assumes full float32 matmuls
     torch.backends.cudnn.allow_tf32 = False
-    serve(Engine(args.device))
+    serve(TransformersEngine(args.device, args.dtypes.split(",")))

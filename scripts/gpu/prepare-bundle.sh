@@ -25,7 +25,7 @@ xz -T0 -6 -c "$(command -v node)" > "$out/node.xz"
 
 echo "production node_modules (linux/x64 only) -> $out/node_modules.txz"
 cp "$root/package.json" "$root/package-lock.json" "$work/"
-(cd "$work" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+(cd "$work" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
 ort_bin="$work/node_modules/onnxruntime-node/bin/napi-v6"
 rm -rf "$ort_bin/darwin" "$ort_bin/win32" "$ort_bin/linux/arm64"
 # The GPU runs never load llama.cpp (only `specconf engine llama-cpp` does): its 90 MB stay home, so the bundle

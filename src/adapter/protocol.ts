@@ -6,7 +6,7 @@
 // engine asked for; the engine answers with one line: the outputs per request and, optionally, a trace.
 // stdout carries nothing else (logs go to stderr). Closing stdin asks the engine to exit.
 // docs/adapter.md documents it; schemas/adapter-*.schema.json are emitted from these definitions.
-import { Type, type Static } from "@sinclair/typebox";
+import { CloneType, Type, type Static } from "@sinclair/typebox";
 import { CaseSchema } from "../case/case.ts";
 import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { TraceSchema } from "../trace/schema.ts";
@@ -23,16 +23,19 @@ export type ModelFormat = (typeof MODEL_FORMATS)[number];
 
 export const HelloRequestSchema = Type.Object(
   {
-    protocol: Type.Literal(PROTOCOL),
-    version: Type.Literal(PROTOCOL_VERSION),
-    /** The first line specconf writes; nothing else is sent before the engine answers it. */
+    protocol: Type.Literal(PROTOCOL, { description: 'Always "specconf-engine".' }),
+    version: Type.Literal(PROTOCOL_VERSION, { description: "The protocol version (2)." }),
     hello: Type.Object(
       {
         specconf: Type.String({ description: "specconf's version" }),
-        /** The formats specconf can export; the engine picks from these. */
-        modelFormats: Type.Array(Type.Union(MODEL_FORMATS.map((format) => Type.Literal(format)))),
+        modelFormats: Type.Array(Type.Union(MODEL_FORMATS.map((format) => Type.Literal(format))), {
+          description: "The formats specconf can export; the engine picks from these.",
+        }),
       },
-      { additionalProperties: false },
+      {
+        additionalProperties: false,
+        description: "The first line specconf writes; nothing else is sent before the engine answers it.",
+      },
     ),
   },
   { additionalProperties: false },
@@ -44,60 +47,91 @@ export const HelloRequestSchema = Type.Object(
  */
 export const CapabilitiesSchema = Type.Object(
   {
-    /** Engine modes it runs: target-only greedy and/or speculative. */
-    modes: Type.Array(Type.Union([Type.Literal("target-only"), Type.Literal("speculative")]), { minItems: 1 }),
-    /**
-     * Draft kinds it can run (case /draft/kind). Model drafts are loaded from the exported files: mirror and
-     * truncated-mirror as a standalone draft model (a Llama checkpoint: the target's copy, or its first
-     * layers), eagle as an EAGLE head, eagle3 as an EAGLE-3 head (LlamaForCausalLMEagle3, with d2t/t2d); ngram
-     * needs no model (prompt lookup).
-     */
-    drafts: Type.Array(Type.String({ minLength: 1 })),
-    /** The model files it loads; each request names them (models.files). */
-    modelFormats: Type.Array(Type.Union(MODEL_FORMATS.map((format) => Type.Literal(format)))),
-    /** Largest S (draft steps per round) it accepts. */
-    maxNumSteps: Type.Optional(Type.Integer({ minimum: 1 })),
-    /** Largest topk (1: chains only). */
-    maxTopk: Type.Optional(Type.Integer({ minimum: 1 })),
-    multiLayer: Type.Optional(Type.Boolean()),
-    /** Prefill in chunks of the case's chunkSize and tokenBudget. */
-    chunkedPrefill: Type.Optional(Type.Boolean()),
-    /** KV page sizes it can run with (default [1]). */
-    pageSizes: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1 })),
-    /** Most requests in one case (run as one batch where the engine batches). */
-    maxBatch: Type.Optional(Type.Integer({ minimum: 1 })),
-    /** Requests arriving at later steps (arrivalStep > 0). */
-    arrivals: Type.Optional(Type.Boolean()),
-    aborts: Type.Optional(Type.Boolean()),
-    retracts: Type.Optional(Type.Boolean()),
-    graphReplay: Type.Optional(Type.Boolean()),
-    /** Graph replay on padded row buckets (case /engine/graphBuckets), padding rows poisoned (/engine/paddingPoisonSeed). */
-    paddedReplay: Type.Optional(Type.Boolean()),
-    /** Overlap scheduling (case /engine/overlap): a step planned before the previous step's results are processed. */
-    overlap: Type.Optional(Type.Boolean()),
-    /** A prefix cache sharing target and draft KV of common prompt prefixes between requests (/engine/prefixCache). */
-    prefixCache: Type.Optional(Type.Boolean()),
-    dtypes: Type.Optional(Type.Array(Type.Union([Type.Literal("float32"), Type.Literal("float64")]), { minItems: 1 })),
-    /**
-     * Per-request speculation schedules (case /workload/requests/i/draftSchedule): draft steps per round, 0
-     * switching speculation off for a round, with chain drafting (topk 1), no multi-layer, no overlap.
-     */
-    draftSchedule: Type.Optional(Type.Boolean()),
-    /**
-     * The request sampling options it honors (case /workload/requests/i/sampling): stopTokenIds,
-     * minNewTokens, repetitionPenalty, presencePenalty, frequencyPenalty, logitBias, logprobs, and for
-     * stochastic sampling temperature, topK, topP, minP, seed (law "sampling distribution" needs temperature
-     * and seed: replicas of a request with distinct seeds in one batch; "sampling replay" needs the trace's
-     * row draws). Absent: none, and no generated case carries sampling options.
-     */
-    sampling: Type.Optional(Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))))),
-    /**
-     * What its outputs and traces show: "acceptLens", "firstRoundDrafts" (outputs fields), "trace" (events with
-     * rows), and trace row/event fields it fills ("slot", "hidden", "aux", "predict", "draftPredict", "margin",
-     * "topLogit", "rawPredict", "attended", "verify", "scores", "lifecycle", "draws"). Laws needing anything else are
-     * "not checkable".
-     */
-    observes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    modes: Type.Array(Type.Union([Type.Literal("target-only"), Type.Literal("speculative")]), {
+      minItems: 1,
+      description: "Engine modes it runs: target-only greedy and/or speculative.",
+    }),
+    drafts: Type.Array(Type.String({ minLength: 1 }), {
+      description:
+        "Draft kinds it can run (case /draft/kind). Model drafts are loaded from the exported files: mirror and truncated-mirror as a standalone draft model (a Llama checkpoint: the target's copy, or its first layers), eagle as an EAGLE head, eagle3 as an EAGLE-3 head (LlamaForCausalLMEagle3, with d2t/t2d); ngram needs no model (prompt lookup).",
+    }),
+    modelFormats: Type.Array(Type.Union(MODEL_FORMATS.map((format) => Type.Literal(format))), {
+      description: "The model files it loads; each request names them (models.files).",
+    }),
+    maxNumSteps: Type.Optional(
+      Type.Integer({ minimum: 1, description: "Largest S (draft steps per round) it accepts." }),
+    ),
+    maxTopk: Type.Optional(Type.Integer({ minimum: 1, description: "Largest topk (1: chains only)." })),
+    multiLayer: Type.Optional(
+      Type.Boolean({
+        description: "Multi-layer (MTP-style) drafting: a module and pool per draft step (case /engine/multiLayer).",
+      }),
+    ),
+    chunkedPrefill: Type.Optional(
+      Type.Boolean({ description: "Prefill in chunks of the case's chunkSize and tokenBudget." }),
+    ),
+    pageSizes: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1 }), {
+        minItems: 1,
+        description: "KV page sizes it can run with (default [1]).",
+      }),
+    ),
+    maxBatch: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "Most requests in one case (run as one batch where the engine batches).",
+      }),
+    ),
+    arrivals: Type.Optional(Type.Boolean({ description: "Requests arriving at later steps (arrivalStep > 0)." })),
+    aborts: Type.Optional(Type.Boolean({ description: "Aborts between forwards (case /workload/aborts)." })),
+    retracts: Type.Optional(
+      Type.Boolean({ description: "Retracts between forwards, resumed by re-prefilling (case /workload/retracts)." }),
+    ),
+    graphReplay: Type.Optional(
+      Type.Boolean({ description: "Draft decode on captured, replayed graphs (case /engine/graphReplay)." }),
+    ),
+    paddedReplay: Type.Optional(
+      Type.Boolean({
+        description:
+          "Graph replay on padded row buckets (case /engine/graphBuckets), padding rows poisoned (/engine/paddingPoisonSeed).",
+      }),
+    ),
+    overlap: Type.Optional(
+      Type.Boolean({
+        description:
+          "Overlap scheduling (case /engine/overlap): a step planned before the previous step's results are processed.",
+      }),
+    ),
+    prefixCache: Type.Optional(
+      Type.Boolean({
+        description:
+          "A prefix cache sharing target and draft KV of common prompt prefixes between requests (/engine/prefixCache).",
+      }),
+    ),
+    dtypes: Type.Optional(
+      Type.Array(Type.Union([Type.Literal("float32"), Type.Literal("float64")]), {
+        minItems: 1,
+        description: "Model dtypes it runs (default [float32]).",
+      }),
+    ),
+    draftSchedule: Type.Optional(
+      Type.Boolean({
+        description:
+          "Per-request speculation schedules (case /workload/requests/i/draftSchedule): draft steps per round, 0 switching speculation off for a round, with chain drafting (topk 1), no multi-layer, no overlap.",
+      }),
+    ),
+    sampling: Type.Optional(
+      Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))), {
+        description:
+          'The request sampling options it honors (case /workload/requests/i/sampling): stopTokenIds, minNewTokens, repetitionPenalty, presencePenalty, frequencyPenalty, logitBias, logprobs, and for stochastic sampling temperature, topK, topP, minP, seed (law "sampling distribution" needs temperature and seed: replicas of a request with distinct seeds in one batch; "sampling replay" needs the trace\'s row draws). Absent: none, and no generated case carries sampling options.',
+      }),
+    ),
+    observes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description:
+          'What its outputs and traces show: "acceptLens", "firstRoundDrafts" (outputs fields), "trace" (events with rows), and trace row/event fields it fills ("slot", "hidden", "aux", "predict", "draftPredict", "margin", "topLogit", "rawPredict", "attended", "verify", "scores", "lifecycle", "draws"). Laws needing anything else are "not checkable".',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -106,12 +140,16 @@ export const HelloResponseSchema = Type.Object(
   {
     hello: Type.Object(
       {
-        /** The engine and the library versions it runs on (recorded in reports and failure files). */
-        name: Type.String({ minLength: 1 }),
-        version: Type.String(),
-        capabilities: CapabilitiesSchema,
+        name: Type.String({
+          minLength: 1,
+          description: "The engine and the library versions it runs on (recorded in reports and failure files).",
+        }),
+        version: Type.String({ description: "The engine's version string." }),
+        capabilities: CloneType(CapabilitiesSchema, {
+          description: "What it supports: every field narrows the generated cases.",
+        }),
       },
-      { additionalProperties: false },
+      { additionalProperties: false, description: "The engine's answer to the hello." },
     ),
   },
   { additionalProperties: false },
@@ -119,41 +157,52 @@ export const HelloResponseSchema = Type.Object(
 
 const ModelFiles = Type.Object(
   {
-    /** The target model's file (gguf, onnx) or checkpoint directory (hf), absolute. */
-    target: Type.String(),
-    /** The draft model's file or directory; absent for target-only cases and model-free drafts (ngram). */
-    draft: Type.Optional(Type.String()),
+    target: Type.String({
+      description: "The target model's file (gguf, onnx) or checkpoint directory (hf), absolute.",
+    }),
+    draft: Type.Optional(
+      Type.String({
+        description: "The draft model's file or directory; absent for target-only cases and model-free drafts (ngram).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const AdapterRequestSchema = Type.Object(
   {
-    protocol: Type.Literal(PROTOCOL),
-    version: Type.Literal(PROTOCOL_VERSION),
-    /** Echoed in the response. */
-    requestId: Type.Integer({ minimum: 0 }),
-    /** The case to run; its model is always the full spec ({ "spec": ... }), never a preset name. */
-    case: CaseSchema,
-    /**
-     * sha256 of the ONNX bytes of the target and draft, and the exported files in each format the engine
-     * declared (written by specconf before the request, content-addressed: the same model, the same path).
-     */
+    protocol: Type.Literal(PROTOCOL, { description: 'Always "specconf-engine".' }),
+    version: Type.Literal(PROTOCOL_VERSION, { description: "The protocol version (2)." }),
+    requestId: Type.Integer({ minimum: 0, description: "Echoed in the response." }),
+    case: CloneType(CaseSchema, {
+      description: 'The case to run; its model is always the full spec ({ "spec": ... }), never a preset name.',
+    }),
     models: Type.Object(
       {
-        target: Digest,
-        draft: Type.Union([Digest, Type.Null()]),
+        target: CloneType(Digest, { description: "sha256 of the target's ONNX bytes." }),
+        draft: Type.Union([Digest, Type.Null()], {
+          description: "sha256 of the draft's ONNX bytes; null without a draft model.",
+        }),
         files: Type.Optional(
           Type.Object(
-            { onnx: Type.Optional(ModelFiles), hf: Type.Optional(ModelFiles), gguf: Type.Optional(ModelFiles) },
-            { additionalProperties: false },
+            {
+              onnx: Type.Optional(CloneType(ModelFiles, { description: "ONNX graphs." })),
+              hf: Type.Optional(CloneType(ModelFiles, { description: "Hugging Face checkpoint directories." })),
+              gguf: Type.Optional(CloneType(ModelFiles, { description: "GGUF files (llama.cpp)." })),
+            },
+            { additionalProperties: false, description: "The exported model files, per format the engine declared." },
           ),
         ),
       },
-      { additionalProperties: false },
+      {
+        additionalProperties: false,
+        description:
+          "sha256 of the ONNX bytes of the target and draft, and the exported files in each format the engine declared (written by specconf before the request, content-addressed: the same model, the same path).",
+      },
     ),
-    /** Whether specconf wants a trace back (engines that cannot trace may ignore it). */
-    wantTrace: Type.Boolean(),
+    wantTrace: Type.Boolean({
+      description: "Whether specconf wants a trace back (engines that cannot trace may ignore it).",
+    }),
   },
   { additionalProperties: false },
 );
@@ -161,20 +210,23 @@ export const AdapterRequestSchema = Type.Object(
 export const AdapterResponseSchema = Type.Union([
   Type.Object(
     {
-      requestId: Type.Integer({ minimum: 0 }),
-      /** One entry per workload request. */
-      outputs: Type.Array(RequestOutputSchema),
-      trace: Type.Optional(TraceSchema),
+      requestId: Type.Integer({ minimum: 0, description: "The request's requestId, echoed." }),
+      outputs: Type.Array(RequestOutputSchema, { description: "One entry per workload request." }),
+      trace: Type.Optional(
+        CloneType(TraceSchema, { description: "The run's trace (optional; schemas/trace.schema.json)." }),
+      ),
     },
     { additionalProperties: false },
   ),
   Type.Object(
     {
-      requestId: Type.Integer({ minimum: 0 }),
-      /** The engine could not run the case. */
-      error: Type.String(),
-      /** true: the engine does not support this configuration (the case is skipped, not failed). */
-      unsupported: Type.Optional(Type.Boolean()),
+      requestId: Type.Integer({ minimum: 0, description: "The request's requestId, echoed." }),
+      error: Type.String({ description: "The engine could not run the case." }),
+      unsupported: Type.Optional(
+        Type.Boolean({
+          description: "true: the engine does not support this configuration (the case is skipped, not failed).",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),

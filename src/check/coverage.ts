@@ -1,4 +1,4 @@
-// Coverage labels (DESIGN section 4): the corners where the bugs live, read from a case and its run.
+// Coverage labels (docs/design.md section 4): the corners where the bugs live, read from a case and its run.
 // The property suites count them over their runs and judge each label's rate against 2% as QuickCheck's
 // checkCoverage does (issue 25): a label fails only when the data show, with confidence 1 - 1e-6, that its rate
 // is below the requirement (the Wilson interval's upper end under 0.9 x 2%); a rate the runs cannot tell from 2%

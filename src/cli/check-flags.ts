@@ -46,6 +46,12 @@ export const CHECK_FLAGS = defineFlags({
   },
   json: { type: "boolean", description: "print one JSON object" },
   junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
+  html: {
+    type: "string",
+    valueName: "FILE",
+    description:
+      "also write one self-contained HTML report (verdicts, coverage, each failure's case, tree, step tables)",
+  },
   failures: {
     type: "string",
     default: DEFAULT_FAILURE_DIR,
@@ -111,7 +117,7 @@ export function rejectIgnoredFlags(values: CheckFlagValues, given: ReadonlySet<s
   if (values.engine !== undefined && values.golden)
     rejectCombined(
       given,
-      ["law", "property", "runs", "seed", "shrink-seconds", "twins", "junit", "failures", "no-write", "pins"],
+      ["law", "property", "runs", "seed", "shrink-seconds", "twins", "junit", "html", "failures", "no-write", "pins"],
       "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
     );
 }

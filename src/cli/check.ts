@@ -18,6 +18,7 @@ import { RelaxedViews } from "../profiles/relaxed-view.ts";
 import { loadPins } from "../failures/pins.ts";
 import { summarizeCheck } from "../report/check-summary.ts";
 import { render } from "../report/reporters.ts";
+import { checkFailureViews } from "../report/failure-view.ts";
 import { checkEngine } from "./check-engine.ts";
 import { CHECK_FLAGS, rejectIgnoredFlags, resolveLaws, seedFromEnvironment } from "./check-flags.ts";
 import { parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
@@ -68,6 +69,7 @@ async function check(argv: string[]): Promise<number> {
         );
     const outputs: OutputPath[] = [];
     if (values.junit !== undefined) outputs.push({ flag: "--junit", path: values.junit, kind: "file" });
+    if (values.html !== undefined) outputs.push({ flag: "--html", path: values.html, kind: "file" });
     if (!values["no-write"]) outputs.push({ flag: "--failures", path: values.failures, kind: "folder" });
     checkOutputPaths(outputs);
     await preflightProvider(values.ep);
@@ -137,6 +139,8 @@ async function check(argv: string[]): Promise<number> {
     });
     const report = { command: "check", summary } as const;
     if (values.junit) writeOutputFile("--junit", values.junit, render(report, "junit"));
+    if (values.html)
+      writeOutputFile("--html", values.html, render({ ...report, failures: await checkFailureViews(summary) }, "html"));
     process.stdout.write(render(report, values.json ? "json" : "text"));
     return summary.ok ? 0 : 1;
   } finally {

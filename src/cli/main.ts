@@ -60,6 +60,14 @@ export const COMMANDS: Record<string, Command> = {
       (module) => module.replayCommand,
     ),
   },
+  report: {
+    summary:
+      "write one self-contained HTML page for a shrunk failure: verdicts, case, draft tree, step tables, histograms",
+    run: lazy(
+      () => import("./report.ts"),
+      (module) => module.reportCommand,
+    ),
+  },
   mutants: {
     summary: "switch each named fault on and search until a law fails: kill matrix, shrunk sizes, time to detect",
     run: lazy(

@@ -1,5 +1,5 @@
 // Engine configuration: schema (TypeBox, so the case file validates it) and semantic validation.
-import { Type, type Static } from "@sinclair/typebox";
+import { CloneType, Type, type Static } from "@sinclair/typebox";
 import { BadInputError } from "../errors/bad-input.ts";
 import { FAULT_NAMES } from "./faults.ts";
 
@@ -8,60 +8,95 @@ const INT32_MAX = 2 ** 31 - 1;
 
 export const RuntimeSchema = Type.Object(
   {
-    ep: Type.Union([Type.Literal("cpu"), Type.Literal("cuda"), Type.Literal("webgpu")]),
-    threads: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
-    graphOptimizationLevel: Type.Union([
-      Type.Literal("disabled"),
-      Type.Literal("basic"),
-      Type.Literal("extended"),
-      Type.Literal("all"),
-    ]),
+    ep: Type.Union([Type.Literal("cpu"), Type.Literal("cuda"), Type.Literal("webgpu")], {
+      description: "ONNX Runtime execution provider: cpu, cuda or webgpu.",
+    }),
+    threads: Type.Integer({
+      minimum: 1,
+      maximum: INT32_MAX,
+      description: "ONNX Runtime intra-op threads (pinned; recorded in traces and golden files).",
+    }),
+    graphOptimizationLevel: Type.Union(
+      [Type.Literal("disabled"), Type.Literal("basic"), Type.Literal("extended"), Type.Literal("all")],
+      { description: "ONNX Runtime graph optimization level (pinned; recorded in traces and golden files)." },
+    ),
   },
   { additionalProperties: false },
 );
 
 export const EngineConfigSchema = Type.Object(
   {
-    mode: Type.Union([Type.Literal("target-only"), Type.Literal("speculative")]),
-    /** S: draft steps per round. */
-    numSteps: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
-    /** K: candidates per node; 1 is chain drafting. */
-    topk: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
-    /** N: verify rows per request (K = 1: S + 1). */
-    numDraftTokens: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
-    /** C: prefill chunk size; null processes each prompt in one chunk. */
-    chunkSize: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()]),
-    pageSize: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
-    /** Prefill rows per step (verify and draft rows always run). */
-    tokenBudget: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
-    /** Slots per pool (a multiple of pageSize). */
-    poolSlots: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
-    faults: Type.Array(Type.Union(FAULT_NAMES.map((name) => Type.Literal(name)))),
-    /** Draft decode through captured static buffers replayed per batch shape (as CUDA graphs). */
-    graphReplay: Type.Optional(Type.Boolean()),
-    /** Multi-layer (MTP-style) drafting: S draft modules, module k with its own weights and pool at step k. */
-    multiLayer: Type.Optional(Type.Boolean()),
-    /**
-     * Padded graph replay: with graphReplay, the decode-side forwards (target decode and verify, draft decode,
-     * draft extend after verify) run on graphs captured per padded row bucket (ascending, e.g. [1, 2, 4, 8]);
-     * padding rows are filled with poison on every replay. Batches above the largest bucket run eagerly; without
-     * graphReplay the buckets are not used.
-     */
-    graphBuckets: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1 })),
-    /** Seed of the padding rows' poison (tokens, positions, slots, hidden rows); real rows must not depend on it. */
-    paddingPoisonSeed: Type.Optional(Type.Integer({ minimum: 0 })),
-    /**
-     * Overlap scheduling (SGLang's overlap scheduler, vLLM async scheduling): step t + 1 is planned before step
-     * t's results are processed; tokens not yet known are placeholders into a future-token ring, resolved at
-     * launch from step t's outputs (docs/scheduling.md).
-     */
-    overlap: Type.Optional(Type.Boolean()),
-    /**
-     * Prefix cache (SGLang's radix cache): page-aligned prompt prefixes keyed with the draft's lookahead
-     * tokens share target and draft KV between requests, reference-counted, evicted (LRU) under pool pressure.
-     */
-    prefixCache: Type.Optional(Type.Boolean()),
-    runtime: RuntimeSchema,
+    mode: Type.Union([Type.Literal("target-only"), Type.Literal("speculative")], {
+      description: "target-only (greedy, the lossless baseline) or speculative.",
+    }),
+    numSteps: Type.Integer({ minimum: 1, maximum: INT32_MAX, description: "S: draft steps per round." }),
+    topk: Type.Integer({ minimum: 1, maximum: INT32_MAX, description: "K: candidates per node; 1 is chain drafting." }),
+    numDraftTokens: Type.Integer({
+      minimum: 1,
+      maximum: INT32_MAX,
+      description: "N: verify rows per request (K = 1: S + 1).",
+    }),
+    chunkSize: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()], {
+      description: "C: prefill chunk size; null processes each prompt in one chunk.",
+    }),
+    pageSize: Type.Integer({
+      minimum: 1,
+      maximum: INT32_MAX,
+      description: "KV page size P: slots are allocated in pages of P.",
+    }),
+    tokenBudget: Type.Integer({
+      minimum: 1,
+      maximum: INT32_MAX,
+      description: "Prefill rows per step (verify and draft rows always run).",
+    }),
+    poolSlots: Type.Integer({
+      minimum: 1,
+      maximum: INT32_MAX,
+      description: "Slots per pool (a multiple of pageSize).",
+    }),
+    faults: Type.Array(Type.Union(FAULT_NAMES.map((name) => Type.Literal(name))), {
+      description: "Named faults switched on (docs/design.md section 6); empty for a correct engine.",
+    }),
+    graphReplay: Type.Optional(
+      Type.Boolean({
+        description: "Draft decode through captured static buffers replayed per batch shape (as CUDA graphs).",
+      }),
+    ),
+    multiLayer: Type.Optional(
+      Type.Boolean({
+        description:
+          "Multi-layer (MTP-style) drafting: S draft modules, module k with its own weights and pool at step k.",
+      }),
+    ),
+    graphBuckets: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1 }), {
+        minItems: 1,
+        description:
+          "Padded graph replay: with graphReplay, the decode-side forwards (target decode and verify, draft decode, draft extend after verify) run on graphs captured per padded row bucket (ascending, e.g. [1, 2, 4, 8]); padding rows are filled with poison on every replay. Batches above the largest bucket run eagerly; without graphReplay the buckets are not used.",
+      }),
+    ),
+    paddingPoisonSeed: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Seed of the padding rows' poison (tokens, positions, slots, hidden rows); real rows must not depend on it.",
+      }),
+    ),
+    overlap: Type.Optional(
+      Type.Boolean({
+        description:
+          "Overlap scheduling (SGLang's overlap scheduler, vLLM async scheduling): step t + 1 is planned before step t's results are processed; tokens not yet known are placeholders into a future-token ring, resolved at launch from step t's outputs (docs/scheduling.md).",
+      }),
+    ),
+    prefixCache: Type.Optional(
+      Type.Boolean({
+        description:
+          "Prefix cache (SGLang's radix cache): page-aligned prompt prefixes keyed with the draft's lookahead tokens share target and draft KV between requests, reference-counted, evicted (LRU) under pool pressure.",
+      }),
+    ),
+    runtime: CloneType(RuntimeSchema, {
+      description: "ONNX Runtime settings: execution provider, threads, graph optimization level.",
+    }),
   },
   { additionalProperties: false },
 );

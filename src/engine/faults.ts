@@ -1,4 +1,4 @@
-// Named faults, off by default. Each reproduces one real bug class (DESIGN section 6) and must make a
+// Named faults, off by default. Each reproduces one real bug class (docs/design.md section 6) and must make a
 // law fail without crashing the engine: a crash proves nothing.
 export const FAULT_NAMES = [
   /** sglang PR 26800: a non-final chunk's last draft-extend row pairs h_{b-1} with the token sampled from the chunk's last logits instead of x_b. */

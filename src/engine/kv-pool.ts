@@ -1,6 +1,6 @@
 /**
  * Paged token-to-KV pool for ONE model (target, draft, or draft module k), together with that
- * pool's req_to_token table (DESIGN.md section 3, "Pools").
+ * pool's req_to_token table (docs/design.md section 3, "Pools").
  *
  * Slots are grouped in pages of `pageSize` consecutive slots. A request's persisted position q
  * lives in the request's page number floor(q / pageSize) at offset q % pageSize, as in SGLang's

@@ -5,7 +5,7 @@
 //   [in, out]. llama.cpp's llama architecture rotates adjacent pairs (2j, 2j + 1) while our RoPE (HF's) rotates
 //   halves (j, j + d/2): q and k rows are permuted per head as llama.cpp's convert_hf_to_gguf.py does
 //   (new row 2j + k = old row k * d/2 + j), which makes the two forwards the same function.
-// - the standalone draft a draft-model engine runs for a case's draft (DESIGN section 2): "mirror" is an
+// - the standalone draft a draft-model engine runs for a case's draft (docs/design.md section 2): "mirror" is an
 //   exact copy of the target; "truncated-mirror" the target's first truncatedLayers layers with its final
 //   norm and LM head; "noisy-mirror" the target with the noisy mirror's perturbed matrices (the mirror graph
 //   runs the same stack over BOS + tokens, so a standalone Llama over the sequence is the same function). The

@@ -1,4 +1,4 @@
-// Law "tree selection": tree drafting keeps the right candidates (DESIGN section 3). In every round,
+// Law "tree selection": tree drafting keeps the right candidates (docs/design.md section 3). In every round,
 // step 1 expands the root's topk children; each later step's frontier is the topk best of the previous
 // step's children by cumulative log-probability; the verified set is the N - 1 best candidates (ties to
 // the lower candidate number) and is ancestor-closed, its verify rows in ascending number with parents

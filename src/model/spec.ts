@@ -85,7 +85,7 @@ export interface DraftSpec {
   draftVocab?: number;
 }
 
-/** Mirror logits are scaled by 2^16: exact in binary floating point, argmax unchanged (DESIGN section 2). */
+/** Mirror logits are scaled by 2^16: exact in binary floating point, argmax unchanged (docs/design.md section 2). */
 export const MIRROR_LOGIT_SCALE = 65536;
 
 export function defaultDraftSpec(kind: DraftKind, seed = 1, eagle3: Pick<DraftSpec, "normBeforeFc"> = {}): DraftSpec {

@@ -1,4 +1,4 @@
-// Profiles: engine conventions that differ from the reference's exact semantics (DESIGN section 5).
+// Profiles: engine conventions that differ from the reference's exact semantics (docs/design.md section 5).
 // A profile never accepts anything silently: each relaxation is named, says which engine behaviour it
 // accounts for and what specconf does about it, and the report states how often it was applied. The laws a
 // relaxation touches are named here as data (its effects); the laws themselves never know about profiles.

@@ -1,4 +1,4 @@
-// Cache-free references (DESIGN section 4): one teacher-forced target forward per request over
+// Cache-free references (docs/design.md section 4): one teacher-forced target forward per request over
 // prompt + output (no cache, paging or batching; by causality it yields every logit), and a cache-free
 // recomputation of the draft chain over the verified sequence. Used by the engine's laws and by
 // validation of third-party outputs alike.

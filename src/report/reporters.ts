@@ -1,6 +1,7 @@
 // The reporters, as vitest's: each renders any command's report (summary.ts) in its own format. A new
 // format (HTML, say) is one file exporting its render function plus one line here; commands pick a reporter
 // by name (`--json` is "json", `--junit FILE` writes "junit", the terminal gets "text").
+import { renderHtmlReport } from "./html.ts";
 import { renderJson } from "./json.ts";
 import { renderJunit } from "./junit.ts";
 import type { Report } from "./summary.ts";
@@ -12,6 +13,7 @@ export const REPORTERS = {
   text: renderText,
   json: renderJson,
   junit: renderJunit,
+  html: renderHtmlReport,
 } as const satisfies Record<string, Reporter>;
 
 export type ReporterName = keyof typeof REPORTERS;

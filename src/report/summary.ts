@@ -5,6 +5,7 @@
 import type { LawVerdict } from "../check/runner.ts";
 import type { RelaxationLog } from "../profiles/profiles.ts";
 import type { ValidationReport } from "../validate/validate.ts";
+import type { FailureView } from "./html/report-data.ts";
 
 /** One law's row of a check: counts over the runs, and its first failure with the command replaying it. */
 export interface LawSummary {
@@ -108,13 +109,20 @@ export interface ReplaySummary {
   laws: LawVerdict[];
 }
 
+/** What the HTML reporter draws besides the summary: each failure's case, runs and tree (failure-view.ts). */
+export interface ReportDetails {
+  failures?: readonly FailureView[];
+}
+
 /** A command's report: which command, and its summary. */
-export type Report =
+export type Report = (
   | { command: "check"; summary: CheckSummary }
   | { command: "check --engine --golden"; summary: EngineCheckSummary }
   | { command: "validate"; summary: ValidationReport }
   | { command: "mutants"; summary: MutantsSummary }
-  | { command: "replay"; summary: ReplaySummary; text: ReplayText };
+  | { command: "replay"; summary: ReplaySummary; text: ReplayText }
+) &
+  ReportDetails;
 
 /** What replay's text shows besides the verdicts: the case, its step tables, the recorded failure. */
 export interface ReplayText {

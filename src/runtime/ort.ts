@@ -147,7 +147,7 @@ export class RuntimeError extends BadInputError {
 /** Explains a missing GPU provider with the fix, instead of ORT's bare shared-library error. */
 function providerHint(ep: ExecutionProvider): string {
   if (ep === "cuda") {
-    return "the CUDA EP libraries are missing: install onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12 (internet), or copy the CUDA 13 provider .so files next to libonnxruntime.so.1 and set LD_LIBRARY_PATH (see docs/gpu.md)";
+    return "the CUDA EP libraries are missing: run `npm run gpu:cuda12` (internet: onnxruntime-node's CUDA 12 provider), or copy the CUDA 13 provider .so files next to libonnxruntime.so.1 and set LD_LIBRARY_PATH (see docs/gpu.md)";
   }
   if (ep === "webgpu")
     return "the WebGPU EP needs a Vulkan loader (libvulkan1) and the GPU's ICD (VK_DRIVER_FILES); see docs/gpu.md";

@@ -4,7 +4,7 @@
 // min_tokens, repetition_penalty, presence_penalty, frequency_penalty, logit_bias, logprobs, temperature,
 // top_k, top_p, min_p, seed) and SGLang's sampling_params; the definitions are in process-logits.ts and
 // stochastic.ts. Absent options are the neutral ones (no stop id, 0, 1, 0, 0, none, no logprobs, greedy).
-import { Type, type Static } from "@sinclair/typebox";
+import { CloneType, Type, type Static } from "@sinclair/typebox";
 import type { Case } from "../case/case.ts";
 import { GrammarSchema } from "./grammar.ts";
 
@@ -16,36 +16,98 @@ export const MAX_LOGPROBS = 20;
 
 export const SamplingParamsSchema = Type.Object(
   {
-    /** Tokens that end the request besides EOS (finish reason "stop", the token kept as the last output). */
-    stopTokenIds: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { maxItems: 64 })),
-    /** EOS and the stop ids are masked (logit -inf) while fewer output tokens than this are committed. */
-    minNewTokens: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
-    /** > 1 discourages tokens seen in prompt or output: positive logits divided by it, others multiplied. */
-    repetitionPenalty: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
-    /** Subtracted once from the logit of every token present in the output so far. */
-    presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    /** Subtracted from a token's logit once per occurrence in the output so far. */
-    frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    /** Token id (a decimal string, as in OpenAI's and vLLM's logit_bias) to an additive logit bias. */
+    stopTokenIds: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), {
+        maxItems: 64,
+        description:
+          'Tokens that end the request besides EOS (finish reason "stop", the token kept as the last output).',
+      }),
+    ),
+    minNewTokens: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: INT32_MAX,
+        description: "EOS and the stop ids are masked (logit -inf) while fewer output tokens than this are committed.",
+      }),
+    ),
+    repetitionPenalty: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description:
+          "> 1 discourages tokens seen in prompt or output: positive logits divided by it, others multiplied.",
+      }),
+    ),
+    presencePenalty: Type.Optional(
+      Type.Number({
+        minimum: -2,
+        maximum: 2,
+        description: "Subtracted once from the logit of every token present in the output so far.",
+      }),
+    ),
+    frequencyPenalty: Type.Optional(
+      Type.Number({
+        minimum: -2,
+        maximum: 2,
+        description: "Subtracted from a token's logit once per occurrence in the output so far.",
+      }),
+    ),
     logitBias: Type.Optional(
       Type.Record(Type.Integer({ minimum: 0 }), Type.Number({ minimum: -100, maximum: 100 }), {
         additionalProperties: false,
+        description: "Token id (a decimal string, as in OpenAI's and vLLM's logit_bias) to an additive logit bias.",
       }),
     ),
-    /** Return a logprob per emitted token with this many top alternatives (0: the chosen token's only). */
-    logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LOGPROBS })),
-    /** > 0 samples from softmax(processed logits / temperature); absent or 0 is greedy (top-k/p, min-p, seed unused). */
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
-    /** Sampling keeps the k most likely tokens (ties to the lower id); absent or 0 keeps all. */
-    topK: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
-    /** Sampling keeps the most likely tokens until their mass reaches top_p (the crossing token kept); 1 keeps all. */
-    topP: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
-    /** Sampling drops tokens whose probability is below min_p times the top probability; 0 keeps all. */
-    minP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    /** Seeds the request's own stream of uniforms (absent: the request id), one uniform per sampling decision. */
-    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
-    /** A token-level grammar (src/sampling/grammar.ts) masking every target row and the drafts; greedy only. */
-    grammar: Type.Optional(GrammarSchema),
+    logprobs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_LOGPROBS,
+        description: "Return a logprob per emitted token with this many top alternatives (0: the chosen token's only).",
+      }),
+    ),
+    temperature: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 100,
+        description:
+          "> 0 samples from softmax(processed logits / temperature); absent or 0 is greedy (top-k/p, min-p, seed unused).",
+      }),
+    ),
+    topK: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: INT32_MAX,
+        description: "Sampling keeps the k most likely tokens (ties to the lower id); absent or 0 keeps all.",
+      }),
+    ),
+    topP: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1,
+        description:
+          "Sampling keeps the most likely tokens until their mass reaches top_p (the crossing token kept); 1 keeps all.",
+      }),
+    ),
+    minP: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: "Sampling drops tokens whose probability is below min_p times the top probability; 0 keeps all.",
+      }),
+    ),
+    seed: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: INT32_MAX,
+        description:
+          "Seeds the request's own stream of uniforms (absent: the request id), one uniform per sampling decision.",
+      }),
+    ),
+    grammar: Type.Optional(
+      CloneType(GrammarSchema, {
+        description:
+          "A token-level grammar (src/sampling/grammar.ts) masking every target row and the drafts; greedy only.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -78,18 +140,21 @@ export const SAMPLING_OPTIONS = [...GREEDY_SAMPLING_OPTIONS, ...STOCHASTIC_SAMPL
 export type SamplingOption = (typeof SAMPLING_OPTIONS)[number];
 
 export const LogprobSchema = Type.Object(
-  { token: Type.Integer({ minimum: 0 }), logprob: Type.Number() },
+  {
+    token: Type.Integer({ minimum: 0, description: "The token id." }),
+    logprob: Type.Number({ description: "Its log-probability under the processed logits." }),
+  },
   { additionalProperties: false },
 );
 
 /** One emitted token's logprob and its top alternatives (descending, ties to the lower id). */
 export const LogprobEntrySchema = Type.Object(
   {
-    token: Type.Integer({ minimum: 0 }),
-    /** log-softmax of the processed logits (after bias, min-tokens masking and penalties) at the token. */
-    logprob: Type.Number(),
-    /** The `logprobs` best tokens of the same distribution. */
-    top: Type.Array(LogprobSchema),
+    token: Type.Integer({ minimum: 0, description: "The emitted token id." }),
+    logprob: Type.Number({
+      description: "log-softmax of the processed logits (after bias, min-tokens masking and penalties) at the token.",
+    }),
+    top: Type.Array(LogprobSchema, { description: "The `logprobs` best tokens of the same distribution." }),
   },
   { additionalProperties: false },
 );

@@ -5,7 +5,7 @@
 // the crossing token kept), renormalized. A token is drawn from it with one uniform by the inverse CDF over
 // token ids. Pure; the engine and the laws' cache-free replay both build distributions with it.
 //
-// Tie-awareness (DESIGN section 4): logits carry rounding that depends on batch shape, so a decision whose
+// Tie-awareness (docs/design.md section 4): logits carry rounding that depends on batch shape, so a decision whose
 // boundary lies within epsilon of the uniform (or a cut within epsilon of a token) could go either way. Every
 // result carries its margin in logit units (probability distances times the temperature, comparable with
 // epsilon like a top-1 margin): below epsilon, a near-tie.

@@ -1,5 +1,5 @@
 /**
- * Tie-aware, teacher-forced token comparison (DESIGN.md section 4, "Numerics").
+ * Tie-aware, teacher-forced token comparison (docs/design.md section 4, "Numerics").
  *
  * Why teacher-forced: floating-point results depend on batch shape (a row computed alone and the
  * same row packed with others differ in the last bits), on the execution provider and on graph

@@ -2,24 +2,30 @@
 // A small core is required (formatVersion, engine, events with phase and rows of request/token/
 // position); every other field is optional so a third-party engine emits what it exposes, and each
 // law says "not checkable" for what is absent. Changes stay additive within one formatVersion.
-import { Type, type Static } from "@sinclair/typebox";
+import { CloneType, Type, type Static } from "@sinclair/typebox";
 import { LogprobEntrySchema } from "../sampling/params.ts";
 
 export const TRACE_FORMAT_VERSION = 1;
 
 const HiddenProvenance = Type.Object(
-  { event: Type.Integer({ minimum: 0 }), row: Type.Integer({ minimum: 0 }) },
+  {
+    event: Type.Integer({ minimum: 0, description: "Index of the forward event the hidden state came from." }),
+    row: Type.Integer({ minimum: 0, description: "Row within that event." }),
+  },
   { additionalProperties: false, description: "the forward event and row whose hidden-state output fed this row" },
 );
 
 const AuxSource = Type.Object(
   {
-    event: Type.Integer({ minimum: 0 }),
-    row: Type.Integer({ minimum: 0 }),
-    /** The target layer whose output this state is (-1: the embeddings, the input of layer 0). */
-    layer: Type.Integer({ minimum: -1 }),
-    /** Read after the final norm (the LM-head input) rather than from the residual stream. */
-    normed: Type.Boolean(),
+    event: Type.Integer({ minimum: 0, description: "Index of the forward event the state was read from." }),
+    row: Type.Integer({ minimum: 0, description: "Row within that event." }),
+    layer: Type.Integer({
+      minimum: -1,
+      description: "The target layer whose output this state is (-1: the embeddings, the input of layer 0).",
+    }),
+    normed: Type.Boolean({
+      description: "Read after the final norm (the LM-head input) rather than from the residual stream.",
+    }),
   },
   {
     additionalProperties: false,
@@ -29,15 +35,30 @@ const AuxSource = Type.Object(
 
 const Attended = Type.Object(
   {
-    /** Own request's persisted positions in this pool, as inclusive [lo, hi] ranges. */
-    positions: Type.Array(Type.Tuple([Type.Integer(), Type.Integer()])),
-    /** Own request's temporary rows attended (positions), from earlier forwards. */
-    temporary: Type.Optional(Type.Array(Type.Integer())),
-    /** Rows of this same forward attended, including itself. */
-    batchRows: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
-    /** Slots attended that belong to another request (a leak): request and position. */
+    positions: Type.Array(Type.Tuple([Type.Integer(), Type.Integer()]), {
+      description: "Own request's persisted positions in this pool, as inclusive [lo, hi] ranges.",
+    }),
+    temporary: Type.Optional(
+      Type.Array(Type.Integer(), {
+        description: "Own request's temporary rows attended (positions), from earlier forwards.",
+      }),
+    ),
+    batchRows: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 0 }), {
+        description: "Rows of this same forward attended, including itself.",
+      }),
+    ),
     foreign: Type.Optional(
-      Type.Array(Type.Object({ request: Type.Integer(), position: Type.Integer() }, { additionalProperties: false })),
+      Type.Array(
+        Type.Object(
+          {
+            request: Type.Integer({ description: "The request whose slot was attended." }),
+            position: Type.Integer({ description: "The position of that slot." }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: "Slots attended that belong to another request (a leak): request and position." },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -45,11 +66,14 @@ const Attended = Type.Object(
 
 const DraftChild = Type.Object(
   {
-    /** Candidate number: 1-based creation order within the request's round (parents are numbered first). */
-    number: Type.Integer({ minimum: 1 }),
-    token: Type.Integer({ minimum: 0 }),
-    /** Cumulative log-softmax along the path from the root, in the draft's logit units (<= 0). */
-    score: Type.Number(),
+    number: Type.Integer({
+      minimum: 1,
+      description: "Candidate number: 1-based creation order within the request's round (parents are numbered first).",
+    }),
+    token: Type.Integer({ minimum: 0, description: "The candidate's token id (a target id)." }),
+    score: Type.Number({
+      description: "Cumulative log-softmax along the path from the root, in the draft's logit units (<= 0).",
+    }),
   },
   { additionalProperties: false },
 );
@@ -62,106 +86,185 @@ const DraftChild = Type.Object(
  */
 export const SamplingDrawSchema = Type.Object(
   {
-    uniform: Type.Number({ minimum: 0, exclusiveMaximum: 1 }),
-    /** An acceptance test: the child's row index within the request's verify rows, and the outcome. */
-    child: Type.Optional(Type.Integer({ minimum: 0 })),
-    accepted: Type.Optional(Type.Boolean()),
-    /** A token draw (no child): the token drawn. */
-    token: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Distance of the uniform to the decision's boundary times the temperature (logit units; 0: a cut near-tie). */
-    margin: Type.Optional(Type.Number({ minimum: 0 })),
+    uniform: Type.Number({
+      minimum: 0,
+      exclusiveMaximum: 1,
+      description: "The uniform in [0, 1) the decision took from the request's stream.",
+    }),
+    child: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "An acceptance test: the child's row index within the request's verify rows, and the outcome.",
+      }),
+    ),
+    accepted: Type.Optional(
+      Type.Boolean({ description: "An acceptance test's outcome: whether the child was accepted." }),
+    ),
+    token: Type.Optional(Type.Integer({ minimum: 0, description: "A token draw (no child): the token drawn." })),
+    margin: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description:
+          "Distance of the uniform to the decision's boundary times the temperature (logit units; 0: a cut near-tie).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const TraceRowSchema = Type.Object(
   {
-    request: Type.Integer({ minimum: 0 }),
-    /** The token fed to the model. Negative: an unresolved placeholder reached the model (a bug the laws flag). */
-    token: Type.Integer(),
-    /** The position fed to the model (draft rows: the anchor position). */
-    position: Type.Integer(),
-    slot: Type.Optional(Type.Integer({ minimum: 0 })),
-    temporary: Type.Optional(Type.Boolean()),
-    /** Verify rows: the tree parent's index within the request's verify rows (-1 for the root). */
-    parent: Type.Optional(Type.Integer({ minimum: -1 })),
-    /** Overlap scheduling: the plan held this placeholder (-(ring entry + 1)) here; `token` is its launch-time resolution. */
-    placeholder: Type.Optional(Type.Integer({ maximum: -1 })),
-    /**
-     * Discarded work: the row ran, but its request's results from it were never processed (overlap: the extra
-     * round of a request that finished while it was planned, or a round in flight when an abort or retract
-     * landed). Invariance laws leave such rows out; slot and position laws still follow them.
-     */
-    discarded: Type.Optional(Type.Boolean()),
-    hidden: Type.Optional(HiddenProvenance),
-    /**
-     * EAGLE-3 draft rows fed the target's auxiliary states (draft extend): the states concatenated into fc's
-     * input, in order, each with its provenance, layer and norm side.
-     */
-    aux: Type.Optional(Type.Array(AuxSource)),
-    /**
-     * EAGLE-3 draft rows: the argmax over the draft's own vocabulary (a draft id); predict and the children's
-     * tokens are target ids (the draft id plus its d2t offset).
-     */
-    draftPredict: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** argmax of this row's logits (ties to the lower id) and its top-1 margin in the model's logit units. */
-    predict: Type.Optional(Type.Integer({ minimum: 0 })),
-    margin: Type.Optional(Type.Number()),
-    /** The logit of predict: compared with tolerance by the draft-reference law (it moves with hidden-state inputs). */
-    topLogit: Type.Optional(Type.Number()),
-    /**
-     * Rows sampling for a request whose options process the logits (penalties, bias, min tokens): predict,
-     * margin and topLogit are the processed ones, rawPredict the argmax before processing.
-     */
-    rawPredict: Type.Optional(Type.Integer({ minimum: 0 })),
-    attended: Type.Optional(Attended),
-    /**
-     * Models with sliding-window attention: what the row's windowed layers attend (`attended` is what its
-     * full-attention layers do). Read from the same mask, so window metadata a path lost shows here.
-     */
-    window: Type.Optional(Attended),
-    /**
-     * Tree drafting (any topk; a chain is a tree of width 1): the draft candidate this row carries, by
-     * number (0 is the root). On draft-decode rows (the frontier node expanded) and verify rows.
-     */
-    candidate: Type.Optional(Type.Integer({ minimum: 0 })),
-    /**
-     * Tree drafting: the candidates this row's draft logits expand into, its topk best tokens (ties to the
-     * lower id) in creation order, with cumulative scores. On the draft-extend row that yields a round's
-     * root and on every draft-decode row: the laws judge frontier and tree selection from these.
-     */
-    children: Type.Optional(Type.Array(DraftChild)),
-    /**
-     * The topk-th best minus the (topk+1)-th best logit of this row (draft units): below the draft epsilon,
-     * which tokens become children is itself a near-tie.
-     */
-    childMargin: Type.Optional(Type.Number()),
-    /** Stochastic requests: the decisions made with this row's distribution, in the order they were made. */
-    draws: Type.Optional(Type.Array(SamplingDrawSchema)),
-    /**
-     * Requests with a grammar: the automaton state whose mask this row's choice was made under (target rows:
-     * predict is the masked argmax; draft rows: children are the allowed tokens first). -1: a dead state.
-     */
-    grammarState: Type.Optional(Type.Integer({ minimum: -1 })),
+    request: Type.Integer({ minimum: 0, description: "The request (id) this row computes for." }),
+    token: Type.Integer({
+      description:
+        "The token fed to the model. Negative: an unresolved placeholder reached the model (a bug the laws flag).",
+    }),
+    position: Type.Integer({ description: "The position fed to the model (draft rows: the anchor position)." }),
+    slot: Type.Optional(
+      Type.Integer({ minimum: 0, description: "The KV slot this row's K/V was written to (in the event's pool)." }),
+    ),
+    temporary: Type.Optional(
+      Type.Boolean({
+        description:
+          "The row's KV is temporary (draft decode, verify nodes): freed or compacted after the round; its position may repeat.",
+      }),
+    ),
+    parent: Type.Optional(
+      Type.Integer({
+        minimum: -1,
+        description: "Verify rows: the tree parent's index within the request's verify rows (-1 for the root).",
+      }),
+    ),
+    placeholder: Type.Optional(
+      Type.Integer({
+        maximum: -1,
+        description:
+          "Overlap scheduling: the plan held this placeholder (-(ring entry + 1)) here; `token` is its launch-time resolution.",
+      }),
+    ),
+    discarded: Type.Optional(
+      Type.Boolean({
+        description:
+          "Discarded work: the row ran, but its request's results from it were never processed (overlap: the extra round of a request that finished while it was planned, or a round in flight when an abort or retract landed). Invariance laws leave such rows out; slot and position laws still follow them.",
+      }),
+    ),
+    hidden: Type.Optional(
+      CloneType(HiddenProvenance, {
+        description:
+          "Where the hidden state fed to this draft row came from: draft extend, the target row at the row's position (its anchor); draft decode, the draft row it continues.",
+      }),
+    ),
+    aux: Type.Optional(
+      Type.Array(AuxSource, {
+        description:
+          "EAGLE-3 draft rows fed the target's auxiliary states (draft extend): the states concatenated into fc's input, in order, each with its provenance, layer and norm side.",
+      }),
+    ),
+    draftPredict: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "EAGLE-3 draft rows: the argmax over the draft's own vocabulary (a draft id); predict and the children's tokens are target ids (the draft id plus its d2t offset).",
+      }),
+    ),
+    predict: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "argmax of this row's logits (ties to the lower id) and its top-1 margin in the model's logit units.",
+      }),
+    ),
+    margin: Type.Optional(
+      Type.Number({
+        description: "Top-1 margin of this row's logits (best minus second best, the model's logit units).",
+      }),
+    ),
+    topLogit: Type.Optional(
+      Type.Number({
+        description:
+          "The logit of predict: compared with tolerance by the draft-reference law (it moves with hidden-state inputs).",
+      }),
+    ),
+    rawPredict: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Rows sampling for a request whose options process the logits (penalties, bias, min tokens): predict, margin and topLogit are the processed ones, rawPredict the argmax before processing.",
+      }),
+    ),
+    attended: Type.Optional(
+      CloneType(Attended, {
+        description:
+          "What this row attended: own persisted positions, own temporary rows, rows of this forward, other requests' slots.",
+      }),
+    ),
+    window: Type.Optional(
+      CloneType(Attended, {
+        description:
+          "Models with sliding-window attention: what the row's windowed layers attend (`attended` is what its full-attention layers do). Read from the same mask, so window metadata a path lost shows here.",
+      }),
+    ),
+    candidate: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Tree drafting (any topk; a chain is a tree of width 1): the draft candidate this row carries, by number (0 is the root). On draft-decode rows (the frontier node expanded) and verify rows.",
+      }),
+    ),
+    children: Type.Optional(
+      Type.Array(DraftChild, {
+        description:
+          "Tree drafting: the candidates this row's draft logits expand into, its topk best tokens (ties to the lower id) in creation order, with cumulative scores. On the draft-extend row that yields a round's root and on every draft-decode row: the laws judge frontier and tree selection from these.",
+      }),
+    ),
+    childMargin: Type.Optional(
+      Type.Number({
+        description:
+          "The topk-th best minus the (topk+1)-th best logit of this row (draft units): below the draft epsilon, which tokens become children is itself a near-tie.",
+      }),
+    ),
+    draws: Type.Optional(
+      Type.Array(SamplingDrawSchema, {
+        description:
+          "Stochastic requests: the decisions made with this row's distribution, in the order they were made.",
+      }),
+    ),
+    grammarState: Type.Optional(
+      Type.Integer({
+        minimum: -1,
+        description:
+          "Requests with a grammar: the automaton state whose mask this row's choice was made under (target rows: predict is the masked argmax; draft rows: children are the allowed tokens first). -1: a dead state.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const VerifyResultSchema = Type.Object(
   {
-    request: Type.Integer({ minimum: 0 }),
-    /** Flattened row indices r * N + node of the accepted path, padded with -1 to S + 1 entries. */
-    acceptIndex: Type.Array(Type.Integer({ minimum: -1 })),
-    /** Path length including the root (SGLang v2 accept_lens). */
-    acceptLen: Type.Integer({ minimum: 1 }),
-    acceptTokens: Type.Optional(Type.Array(Type.Integer())),
-    bonus: Type.Integer({ minimum: 0 }),
-    /** Tokens emitted this round, after EOS / stop id / max-new-tokens cuts. */
-    emitted: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
-    /** The round ended the request (EOS, a stop id or max new tokens). */
-    finished: Type.Optional(Type.Boolean()),
-    /** Discarded work (see TraceRow.discarded): nothing of this round was emitted. */
-    discarded: Type.Optional(Type.Boolean()),
+    request: Type.Integer({ minimum: 0, description: "The request (id) this verify result is for." }),
+    acceptIndex: Type.Array(Type.Integer({ minimum: -1 }), {
+      description: "Flattened row indices r * N + node of the accepted path, padded with -1 to S + 1 entries.",
+    }),
+    acceptLen: Type.Integer({ minimum: 1, description: "Path length including the root (SGLang v2 accept_lens)." }),
+    acceptTokens: Type.Optional(
+      Type.Array(Type.Integer(), {
+        description:
+          "predict at each accepted node, padded with -1 to S + 1 entries (SGLang's accept_tokens): the first accept_len are the tokens the round produced, the last of them the bonus.",
+      }),
+    ),
+    bonus: Type.Integer({ minimum: 0, description: "The new bonus token: predict at the last accepted node." }),
+    emitted: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 0 }), {
+        description: "Tokens emitted this round, after EOS / stop id / max-new-tokens cuts.",
+      }),
+    ),
+    finished: Type.Optional(
+      Type.Boolean({ description: "The round ended the request (EOS, a stop id or max new tokens)." }),
+    ),
+    discarded: Type.Optional(
+      Type.Boolean({ description: "Discarded work (see TraceRow.discarded): nothing of this round was emitted." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -172,13 +275,14 @@ export type Phase = (typeof PHASES)[number];
 /** A future-ring write (overlap): the value a producing forward stored for the next step's placeholder. */
 export const FutureWriteSchema = Type.Object(
   {
-    placeholder: Type.Integer({ maximum: -1 }),
-    /** The request whose output it is. */
-    request: Type.Integer({ minimum: 0 }),
-    /** The next root token (bonus or sampled token). */
-    token: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** The next draft root's candidate tokens (draft decode's first rows and verify's depth-1 nodes). */
-    draft: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
+    placeholder: Type.Integer({ maximum: -1, description: "The placeholder (-(ring entry + 1)) this write resolves." }),
+    request: Type.Integer({ minimum: 0, description: "The request whose output it is." }),
+    token: Type.Optional(Type.Integer({ minimum: 0, description: "The next root token (bonus or sampled token)." })),
+    draft: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 0 }), {
+        description: "The next draft root's candidate tokens (draft decode's first rows and verify's depth-1 nodes).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -191,92 +295,149 @@ export const FutureWriteSchema = Type.Object(
  */
 export const SlotReferenceSchema = Type.Object(
   {
-    pool: Type.String(),
-    /** A request id, or -1 for the prefix cache itself. */
-    holder: Type.Integer({ minimum: -1 }),
-    slots: Type.Array(Type.Integer({ minimum: 0 })),
-    change: Type.Union([Type.Literal("acquire"), Type.Literal("drop"), Type.Literal("write"), Type.Literal("free")]),
-    /** The prefix cache's drops: eviction under pool pressure, or the flush at the end of the run. */
-    reason: Type.Optional(Type.Union([Type.Literal("evict"), Type.Literal("flush")])),
+    pool: Type.String({ description: "The pool whose slots changed hands." }),
+    holder: Type.Integer({ minimum: -1, description: "A request id, or -1 for the prefix cache itself." }),
+    slots: Type.Array(Type.Integer({ minimum: 0 }), { description: "The slots concerned." }),
+    change: Type.Union([Type.Literal("acquire"), Type.Literal("drop"), Type.Literal("write"), Type.Literal("free")], {
+      description: "acquire, drop, write or free (see the object's description).",
+    }),
+    reason: Type.Optional(
+      Type.Union([Type.Literal("evict"), Type.Literal("flush")], {
+        description: "The prefix cache's drops: eviction under pool pressure, or the flush at the end of the run.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const TraceEventSchema = Type.Object(
   {
-    index: Type.Integer({ minimum: 0 }),
-    step: Type.Optional(Type.Integer({ minimum: 0 })),
-    phase: Type.Union(PHASES.map((p) => Type.Literal(p))),
-    model: Type.Optional(Type.String()),
-    pool: Type.Optional(Type.String()),
-    /** Draft decode: step j (1-based) of the round. */
-    draftStep: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Multi-layer drafting: the draft module (its step k) this forward ran. */
-    module: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Padded graph replay: padding rows the graph ran beyond `rows` (poison; not recorded as rows). */
-    paddedRows: Type.Optional(Type.Integer({ minimum: 1 })),
-    rows: Type.Array(TraceRowSchema),
-    verify: Type.Optional(Type.Array(VerifyResultSchema)),
-    /**
-     * Slots each pool released after this forward and before the next one (finished, aborted or retracted
-     * requests, rejected verify nodes, temporary draft rows): with the rows' slots it lets KV conservation
-     * follow every slot's ownership from the trace alone.
-     */
+    index: Type.Integer({
+      minimum: 0,
+      description: "The event's number: 0, 1, 2, ... in the order the forwards ran (hidden provenance refers to it).",
+    }),
+    step: Type.Optional(Type.Integer({ minimum: 0, description: "The engine step the forward ran in." })),
+    phase: Type.Union(
+      PHASES.map((p) => Type.Literal(p)),
+      { description: "prefill, decode (target-only), verify, draft-extend or draft-decode." },
+    ),
+    model: Type.Optional(
+      Type.String({ description: "The model that ran: target or draft (multi-layer: the module's name)." }),
+    ),
+    pool: Type.Optional(Type.String({ description: "The KV pool the forward read and wrote." })),
+    draftStep: Type.Optional(Type.Integer({ minimum: 0, description: "Draft decode: step j (1-based) of the round." })),
+    module: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "Multi-layer drafting: the draft module (its step k) this forward ran.",
+      }),
+    ),
+    paddedRows: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "Padded graph replay: padding rows the graph ran beyond `rows` (poison; not recorded as rows).",
+      }),
+    ),
+    rows: Type.Array(TraceRowSchema, {
+      description: "The forward's rows in the order it packed them (rows of one request in ascending order).",
+    }),
+    verify: Type.Optional(
+      Type.Array(VerifyResultSchema, {
+        description: "Verify events: one result per request in the forward, in the order of their row blocks.",
+      }),
+    ),
     released: Type.Optional(
       Type.Array(
         Type.Object(
-          { pool: Type.String(), slots: Type.Array(Type.Integer({ minimum: 0 })) },
+          {
+            pool: Type.String({ description: "The pool the slots return to." }),
+            slots: Type.Array(Type.Integer({ minimum: 0 }), { description: "The slots released." }),
+          },
           { additionalProperties: false },
         ),
+        {
+          description:
+            "Slots each pool released after this forward and before the next one (finished, aborted or retracted requests, rejected verify nodes, temporary draft rows): with the rows' slots it lets KV conservation follow every slot's ownership from the trace alone.",
+        },
       ),
     ),
-    /** Overlap: future-ring writes this forward made (read by the next step's placeholders). */
-    futures: Type.Optional(Type.Array(FutureWriteSchema)),
-    /**
-     * Slot ownership changes after this forward and before the next one, in order (engines with shared slots);
-     * `released` still lists the slots freed.
-     */
-    references: Type.Optional(Type.Array(SlotReferenceSchema)),
+    futures: Type.Optional(
+      Type.Array(FutureWriteSchema, {
+        description: "Overlap: future-ring writes this forward made (read by the next step's placeholders).",
+      }),
+    ),
+    references: Type.Optional(
+      Type.Array(SlotReferenceSchema, {
+        description:
+          "Slot ownership changes after this forward and before the next one, in order (engines with shared slots); `released` still lists the slots freed.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const TraceRequestSchema = Type.Object(
   {
-    id: Type.Integer({ minimum: 0 }),
-    prompt: Type.Array(Type.Integer({ minimum: 0 })),
-    output: Type.Array(Type.Integer({ minimum: 0 })),
-    finishReason: Type.Union([
-      Type.Literal("length"),
-      Type.Literal("eos"),
-      Type.Literal("stop"),
-      Type.Literal("abort"),
-      Type.Literal("unfinished"),
-    ]),
-    /** The stop id that ended the request (finish reason "stop"). */
-    stopTokenId: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Output tokens when the request finished (SGLang's finished_len): the output must be exactly this long. */
-    finishedLength: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** One entry per output token, for requests asking for logprobs. */
-    logprobs: Type.Optional(Type.Array(LogprobEntrySchema)),
+    id: Type.Integer({ minimum: 0, description: "The request's id (the case's)." }),
+    prompt: Type.Array(Type.Integer({ minimum: 0 }), { description: "The prompt token ids." }),
+    output: Type.Array(Type.Integer({ minimum: 0 }), {
+      description: "Every output token the engine emitted, in order.",
+    }),
+    finishReason: Type.Union(
+      [
+        Type.Literal("length"),
+        Type.Literal("eos"),
+        Type.Literal("stop"),
+        Type.Literal("abort"),
+        Type.Literal("unfinished"),
+      ],
+      { description: "length, eos, stop, abort, or unfinished." },
+    ),
+    stopTokenId: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'The stop id that ended the request (finish reason "stop").' }),
+    ),
+    finishedLength: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Output tokens when the request finished (SGLang's finished_len): the output must be exactly this long.",
+      }),
+    ),
+    logprobs: Type.Optional(
+      Type.Array(LogprobEntrySchema, { description: "One entry per output token, for requests asking for logprobs." }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const LifecycleEventSchema = Type.Object(
   {
-    /** prefix-hit: the request starts its prefill with a cached prefix (its KV below `pools[].length` is shared). */
-    kind: Type.Union([Type.Literal("abort"), Type.Literal("retract"), Type.Literal("prefix-hit")]),
-    request: Type.Integer({ minimum: 0 }),
-    step: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Index of the first forward event after it. */
-    beforeEvent: Type.Integer({ minimum: 0 }),
-    /** prefix-hit: the matched length before page alignment (positions whose KV the cache could give). */
-    matched: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** prefix-hit: the positions each pool reuses, [0, length). */
+    kind: Type.Union([Type.Literal("abort"), Type.Literal("retract"), Type.Literal("prefix-hit")], {
+      description:
+        "prefix-hit: the request starts its prefill with a cached prefix (its KV below `pools[].length` is shared).",
+    }),
+    request: Type.Integer({ minimum: 0, description: "The request it happened to." }),
+    step: Type.Optional(Type.Integer({ minimum: 0, description: "The engine step it happened in." })),
+    beforeEvent: Type.Integer({ minimum: 0, description: "Index of the first forward event after it." }),
+    matched: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "prefix-hit: the matched length before page alignment (positions whose KV the cache could give).",
+      }),
+    ),
     pools: Type.Optional(
       Type.Array(
-        Type.Object({ pool: Type.String(), length: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+        Type.Object(
+          {
+            pool: Type.String({ description: "The pool." }),
+            length: Type.Integer({
+              minimum: 0,
+              description: "Positions [0, length) of the request reuse cached KV in that pool.",
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: "prefix-hit: the positions each pool reuses, [0, length)." },
       ),
     ),
   },
@@ -285,35 +446,59 @@ export const LifecycleEventSchema = Type.Object(
 
 export const TraceSchema = Type.Object(
   {
-    formatVersion: Type.Literal(TRACE_FORMAT_VERSION),
+    formatVersion: Type.Literal(TRACE_FORMAT_VERSION, { description: "Trace format version (1)." }),
     engine: Type.Object(
       {
-        name: Type.String(),
-        version: Type.Optional(Type.String()),
-        ortVersion: Type.Optional(Type.String()),
-        ep: Type.Optional(Type.String()),
-        dtype: Type.Optional(Type.String()),
-        threads: Type.Optional(Type.Integer()),
-        graphOptimizationLevel: Type.Optional(Type.String()),
-        /**
-         * "unobserved": the events are per request (the engine batches, but which requests shared a forward is
-         * not visible to it): laws that read batching from the events compare outputs instead.
-         */
-        batchGrouping: Type.Optional(Type.Union([Type.Literal("observed"), Type.Literal("unobserved")])),
+        name: Type.String({ description: "The engine's name." }),
+        version: Type.Optional(Type.String({ description: "The engine's version." })),
+        ortVersion: Type.Optional(Type.String({ description: "ONNX Runtime version, for engines running on it." })),
+        ep: Type.Optional(Type.String({ description: "Execution provider or device (cpu, cuda, webgpu)." })),
+        dtype: Type.Optional(Type.String({ description: "The models' arithmetic: float32 or float64." })),
+        threads: Type.Optional(Type.Integer({ description: "Intra-op threads." })),
+        graphOptimizationLevel: Type.Optional(Type.String({ description: "ONNX Runtime graph optimization level." })),
+        batchGrouping: Type.Optional(
+          Type.Union([Type.Literal("observed"), Type.Literal("unobserved")], {
+            description:
+              '"unobserved": the events are per request (the engine batches, but which requests shared a forward is not visible to it): laws that read batching from the events compare outputs instead.',
+          }),
+        ),
       },
-      { additionalProperties: true },
+      {
+        additionalProperties: true,
+        description: "The engine that produced the trace and how it ran (recorded with every trace).",
+      },
     ),
     models: Type.Optional(
       Type.Object(
-        { target: Type.String(), draft: Type.Optional(Type.Array(Type.String())) },
-        { additionalProperties: false },
+        {
+          target: Type.String({ description: "The target's digest." }),
+          draft: Type.Optional(
+            Type.Array(Type.String(), { description: "The draft models' digests (one per multi-layer module)." }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: "sha256 digests of the ONNX graphs of the models that ran (the target's and each draft's).",
+        },
       ),
     ),
-    config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    requests: Type.Optional(Type.Array(TraceRequestSchema)),
-    events: Type.Array(TraceEventSchema),
-    /** Aborts and retracts of active requests (retract resets a request's KV in every pool). */
-    lifecycle: Type.Optional(Type.Array(LifecycleEventSchema)),
+    config: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          "The engine config the run used (the case's /engine, with the draft); laws read topk and numSteps from it.",
+      }),
+    ),
+    requests: Type.Optional(
+      Type.Array(TraceRequestSchema, {
+        description: "Each request with its prompt and output: the laws' view of what was emitted.",
+      }),
+    ),
+    events: Type.Array(TraceEventSchema, { description: "One event per forward, in the order they ran." }),
+    lifecycle: Type.Optional(
+      Type.Array(LifecycleEventSchema, {
+        description: "Aborts and retracts of active requests (retract resets a request's KV in every pool).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

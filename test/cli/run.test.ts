@@ -110,9 +110,9 @@ describe("specconf run", () => {
   it("--ep cuda either runs the laws or names the fix for the missing provider", async () => {
     const { code, stdout, stderr } = await run(["--ep", "cuda", "--json"]);
     if (code === 2) {
-      // CI and machines without the CUDA provider (ONNXRUNTIME_NODE_INSTALL=skip).
+      // CI and machines without the CUDA provider (npm never runs onnxruntime-node's download: package.json).
       expect(stderr).toMatch(
-        /specconf run: cannot create an ONNX Runtime session on EP 'cuda': the CUDA EP libraries are missing: install onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12/,
+        /specconf run: cannot create an ONNX Runtime session on EP 'cuda': the CUDA EP libraries are missing: run `npm run gpu:cuda12`/,
       );
       expect(stderr.trim().split("\n")).toHaveLength(1);
     } else {

@@ -32,7 +32,7 @@ import { DEFAULT_RUNTIME, ModelSession, type FloatArray, type ForwardResult } fr
 
 /**
  * float32 graphs vs the float64 reference: absolute error <= 1e-4 per unit of logit scale. This is
- * DESIGN's starting float32 CPU epsilon (section 4); the observed error is about 1e-6 (see the log
+ * docs/design.md's starting float32 CPU epsilon (section 4); the observed error is about 1e-6 (see the log
  * printed by afterAll), so the bound has ~50x headroom yet catches any real math difference (a wrong
  * RoPE position, a dropped KV column or a wrong layer changes logits by O(1) units of scale).
  */

@@ -1,4 +1,4 @@
-// Multi-layer (MTP-style) drafting, topk 1, DESIGN section 3: S modules, module k used at draft step k,
+// Multi-layer (MTP-style) drafting, topk 1, docs/design.md section 3: S modules, module k used at draft step k,
 // each with its own weights, KV pool and req_to_token table. Module k's row i (anchor i) pairs the
 // target hidden h_i with x_{i+k+1}; it is persisted once x_{i+k+1} is verified (h_i is kept until then).
 // Draft step k >= 1 runs k temporary rows (anchors L-k..L-1, tokens d_1..d_k); its last row yields d_{k+1}.

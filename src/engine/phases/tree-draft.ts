@@ -1,4 +1,4 @@
-// Draft decode for chain (topk 1) and tree (topk K > 1) drafting, DESIGN section 3. Candidates are
+// Draft decode for chain (topk 1) and tree (topk K > 1) drafting, docs/design.md section 3. Candidates are
 // numbered in creation order: step 1 takes the root's K best tokens (from the last draft extend);
 // each later step runs one row per frontier node (token, the hidden of the row that produced it, anchor
 // L - 1 + depth, attending to the persisted draft KV and its ancestors' temporary rows) and expands it

@@ -1,4 +1,4 @@
-// Coverage (DESIGN section 4): the mixed property over the whole case space, every law checking every
+// Coverage (docs/design.md section 4): the mixed property over the whole case space, every law checking every
 // run, with each coverage label counted; the suite fails when a label falls below 2% of runs.
 import { expect, test } from "vitest";
 import { MIN_COVERAGE } from "../../../src/check/coverage.ts";

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""A toy speculative engine on python/specconf_adapter: greedy target-only decoding, and chains drafted by a
+standalone draft model (the case's "mirror": an exact copy of the target), with a trace. The model is a pure
+Python Llama (toy_llama.py); replace it with calls into your engine.
+
+    npx specconf check --engine "python3 examples/toy_engine.py" --runs 2
+"""
+import functools
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from specconf_adapter import Capabilities, Engine, Output, Result, TraceBuilder, serve  # noqa: E402
+from toy_llama import Llama, argmax, truncate  # noqa: E402
+
+
+load = functools.cache(Llama)  # a model directory is loaded once (specconf's model cache is content-addressed)
+
+
+class ToyEngine(Engine):
+    name, version = "toy", "0.1.0"
+    capabilities = Capabilities(drafts=("mirror",), model_formats=("hf",), max_num_steps=4, max_batch=2, arrivals=True,
+                                observes=("acceptLens", "firstRoundDrafts", "trace", "verify", "predict"))
+
+    def run(self, request):
+        files, case, trace = request.model_files("hf"), request.case, TraceBuilder(request, self.name, self.version)
+        target = load(files.target)
+        draft = load(files.draft) if case.engine.speculative else None
+        outputs = [self.generate(case, r, target, draft, trace) for r in case.requests]  # one request at a time
+        return Result(outputs, trace.build(outputs))
+
+    def generate(self, case, req, target, draft, trace):
+        prompt, eos, S = list(req.prompt), case.model.eos_id, case.engine.num_steps
+        cache = target.new_cache()
+        predicts = [argmax(target.forward(cache, token, p)) for p, token in enumerate(prompt)]
+        trace.event("prefill").target_rows(req.id, prompt, 0, predicts)
+        out, accept_lens, first_drafts = [predicts[-1]], [], None
+        done = lambda: out[-1] == eos or len(out) >= req.max_new_tokens  # noqa: E731
+        if draft:  # the draft consumes x_1..x_L (BOS's row is a constant): its last row yields d_1
+            draft_cache, fed = draft.new_cache(), prompt + out
+            d = [argmax(draft.forward(draft_cache, token, p)) for p, token in enumerate(fed)]
+            trace.event("draft-extend").draft_rows(req.id, fed, 0, d)
+        while not done():
+            L = len(prompt) + len(out) - 1  # the bonus x_L has no KV yet
+            if not draft:
+                predict = argmax(target.forward(cache, out[-1], L))
+                trace.event("decode").target_rows(req.id, [out[-1]], L, [predict])
+                out.append(predict)
+                continue
+            drafts = [d[-1]]
+            for j in range(1, S):  # draft decode: d_j, temporary; its row continues the previous draft row
+                position = self.draft_decode_position(L, j)
+                drafts.append(argmax(draft.forward(draft_cache, drafts[-1], position)))
+                trace.event("draft-decode", draft_step=j).draft_rows(req.id, [drafts[-2]], position, [drafts[-1]], "draft")
+            first_drafts = first_drafts or drafts
+            rows = [out[-1], *drafts]
+            predicts = [argmax(target.forward(cache, token, L + i)) for i, token in enumerate(rows)]
+            accepted = trace.event("verify").verify(req.id, rows, L, predicts, max_emit=req.max_new_tokens - len(out), stop_ids=[eos])
+            emitted = list(accepted.emitted)  # greedy acceptance, cut at EOS and the cap
+            out += emitted
+            accept_lens.append(accepted.accept_len)
+            truncate(cache, L + accepted.accept_len)
+            truncate(draft_cache, L + 1)
+            if not done():  # draft extend over the new tokens: x_{L+1}.. at input positions L + 1..
+                d = [argmax(draft.forward(draft_cache, token, L + 1 + i)) for i, token in enumerate(emitted)]
+                trace.event("draft-extend").draft_rows(req.id, emitted, L + 1, d)
+        reason = "eos" if out[-1] == eos else "length"
+        return Output(req.id, out, reason, accept_lens=accept_lens if draft else None, first_round_drafts=first_drafts)
+
+    def draft_decode_position(self, L, j):
+        """d_j runs at input position L + j, right after the draft KV it extends (SGLang PR 25015's bug: + 1)."""
+        return L + j
+
+
+if __name__ == "__main__":
+    serve(ToyEngine())

@@ -1,0 +1,68 @@
+// The "html" reporter (issue 27): any command's report as one self-contained HTML page (html/page.ts). A
+// check shows its verdict table and coverage, a replay (`specconf report FILE`) the verdicts of its case;
+// both draw every failure the command attached (`failures`: the views failure-view.ts builds from the
+// failure records, gathered before rendering since reporters are synchronous). Other commands' reports are
+// shown as their text, preformatted.
+import { renderHtml } from "./html/page.ts";
+import type { HtmlReport, VerdictRow } from "./html/report-data.ts";
+import type { LawVerdict } from "../check/runner.ts";
+import type { CheckSummary, Report } from "./summary.ts";
+import { renderText } from "./text.ts";
+import { escapeHtml } from "./html/escape.ts";
+
+function checkRow(law: CheckSummary["laws"][number]): VerdictRow {
+  const status = law.failed > 0 ? "fails" : law.passed > 0 ? "holds" : law.runs > 0 ? "not-checkable" : "not run";
+  return {
+    law: law.name,
+    status,
+    runs: law.runs,
+    passed: law.passed,
+    failed: law.failed,
+    ties: law.ties,
+    notCheckable: law.notCheckable,
+    ...(law.violation ? { detail: law.violation } : {}),
+  };
+}
+
+function verdictRow(result: LawVerdict): VerdictRow {
+  const detail = result.violation?.message ?? result.reason;
+  return { law: result.law, status: result.status, ties: result.ties, ...(detail ? { detail } : {}) };
+}
+
+export function renderHtmlReport(report: Report): string {
+  const failures = report.failures ?? [];
+  switch (report.command) {
+    case "check": {
+      const { summary } = report;
+      const page: HtmlReport = {
+        title: `specconf check${summary.engine ? ` --engine ${summary.engine.name}` : ""}`,
+        subtitle: `seed ${summary.seed}${summary.engine ? `, engine ${summary.engine.command}` : ""}`,
+        ok: summary.ok,
+        verdicts: summary.laws.map(checkRow),
+        coverage: {
+          runs: summary.coverage.runs,
+          labels: Object.entries(summary.coverage.labels),
+          below: summary.coverage.below,
+        },
+        failures,
+      };
+      return renderHtml(page);
+    }
+    case "replay": {
+      const { summary } = report;
+      const failing = summary.laws.filter((law) => law.status === "fails");
+      return renderHtml({
+        title: `specconf: ${summary.recordedLaws[0] ?? failing[0]?.law ?? "replay"} ${failing.length ? "fails" : "holds"}`,
+        subtitle: summary.file,
+        ok: failing.length === 0,
+        verdicts: summary.laws.map(verdictRow),
+        failures,
+      });
+    }
+    default:
+      return (
+        `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>specconf ${escapeHtml(report.command)}</title></head>` +
+        `<body><pre>${escapeHtml(renderText(report))}</pre></body></html>\n`
+      );
+  }
+}
