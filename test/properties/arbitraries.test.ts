@@ -159,8 +159,12 @@ describe("case arbitraries", () => {
     expect(cases.some((c) => c.engine.tokenBudget < 16)).toBe(true);
     const requests = cases.flatMap((c) => c.workload.requests);
     const options = new Set(requests.flatMap((r) => samplingOptionsOf(r.sampling)));
-    expect([...options].sort()).toEqual([...SAMPLING_OPTIONS].sort());
+    // Grammars are a dimension of their own spaces (src/properties/dimensions.ts): the whole space draws none.
+    expect([...options].sort()).toEqual([...SAMPLING_OPTIONS].filter((option) => option !== "grammar").sort());
     expect(requests.some((r) => r.sampling === undefined)).toBe(true);
+    const grammarCases = fc.sample(caseArbitrary({ ...FULL_SPACE, grammar: true }), { seed: 13, numRuns: 100 });
+    expect(grammarCases.some((c) => c.workload.requests.some((r) => r.sampling?.grammar !== undefined))).toBe(true);
+    expect(requests.some((r) => r.draftSchedule !== undefined)).toBe(false);
   });
 
   it("N is valid for every S and K", () => {
