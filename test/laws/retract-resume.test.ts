@@ -53,4 +53,26 @@ describe("retract resumes", async () => {
     const result = checkRetractResumes(early, (await runCase(early)).trace);
     expect(result.checked).toBe(0);
   });
+
+  it("a resume that starts where a prefix hit ends (past what the request had computed) holds", async () => {
+    // Found by the property (seed 1082563508): r1 retracted after its first prefill chunk (position 0), resumed
+    // from the prefix cache's 4 positions of r0's prompt.
+    const base = schedulingCase({ numSteps: 1, numDraftTokens: 2, pageSize: 1, tokenBudget: 2, prefixCache: true });
+    const hitCase = {
+      ...base,
+      workload: {
+        requests: [
+          { id: 0, prompt: [1, 5, 9, 13, 17, 3, 3], maxNewTokens: 2, arrivalStep: 0 },
+          { id: 1, prompt: [1, 5, 9, 13, 17, 4, 4], maxNewTokens: 2, arrivalStep: 0 },
+        ],
+        aborts: [],
+        retracts: [{ request: 1, step: 3, beforeForward: 1 }],
+      },
+    };
+    const run = await runCase(hitCase);
+    expect((run.trace.lifecycle ?? []).some((entry) => entry.kind === "prefix-hit" && entry.request === 1)).toBe(true);
+    const result = checkRetractResumes(hitCase, run.trace);
+    expect(result.status).toBe("holds");
+    expect(result.checked).toBe(1);
+  });
 });
