@@ -1,7 +1,8 @@
 // Law "retract resumes": a retract the case asks for, landing on a request that is running (it has forwards
 // before the point and after it), is carried out: the request's next forward after the point is a prefill
-// that goes back over positions it already had (resume re-prefills x_0..x_{L-1} into every pool, or from a
-// prefix the cache still holds), not a continuation. The points are the case's (schedule-points.ts), not the
+// that goes back over positions it already had (resume re-prefills x_0..x_{L-1} into every pool), or starts
+// where a prefix hit recorded right before it ends (the cache may hold more than the request had computed), not
+// a continuation. The points are the case's (schedule-points.ts), not the
 // engine's lifecycle: a retract the engine drops leaves its outputs unchanged, so retract/resume invariance
 // alone holds on it (issue 25). A retract meeting a request not yet admitted or already done has nothing to
 // check. Trace-only: events' steps, phases, rows' positions.
@@ -37,18 +38,17 @@ export function checkRetractResumes(testCase: Readonly<Case>, trace: Trace): Law
     const next = eventsOf(trace, request).find((event) => event.index >= retract.beforeEvent);
     // Not admitted yet, or done before the point (an overlap zombie may still run once): nothing to act on.
     if (highest === undefined || !next || doneBefore(trace, request, retract.beforeEvent)) continue;
-    const rows = next.rows.filter((row) => row.request === request);
-    const first = Math.min(...rows.map((row) => row.position));
-    // Retracted mid-prefill with the prefix cache on, a resume may restart above where the request was (the cache
-    // holds another request's longer prefix) and a dropped retract continues at the next prompt position: both are
-    // prefills moving forward, which positions alone cannot tell apart. Not counted as checked.
-    const midPrefill = !eventsOf(trace, request).some(
-      (event) => event.index < retract.beforeEvent && (event.phase === "decode" || event.phase === "verify"),
-    );
-    if (next.phase === "prefill" && first > highest && midPrefill && testCase.engine.prefixCache) continue;
     tally.checked += 1;
     const where = `step ${retract.step} before forward ${retract.beforeForward} (before event ${retract.beforeEvent})`;
-    if (next.phase !== "prefill" || first > highest)
+    const rows = next.rows.filter((row) => row.request === request);
+    const first = Math.min(...rows.map((row) => row.position));
+    // A resume may start past what the request had computed when the prefix cache gives it more (a prefix hit
+    // recorded right before that prefill: its target length is where the prefill starts).
+    const hit = (trace.lifecycle ?? []).find(
+      (entry) => entry.kind === "prefix-hit" && entry.request === request && entry.beforeEvent === next.index,
+    );
+    const resumedFrom = hit?.pools?.find((pool) => pool.pool === "target")?.length;
+    if (next.phase !== "prefill" || (first > highest && first !== resumedFrom))
       tally.fail({
         request,
         event: next.index,

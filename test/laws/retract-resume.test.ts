@@ -3,7 +3,6 @@
 // without a trace (issue 25: outputs unchanged, so retract/resume invariance holds on it) fails, shrunk to the
 // retracted request's next forward; a retract of a request not yet admitted checks nothing.
 import { describe, expect, it } from "vitest";
-import type { Case } from "../../src/case/case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkRetractResumes } from "../../src/laws/retract-resume.ts";
 import { placePoints } from "../../src/laws/schedule-points.ts";
@@ -55,26 +54,12 @@ describe("retract resumes", async () => {
     expect(result.checked).toBe(0);
   });
 
-  it("a mid-prefill retract resumed from a longer cached prefix holds (the resume restarts above where it was)", async () => {
-    // Found by the suite (seed 1082563508): request 1 shares request 0's prompt prefix; retracted after its first
-    // prefill row, it resumes from the prefix request 0 cached, above the position it had reached.
-    const shared = {
-      formatVersion: 1,
-      model: { preset: "tiny" },
-      draft: { kind: "mirror", noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed: 1 },
-      engine: {
-        mode: "speculative",
-        numSteps: 1,
-        topk: 1,
-        numDraftTokens: 2,
-        chunkSize: null,
-        pageSize: 1,
-        tokenBudget: 2,
-        poolSlots: 256,
-        faults: [],
-        runtime: { ep: "cpu", threads: 1, graphOptimizationLevel: "basic" },
-        prefixCache: true,
-      },
+  it("a resume that starts where a prefix hit ends (past what the request had computed) holds", async () => {
+    // Found by the property (seed 1082563508): r1 retracted after its first prefill chunk (position 0), resumed
+    // from the prefix cache's 4 positions of r0's prompt.
+    const base = schedulingCase({ numSteps: 1, numDraftTokens: 2, pageSize: 1, tokenBudget: 2, prefixCache: true });
+    const hitCase = {
+      ...base,
       workload: {
         requests: [
           { id: 0, prompt: [1, 5, 9, 13, 17, 3, 3], maxNewTokens: 2, arrivalStep: 0 },
@@ -83,12 +68,11 @@ describe("retract resumes", async () => {
         aborts: [],
         retracts: [{ request: 1, step: 3, beforeForward: 1 }],
       },
-    } as Case;
-    const run = await runCase(shared);
-    const resumedAbove = (run.trace.lifecycle ?? []).some((entry) => entry.kind === "retract" && entry.request === 1);
-    expect(resumedAbove).toBe(true);
-    expect(checkRetractResumes(shared, run.trace).status).not.toBe("fails");
-    // The same retract dropped is still seen when the request was decoding (the test above); mid-prefill with the
-    // prefix cache on, positions cannot tell a resume from a continuation, so it is not counted.
+    };
+    const run = await runCase(hitCase);
+    expect((run.trace.lifecycle ?? []).some((entry) => entry.kind === "prefix-hit" && entry.request === 1)).toBe(true);
+    const result = checkRetractResumes(hitCase, run.trace);
+    expect(result.status).toBe("holds");
+    expect(result.checked).toBe(1);
   });
 });
