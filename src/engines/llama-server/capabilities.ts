@@ -23,8 +23,11 @@ import { isChunked } from "../../laws/chunk-invariance.ts";
 import { samplingOptionsOf, type SamplingOption } from "../../sampling/params.ts";
 
 export const ENGINE_NAME = "llama-server";
-/** Parallel slots of every server (-np): requests per case. */
-export const MAX_BATCH = 8;
+/**
+ * Parallel slots of every server (-np): requests per case. 48 holds the sampling distribution law's replicas
+ * (32-48 copies of a request in one batch); a slot costs only its share of the KV cache (-c = slots x maxPositions).
+ */
+export const MAX_BATCH = 48;
 export const MAX_NUM_STEPS = 16;
 export const SERVER_DRAFT_KINDS: readonly DraftKind[] = [
   "mirror",

@@ -33,7 +33,7 @@ export function completionBody(testCase: Case, request: CaseRequest, slot: numbe
     prompt: request.prompt,
     n_predict: request.maxNewTokens,
     return_tokens: true,
-    cache_prompt: testCase.engine.prefixCache,
+    cache_prompt: testCase.engine.prefixCache === true,
     id_slot: slot,
   };
   if (isStochastic(sampling)) {
