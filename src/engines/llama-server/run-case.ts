@@ -110,6 +110,7 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
     end = Math.max(end, (await server.waitForLine(mark, pattern, 5000)) + 1);
   }
   const logs = readSlotLogs(server.lines, mark, end, slots);
+  server.lines.length = 0; // every line of this case is read: the next case starts a fresh log
   return requests.map((request, slot) => {
     const reply = replies[slot];
     const log = logs.get(slot)!;
