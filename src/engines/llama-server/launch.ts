@@ -6,7 +6,7 @@
 // (draft-eagle3) with --spec-draft-p-min 0 (no confidence cut), or prompt lookup (ngram-simple).
 import type { Case } from "../../case/case.ts";
 import { resolveModelSpec } from "../../engine/run-case.ts";
-import { MAX_BATCH, MAX_NUM_STEPS } from "./capabilities.ts";
+import { MAX_BATCH } from "./capabilities.ts";
 
 export interface ModelSet {
   target: string;
@@ -22,7 +22,7 @@ export function specTypeOf(testCase: Case): SpecType {
   return "draft-simple";
 }
 
-/** One server per model set and speculation type: the arguments (host and port are added at start). */
+/** One server per model set, speculation type and S: the arguments (host and port are added at start). */
 export function serverArgs(testCase: Case, models: ModelSet): string[] {
   const spec = resolveModelSpec(testCase.model);
   const specType = specTypeOf(testCase);
@@ -30,12 +30,17 @@ export function serverArgs(testCase: Case, models: ModelSet): string[] {
   // Every slot holds a whole request: the context is split evenly between the slots.
   args.push("-np", String(MAX_BATCH), "-c", String(MAX_BATCH * spec.maxPositions), "--no-warmup", "--temp", "0");
   args.push("-v", "--no-webui");
+  // S is a server flag: this llama.cpp compiles the per-request "speculative.n_max/n_min/p_min" fields out
+  // (tools/server/server-schema.cpp, `#if 0`), so a request's own values would be ignored silently.
+  const steps = String(testCase.engine.numSteps);
   if (specType === "draft-simple" || specType === "draft-eagle3") {
     if (!models.draft) throw new Error(`${specType} needs a draft model file`);
     args.push("-md", models.draft, "--spec-type", specType, "--spec-draft-type-k", "f32", "--spec-draft-type-v", "f32");
-    args.push("--spec-draft-p-min", "0", "--spec-draft-n-max", String(MAX_NUM_STEPS), "--spec-draft-n-min", "0");
+    // n_min = n_max = S, p_min 0: exactly S drafts per round, or no round when fewer fit.
+    args.push("--spec-draft-p-min", "0", "--spec-draft-n-max", steps, "--spec-draft-n-min", steps);
   } else if (specType === "ngram-simple") {
-    args.push("--spec-type", "ngram-simple", "--spec-draft-n-max", String(MAX_NUM_STEPS), "--spec-draft-n-min", "0");
+    // Prompt lookup proposes up to S tokens (size_m), fewer or none when the lookup finds less.
+    args.push("--spec-type", "ngram-simple", "--spec-ngram-simple-size-m", steps);
   }
   return args;
 }

@@ -1,8 +1,7 @@
 // One case on llama-server: every request of the workload is sent at once to POST /completion, pinned to its
 // own slot (id_slot = its index), as token ids (BOS included by the case), greedy through the one-sampler chain
 // ["top_k"] with top_k 1 (the argmax; ties to the lower id), or the temperature chain for a stochastic request;
-// n_predict is maxNewTokens, speculative.n_max = n_min = S with p_min 0 (exactly S drafts per round, or no round
-// when fewer fit: the server then decodes plainly), cache_prompt the case's prefixCache. The server's replies
+// n_predict is maxNewTokens, cache_prompt the case's prefixCache (S is the server's flag: launch.ts). The server's replies
 // give the tokens, the stop type and the totals draft_n / draft_n_accepted; its log gives the rounds
 // (log-rounds.ts), which are checked against the tokens and the totals before anything is reported.
 import type { Case, CaseRequest } from "../../case/case.ts";
@@ -10,7 +9,6 @@ import type { RequestOutput } from "../../validate/outputs-schema.ts";
 import { isStochastic } from "../../sampling/params.ts";
 import { readSlotLogs, STOP_PROCESSING, type LoggedRound, type SlotLog } from "./log-rounds.ts";
 import type { ServerProcess } from "./process.ts";
-import { specTypeOf } from "./launch.ts";
 
 export interface ServerReply {
   tokens: number[];
@@ -45,12 +43,6 @@ export function completionBody(testCase: Case, request: CaseRequest, slot: numbe
   } else Object.assign(body, { samplers: ["top_k"], top_k: 1 });
   if (sampling?.logitBias) body.logit_bias = Object.entries(sampling.logitBias).map(([id, bias]) => [Number(id), bias]);
   if (sampling?.logprobs !== undefined) body.n_probs = Math.max(1, sampling.logprobs);
-  const specType = specTypeOf(testCase);
-  if (specType !== "none") {
-    const steps = testCase.engine.numSteps;
-    const exact = specType !== "ngram-simple"; // prompt lookup drafts 0..S tokens, as specconf's ngram does
-    Object.assign(body, { "speculative.n_max": steps, "speculative.n_min": exact ? steps : 0, "speculative.p_min": 0 });
-  }
   return body;
 }
 

@@ -21,7 +21,8 @@ import { ServerProcess } from "./process.ts";
 import { runOnServer } from "./run-case.ts";
 import { serverTrace } from "./trace.ts";
 
-const MAX_SERVERS = 2;
+/** Servers kept alive: a case, its target-only baseline and the next case's usually share their models. */
+const MAX_SERVERS = 4;
 
 export interface ServerServeOptions extends ModelDirOptions {
   binary: string;

@@ -5,10 +5,11 @@ import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { LogRoundError, readSlotLogs } from "../../../src/engines/llama-server/log-rounds.ts";
 
+// Verbose logs prefix every line with the elapsed time and a level letter.
 const slotLine = (slot: number, task: number, fn: string, message: string) =>
-  `slot ${fn.padStart(12).slice(0, 12)}: id ${String(slot).padStart(2)} | task ${task} | ${message}`;
+  `0.04.070.425 I slot ${fn.padStart(12).slice(0, 12)}: id ${String(slot).padStart(2)} | task ${task} | ${message}`;
 const candidate = (slot: number, rank: number, step: number, token: number) =>
-  `spec        draft:  - seq_id ${slot}, draft candidate ${String(rank).padStart(3)}, pos ${String(step).padStart(3)}: ${String(token).padStart(6)} (   0.500) 't${token}'`;
+  `0.04.070.425 D spec        draft:  - seq_id ${slot}, draft candidate ${String(rank).padStart(3)}, pos ${String(step).padStart(3)}: ${String(token).padStart(6)} (   0.500) 't${token}'`;
 
 interface GenRound {
   root: number;
@@ -38,6 +39,15 @@ function roundLines(slot: number, position: number, round: GenRound): string[] {
       7 + slot,
       "update_slots",
       `accepted ${String(round.accepted).padStart(2)}/${String(round.drafts.length).padStart(2)} draft tokens`,
+    ),
+  );
+  // The debug line that follows it must not count as a second result.
+  lines.push(
+    slotLine(
+      slot,
+      7 + slot,
+      "update_slots",
+      `accepted ${round.accepted}/${round.drafts.length} draft tokens, new n_tokens = 9`,
     ),
   );
   return lines;
