@@ -29,13 +29,15 @@ export interface SlotLog {
   stopLine?: number;
 }
 
-// Verbose logs carry a prefix (elapsed time and level letter, "0.04.070.425 D "): the patterns skip it.
-const SLOT_LINE = /^(?:\S+ [A-Z] )?slot\s+\S+: id\s+(\d+) \| task (-?\d+) \| (.*)$/;
+// Verbose logs carry a prefix (elapsed time and level letter, "0.04.070.425 D "), and a message printed without
+// its newline runs into the next line ("...content parser.0.03.053.454 I slot release: ..."): the patterns are
+// not anchored at the line start.
+const SLOT_LINE = /slot\s+\S+: id\s+(\d+) \| task (-?\d+) \| (.*)$/;
 const CANDIDATE = /- seq_id (\d+), draft candidate\s+(\d+), pos\s+(\d+):\s+(-?\d+)/;
 const GENERATE = /^generate_draft: id=(-?\d+), #tokens=\d+, #draft=(\d+), pos_next=(\d+)/;
 // The LLAMA_TRACE line ("accepted  3/ 3 draft tokens"), not the debug line after it ("..., new n_tokens = 9").
 const ACCEPTED = /^accepted\s+(\d+)\/\s*(\d+) draft tokens( \(restore checkpoint\))?$/;
-export const STOP_PROCESSING = /^(?:\S+ [A-Z] )?slot\s+\S+: id\s+(\d+) \| task -?\d+ \| stop processing/;
+export const STOP_PROCESSING = /slot\s+\S+: id\s+(\d+) \| task -?\d+ \| stop processing/;
 
 export class LogRoundError extends Error {
   constructor(message: string) {

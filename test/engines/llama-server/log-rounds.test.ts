@@ -68,7 +68,10 @@ describe("readSlotLogs", () => {
           position += round.accepted + 1;
           return out;
         });
-        lines.push(slotLine(slot, 7 + slot, "release", "stop processing: n_tokens = 40, truncated = 0"));
+        // A message printed without its newline runs into the release line, as llama.cpp's log shows it.
+        lines.push(
+          `0.03.053.426 D No parser definition detected, assuming pure content parser.${slotLine(slot, 7 + slot, "release", "stop processing: n_tokens = 40, truncated = 0")}`,
+        );
         return lines;
       });
       // Interleave whole rounds' lines by a seeded order (per slot order kept, as the server's log keeps it).
