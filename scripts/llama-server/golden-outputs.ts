@@ -1,7 +1,8 @@
 // The golden suites' cases through an external engine, written as an outputs file for `specconf validate`
 // (docs/validate.md): a third party's outputs against the checked-in golden files. Cases the engine cannot run
-// as written are run in the form it can when the laws say the outputs do not change: chunked prefill is run
-// unchunked (chunk invariance: tokens, accept lengths and first-round drafts equal the unchunked run's).
+// as written are run in the form it can when the laws say the outputs do not change: unchunked, page size 1,
+// every request arriving at once (chunk, page-size and batch invariance: tokens, accept lengths and first-round
+// drafts equal those of that run).
 // Cases it still refuses (trees, faults) are listed as skipped.
 //
 //   npx tsx scripts/llama-server/golden-outputs.ts [--engine "CMD"] --out DIR golden/SUITE.json...
@@ -12,6 +13,7 @@ import { defineFlags, parseFlags, UsageError } from "../../src/cli/args.ts";
 import { loadGoldenFile } from "../../src/golden/load.ts";
 import { ExternalSource } from "../../src/sources/external.ts";
 import { Unavailable } from "../../src/sources/source.ts";
+import { RequestOutputFields } from "../../src/validate/outputs-schema.ts";
 
 const FLAGS = defineFlags({
   engine: { type: "string", default: "node bin/specconf.js engine llama-server", description: "the engine command" },
@@ -31,12 +33,29 @@ async function main(): Promise<number> {
       for (const goldenCase of golden.cases) {
         const unchunked = {
           ...goldenCase.case,
-          engine: { ...goldenCase.case.engine, chunkSize: null, tokenBudget: 1 << 20 },
+          engine: { ...goldenCase.case.engine, chunkSize: null, tokenBudget: 1 << 20, pageSize: 1 },
+          workload: {
+            ...goldenCase.case.workload,
+            requests: goldenCase.case.workload.requests.map((request) => ({ ...request, arrivalStep: 0 })),
+          },
         };
         try {
           const run = await engine.run(unchunked);
-          for (const output of run.outputs)
-            lines.push(JSON.stringify({ formatVersion: 1, case: goldenCase.name, ...output }));
+          for (const output of run.outputs) {
+            // The outputs line's fields only (the run source adds its own bookkeeping).
+            const fields = Object.fromEntries(Object.entries(output).filter(([key]) => key in RequestOutputFields));
+            // The run source keeps no firstRoundDrafts: they are the engine trace's first verify rows after the root.
+            const first = run.trace.events.find((event) =>
+              event.verify?.some((result) => result.request === output.id),
+            );
+            const drafts = first?.rows
+              .filter((row) => row.request === output.id)
+              .slice(1)
+              .map((row) => row.token);
+            const firstRound =
+              drafts && drafts.length === goldenCase.case.engine.numSteps ? { firstRoundDrafts: drafts } : {};
+            lines.push(JSON.stringify({ formatVersion: 1, case: goldenCase.name, ...fields, ...firstRound }));
+          }
           process.stdout.write(`${file} ${goldenCase.name}: ${run.outputs.length} requests\n`);
         } catch (error) {
           if (!(error instanceof Unavailable)) throw error;
