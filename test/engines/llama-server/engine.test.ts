@@ -14,8 +14,10 @@ import { checkLaws } from "../../../src/laws/runner.ts";
 import { defaultDraftSpec, type DraftKind } from "../../../src/model/spec.ts";
 import { ExternalSource } from "../../../src/sources/external.ts";
 import { ModelCache } from "../../../src/sources/model-cache.ts";
+import { loadPins } from "../../../src/failures/pins.ts";
 
 const COMMAND = "node bin/specconf.js engine llama-server";
+const PINNED = loadPins("docs/findings/llama-server.pins.json").laws;
 let binary = "";
 
 function serverCase(kind: DraftKind | null, numSteps: number, prompts: number[][], maxNewTokens = 12): Case {
@@ -48,7 +50,8 @@ describe("llama-server through the protocol", () => {
       for (const kind of kinds) {
         const check = await checkLaws(source, serverCase(kind, 3, PROMPTS));
         expect(check.skipped, `${kind}`).toBeUndefined();
-        const failing = check.results.filter((result) => result.status === "fails");
+        // Pinned laws fail by the findings they name (docs/findings/llama-server.pins.json): not judged here.
+        const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
         expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
         const held = new Set(check.results.filter((result) => result.status === "holds").map((result) => result.law));
         expect(held.has("reference decode") || kind !== null, `${kind}`).toBe(true);
