@@ -12,7 +12,7 @@ import { basename, join } from "node:path";
 import { defineFlags, parseFlags, UsageError } from "../../src/cli/args.ts";
 import { loadGoldenFile } from "../../src/golden/load.ts";
 import { ExternalSource } from "../../src/sources/external.ts";
-import { Unavailable } from "../../src/sources/source.ts";
+import { Unavailable } from "../../src/check/source.ts";
 import { RequestOutputFields } from "../../src/validate/outputs-schema.ts";
 
 const FLAGS = defineFlags({

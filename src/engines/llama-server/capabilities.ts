@@ -18,7 +18,7 @@
 import type { Capabilities } from "../../adapter/protocol.ts";
 import type { Case } from "../../case/case.ts";
 import type { DraftKind } from "../../model/spec.ts";
-import { resolveModelSpec } from "../../engine/run-case.ts";
+import { resolveModelSpec } from "../../case/models.ts";
 import { isChunked } from "../../laws/chunk-invariance.ts";
 import { samplingOptionsOf, type SamplingOption } from "../../sampling/params.ts";
 

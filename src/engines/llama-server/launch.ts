@@ -5,7 +5,7 @@
 // per-round data (log-rounds.ts). Drafts: a standalone draft model (draft-simple) or EAGLE-3 head
 // (draft-eagle3) with --spec-draft-p-min 0 (no confidence cut), or prompt lookup (ngram-simple).
 import type { Case } from "../../case/case.ts";
-import { resolveModelSpec } from "../../engine/run-case.ts";
+import { resolveModelSpec } from "../../case/models.ts";
 import { MAX_BATCH } from "./capabilities.ts";
 
 export interface ModelSet {

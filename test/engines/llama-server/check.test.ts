@@ -5,9 +5,9 @@
 // (else the finding is stale and this turns red), and no other law may fail.
 import { existsSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { narrowSpace } from "../../../properties/arbitraries/capabilities.ts";
-import { LAW_PROPERTIES } from "../../../properties/index.ts";
-import { runSuite } from "../../../properties/suite.ts";
+import { narrowSpace } from "../../../src/properties/arbitraries/capabilities.ts";
+import { LAW_PROPERTIES } from "../../../src/properties/law-properties.ts";
+import { runSuite } from "../../../src/properties/suite.ts";
 import { buildBinary } from "../../../src/engines/llama-server/binary.ts";
 import { loadPins } from "../../../src/failures/pins.ts";
 import { ExternalSource } from "../../../src/sources/external.ts";

@@ -10,7 +10,7 @@ import { buildBinary } from "../../../src/engines/llama-server/binary.ts";
 import { serverArgs, serverKey } from "../../../src/engines/llama-server/launch.ts";
 import { respond, ServerPool, type ServerServeOptions } from "../../../src/engines/llama-server/serve.ts";
 import { requestFor } from "../../../src/adapter/client.ts";
-import { checkLaws } from "../../../src/laws/runner.ts";
+import { checkLaws } from "../../../src/check/runner.ts";
 import { defaultDraftSpec, type DraftKind } from "../../../src/model/spec.ts";
 import { ExternalSource } from "../../../src/sources/external.ts";
 import { ModelCache } from "../../../src/sources/model-cache.ts";
