@@ -6,7 +6,8 @@
 # CPU only, GGML_NATIVE=OFF (no tuning to the build machine, so results repeat across machines), only the
 # llama-server target (it also builds libmtmd: the server links it). ccache is used when present, with
 # base_dir set to the clone so another clone of the same commit (a patched one included) hits the cache.
-# A build goes to <dir>.partial and is renamed when complete: an interrupted build is never taken as cached.
+# A build goes to build.partial and its outputs are renamed into <commit> when complete: an interrupted build is
+# never taken as cached.
 # The last line of stdout is the binary's path; progress and logs go to stderr.
 #   scripts/llama-server/build.sh [--patch FILE] [--bundle FILE] [--jobs N] [--print-path]
 # --patch applies a source patch first (test/fixtures/llama-server/*.patch: deliberately broken builds);
@@ -55,7 +56,12 @@ need cc "a C compiler: apt-get install gcc"
 need make "apt-get install make"
 
 mkdir -p "$cache_root"
-work="$cache_root/$key.partial"
+# One build folder for every key (clean or patched): unity-build sources include absolute paths, so only the
+# same path lets ccache reuse them; a lock keeps two builds from sharing it.
+work="$cache_root/build.partial"
+exec 9>"$cache_root/build.lock"
+flock 9
+if [ -x "$out/llama-server" ]; then echo "$out/llama-server"; exit 0; fi # built while this one waited
 rm -rf "$work"
 mkdir -p "$work"
 start=$(date +%s)
