@@ -42,10 +42,17 @@ describe("llama-server: generated cases through the protocol, findings pinned", 
       expect(suite.runs.filter((run) => run.failure).map((run) => run.failure!.laws)).toEqual([]);
       for (const law of pins.keys())
         expect(suite.stats.get(law)?.failed ?? 0, `${law} no longer fails`).toBeGreaterThan(0);
-      for (const law of ["reference decode", "lossless", "mirror acceptance"]) {
+      // Each checked on enough cases to mean something (mirror drafts are one kind among five: fewer cases).
+      const floors: Record<string, number> = {
+        "reference decode": 50,
+        lossless: 50,
+        "acceptance correctness": 20,
+        "mirror acceptance": 3,
+      };
+      for (const [law, floor] of Object.entries(floors)) {
         const stats = suite.stats.get(law)!;
         expect(stats.failed, law).toBe(0);
-        expect(stats.passed, law).toBeGreaterThan(10);
+        expect(stats.passed, law).toBeGreaterThan(floor);
       }
     } finally {
       await source.close();
