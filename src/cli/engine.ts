@@ -1,10 +1,11 @@
 // `specconf engine <name>`: a real third-party engine behind the external-engine protocol, for
-// `specconf check --engine "npx specconf engine llama-cpp ..."`. Only llama-cpp exists (llama.cpp through
-// node-llama-cpp, docs/llama-cpp.md). Logs go to stderr; the command returns when stdin closes.
+// `specconf check --engine "npx specconf engine llama-cpp ..."`: llama-cpp (llama.cpp through node-llama-cpp,
+// docs/llama-cpp.md) and llama-server (llama.cpp's own server and C++ speculative decoding, built from the
+// source npm ships: docs/llama-server.md; `--build` builds it). Logs go to stderr; returns when stdin closes.
 import { runCommandBody } from "../errors/exit.ts";
-import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
+import { defineFlags, parseFlags, renderHelp, UsageError, type ParsedFlags } from "./args.ts";
 
-const ENGINES = ["llama-cpp"] as const;
+const ENGINES = ["llama-cpp", "llama-server"] as const;
 
 const FLAGS = defineFlags({
   models: {
@@ -17,13 +18,35 @@ const FLAGS = defineFlags({
     description: "export absent <digest>.gguf files under --models from the request's case spec",
   },
   threads: { type: "integer", min: 1, default: 1, description: "llama.cpp CPU threads per context" },
+  build: {
+    type: "boolean",
+    description:
+      "llama-server: build it (or reuse the cached build) from the shipped llama.cpp source, print its path, exit",
+  },
+  binary: {
+    type: "string",
+    valueName: "FILE",
+    description: "llama-server: run this binary instead of the cached build",
+  },
+  patch: {
+    type: "string",
+    valueName: "FILE",
+    description: "llama-server: with --build, build the source with this patch applied (a deliberately broken build)",
+  },
+  "case-timeout": {
+    type: "integer",
+    min: 1,
+    default: 60,
+    description: "llama-server: seconds one case may take before its server is killed and restarted",
+  },
   "log-rounds": {
     type: "boolean",
     description: "write every request's speculative rounds (drafts, validated, produced tokens) to stderr",
   },
 });
 
-const USAGE = "specconf engine llama-cpp [--models DIR [--write-missing]] [--threads N] [--log-rounds]";
+const USAGE =
+  "specconf engine llama-cpp [--models DIR [--write-missing]] [--threads N] [--log-rounds]\n       specconf engine llama-server [--build [--patch FILE]] [--binary FILE] [--models DIR [--write-missing]] [--case-timeout S]";
 
 export function engineCommand(argv: string[]): Promise<number> {
   return runCommandBody("engine", () => engine(argv));
@@ -47,6 +70,8 @@ async function engine(argv: string[]): Promise<number> {
     throw new UsageError(`unknown engine '${name}' (one of: ${ENGINES.join(", ")})`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (values["write-missing"] && !values.models) throw new UsageError("--write-missing needs --models DIR", "--models");
+  const log = (message: string) => process.stderr.write(`specconf engine ${name}: ${message}`);
+  if (name === "llama-server") return llamaServer(values, log);
   // Imported here: node-llama-cpp takes seconds to load, and no other command needs it.
   const { serveLlama } = await import("../engines/llama-cpp/server.ts");
   await serveLlama(process.stdin, process.stdout, {
@@ -54,7 +79,30 @@ async function engine(argv: string[]): Promise<number> {
     writeMissing: values["write-missing"],
     threads: values.threads,
     logRounds: values["log-rounds"],
-    log: (message) => process.stderr.write(`specconf engine ${name}: ${message}`),
+    log,
+  });
+  return 0;
+}
+
+async function llamaServer(
+  values: ParsedFlags<typeof FLAGS>["values"],
+  log: (message: string) => void,
+): Promise<number> {
+  const { buildBinary, resolveBinary } = await import("../engines/llama-server/binary.ts");
+  if (values.build) {
+    const path = await buildBinary({ patch: values.patch, log: (text) => process.stderr.write(text) });
+    process.stdout.write(`${path}\n`);
+    return 0;
+  }
+  if (values.patch)
+    throw new UsageError("--patch needs --build (then run the printed binary with --binary)", "--patch");
+  const { serveLlamaServer } = await import("../engines/llama-server/serve.ts");
+  await serveLlamaServer(process.stdin, process.stdout, {
+    binary: resolveBinary(values.binary),
+    modelsDir: values.models,
+    writeMissing: values["write-missing"],
+    caseTimeoutMs: values["case-timeout"] * 1000,
+    log,
   });
   return 0;
 }

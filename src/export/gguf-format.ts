@@ -2,14 +2,16 @@
 // 3, the tensor and metadata counts, metadata key/value pairs, tensor infos (name, dims innermost first,
 // ggml type, offset into the data section), padding to the alignment, then the tensor data, each tensor
 // starting on an alignment boundary. Everything is little-endian; strings are a u64 byte length and UTF-8.
-// Only what specconf writes is supported: F32 tensors and scalar / array metadata of a few types.
+// Only what specconf writes is supported: F32 tensors (I64 for EAGLE-3's d2t) and scalar / array metadata of a
+// few types.
 
 /** general.alignment's default; we write it explicitly too. */
 export const GGUF_ALIGNMENT = 32;
 const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 const GGUF_VERSION = 3;
-/** ggml_type of F32 tensors. */
-const GGML_TYPE_F32 = 0;
+/** ggml_type codes of the tensor types written: F32, and I64 (EAGLE-3's d2t, absolute target ids). */
+const GGML_TYPE = { F32: 0, I64: 27 } as const;
+const TYPE_BYTES = { F32: 4, I64: 8 } as const;
 
 /** gguf_metadata_value_type codes. */
 const VALUE_TYPE = { uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9 } as const;
@@ -27,8 +29,10 @@ export interface GgufTensor {
   name: string;
   /** ggml ne: the innermost (contiguous) dimension first. */
   dims: readonly number[];
-  /** The values in memory order, rounded to float32 on write. */
+  /** The values in memory order, rounded to float32 on write (F32) or written as 64-bit integers (I64). */
   data: ArrayLike<number>;
+  /** Default F32. */
+  type?: keyof typeof GGML_TYPE;
 }
 
 /** A growable little-endian byte buffer. */
@@ -139,10 +143,10 @@ export function writeGguf(metadata: ReadonlyMap<string, GgufValue>, tensors: rea
     sink.string(tensor.name);
     sink.u32(tensor.dims.length);
     for (const dim of tensor.dims) sink.u64(dim);
-    sink.u32(GGML_TYPE_F32);
+    sink.u32(GGML_TYPE[tensor.type ?? "F32"]);
     sink.u64(offset);
     offsets.push(offset);
-    offset += Math.ceil((elementCount(tensor) * 4) / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
+    offset += Math.ceil((elementCount(tensor) * TYPE_BYTES[tensor.type ?? "F32"]) / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
   }
   sink.padTo(GGUF_ALIGNMENT);
   const dataStart = sink.length;
@@ -151,7 +155,9 @@ export function writeGguf(metadata: ReadonlyMap<string, GgufValue>, tensors: rea
   const view = new DataView(out.buffer);
   tensors.forEach((tensor, t) => {
     let at = dataStart + offsets[t];
-    for (let i = 0; i < tensor.data.length; i++, at += 4) view.setFloat32(at, tensor.data[i], true);
+    if (tensor.type === "I64")
+      for (let i = 0; i < tensor.data.length; i++, at += 8) view.setBigInt64(at, BigInt(tensor.data[i]), true);
+    else for (let i = 0; i < tensor.data.length; i++, at += 4) view.setFloat32(at, tensor.data[i], true);
   });
   return out;
 }

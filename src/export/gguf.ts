@@ -18,6 +18,7 @@ import type { LoadedModels } from "../case/models.ts";
 import type { DraftKind, DraftSpec, ModelSpec } from "../model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../model/weights.ts";
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";
+import { eagle3Gguf, eagle3GgufUnsupported } from "./gguf-eagle3.ts";
 import { transpose } from "./safetensors.ts";
 
 /** Draft kinds with an exact standalone-Llama form (what a llama.cpp draft-model run can load). */
@@ -81,7 +82,7 @@ function layerTensors(spec: ModelSpec, l: number, layer: LayerWeights): GgufTens
   ];
 }
 
-function tokenizerMetadata(spec: ModelSpec): [string, GgufValue][] {
+export function tokenizerMetadata(spec: ModelSpec): [string, GgufValue][] {
   const tokens = Array.from({ length: spec.vocab }, (_, id) => `t${id}`);
   // token_type: 1 normal, 3 control (BOS and EOS are never text).
   const types = Int32Array.from(tokens, (_, id) => (id === spec.bosId || id === spec.eosId ? 3 : 1));
@@ -173,6 +174,13 @@ export function ggufFiles(models: LoadedModels, draft?: DraftSpec | null, suite?
   const onnxDigest = models.target.graph.digest;
   const target = llamaGguf(spec, models.target.weights, { role: "target", onnxDigest, suite });
   if (!draft) return { target, notes };
+  if (draft.kind === "eagle3" && models.draft?.eagle3Head) {
+    // llama.cpp's own EAGLE-3 form (draft-eagle3), not a standalone Llama: src/export/gguf-eagle3.ts.
+    const unsupported = eagle3GgufUnsupported(spec, draft);
+    if (unsupported) return { target, notes: [...notes, `no eagle3 GGUF: ${unsupported}`] };
+    const head = eagle3Gguf(spec, draft, models.target.weights, models.draft.eagle3Head, models.draft.graphs[0].digest);
+    return { target, draft: head, notes };
+  }
   const weights = standaloneDraftWeights(models, draft);
   if (typeof weights === "string") {
     notes.push(`no standalone draft: ${weights}`);

@@ -25,7 +25,7 @@ type ModelFiles = NonNullable<AdapterRequest["models"]["files"]>;
 const DRAFTS_BY_FORMAT: Record<ModelFormat, readonly DraftKind[]> = {
   onnx: ["mirror", "tapped-mirror", "noisy-mirror", "truncated-mirror", "eagle", "eagle3", "eagle3-mirror"],
   hf: ["mirror", "truncated-mirror", "eagle", "eagle3"],
-  gguf: GGUF_DRAFT_KINDS,
+  gguf: [...GGUF_DRAFT_KINDS, "eagle3"], // eagle3: llama.cpp's eagle3 architecture (src/export/gguf-eagle3.ts)
 };
 
 /**

@@ -1,0 +1,76 @@
+// The trace the llama-server engine returns: requests with outputs, and one verify event per logged round
+// (log-rounds.ts). A round's rows are its root and drafts at positions root + depth; its verify result the
+// accept length the server logged, the tokens the round produced (read from the output: the accepted drafts
+// and the target's token after them) and which of them were emitted. When the drafter logs no tokens (n-gram)
+// the rows hold the root and the accepted drafts only (the rejected draft is not observable). A round the
+// request finished inside (EOS) is marked finished; tokens past the end were never returned, so its bonus is
+// the last token that was. Not observable, and left out: prefill and plain decode forwards, the drafter's
+// forwards, KV cells, attention, hidden states, per-row predictions and margins, which slots shared a batch
+// (events are per request and round: trace.engine.batchGrouping says "unobserved").
+import type { Case } from "../../case/case.ts";
+import type { Trace, TraceEvent } from "../../trace/schema.ts";
+import type { RequestRun } from "./run-case.ts";
+
+export interface TraceIdentity {
+  engineVersion: string;
+  targetDigest: string;
+  draftDigest: string | null;
+}
+
+export function serverTrace(testCase: Case, runs: readonly RequestRun[], identity: TraceIdentity): Trace {
+  const numSteps = testCase.engine.numSteps;
+  const events: TraceEvent[] = [];
+  for (const run of runs) {
+    const sequence = [...run.request.prompt, ...run.output.tokens];
+    for (const round of run.rounds) {
+      const acceptLen = round.accepted + 1;
+      const produced = sequence.slice(round.rootPosition + 1, round.rootPosition + 1 + acceptLen);
+      const finished = round.rootPosition + acceptLen >= sequence.length - 1;
+      const drafts = round.drafts ?? produced.slice(0, round.accepted);
+      const acceptIndex = Array.from({ length: numSteps + 1 }, (_, node) => (node < acceptLen ? node : -1));
+      events.push({
+        index: events.length,
+        phase: "verify",
+        model: "target",
+        rows: [round.root, ...drafts].map((token, depth) => ({
+          request: run.request.id,
+          token,
+          position: round.rootPosition + depth,
+        })),
+        verify: [
+          {
+            request: run.request.id,
+            acceptIndex,
+            acceptLen,
+            acceptTokens: produced,
+            bonus: produced[produced.length - 1] ?? round.root,
+            emitted: produced,
+            finished,
+          },
+        ],
+      });
+    }
+  }
+  return {
+    formatVersion: 1,
+    engine: {
+      name: "llama-server",
+      version: identity.engineVersion,
+      dtype: "float32",
+      threads: 1,
+      batchGrouping: "unobserved",
+    },
+    models: {
+      target: identity.targetDigest,
+      ...(identity.draftDigest && testCase.engine.mode === "speculative" ? { draft: [identity.draftDigest] } : {}),
+    },
+    config: { ...testCase.engine, draft: testCase.draft },
+    requests: runs.map((run) => ({
+      id: run.request.id,
+      prompt: [...run.request.prompt],
+      output: run.output.tokens,
+      finishReason: run.output.finishReason ?? "unfinished",
+    })),
+    events,
+  };
+}
