@@ -16,19 +16,30 @@ export const MAX_GRAMMAR_TRANSITIONS = 4096;
 
 export const GrammarSchema = Type.Object(
   {
-    /** States 0..states-1; 0 is the start. */
-    states: Type.Integer({ minimum: 1, maximum: MAX_GRAMMAR_STATES }),
-    /** [from, token, to]: in state `from`, `token` is allowed and leads to `to` (at most one per from and token). */
+    states: Type.Integer({
+      minimum: 1,
+      maximum: MAX_GRAMMAR_STATES,
+      description: "States 0..states-1; 0 is the start.",
+    }),
     transitions: Type.Array(
-      Type.Tuple([
-        Type.Integer({ minimum: 0, maximum: INT32_MAX }),
-        Type.Integer({ minimum: 0, maximum: INT32_MAX }),
-        Type.Integer({ minimum: 0, maximum: INT32_MAX }),
-      ]),
-      { maxItems: MAX_GRAMMAR_TRANSITIONS },
+      Type.Tuple(
+        [
+          Type.Integer({ minimum: 0, maximum: INT32_MAX, description: "The state it leaves (from)." }),
+          Type.Integer({ minimum: 0, maximum: INT32_MAX, description: "The token allowed there." }),
+          Type.Integer({ minimum: 0, maximum: INT32_MAX, description: "The state it leads to (to)." }),
+        ],
+        { description: "One transition [from, token, to]." },
+      ),
+      {
+        maxItems: MAX_GRAMMAR_TRANSITIONS,
+        description:
+          "[from, token, to]: in state `from`, `token` is allowed and leads to `to` (at most one per from and token).",
+      },
     ),
-    /** Accepting states: EOS is allowed there; one without transitions ends the request when reached. */
-    accepting: Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), { maxItems: MAX_GRAMMAR_STATES }),
+    accepting: Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), {
+      maxItems: MAX_GRAMMAR_STATES,
+      description: "Accepting states: EOS is allowed there; one without transitions ends the request when reached.",
+    }),
   },
   { additionalProperties: false },
 );
