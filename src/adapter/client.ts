@@ -11,7 +11,7 @@ import { validateAgainst } from "../schema/validator.ts";
 import { displayPath } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
-import type { RequestOutput } from "../validate/outputs-schema.ts";
+import type { ReportedOutput } from "../trace/outputs-line.ts";
 import {
   HelloResponseSchema,
   type HelloResponse,
@@ -39,7 +39,7 @@ export class ExternalEngineError extends BadInputError {
 }
 
 export interface EngineResult {
-  outputs: RequestOutput[];
+  outputs: ReportedOutput[];
   trace?: Trace;
 }
 

@@ -10,7 +10,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { CaseSchema } from "../case/case.ts";
 import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { TraceSchema } from "../trace/schema.ts";
-import { RequestOutputSchema } from "../validate/outputs-schema.ts";
+import { ReportedOutputSchema } from "../trace/outputs-line.ts";
 
 export const PROTOCOL = "specconf-engine";
 export const PROTOCOL_VERSION = 2;
@@ -158,7 +158,7 @@ export const AdapterResponseSchema = Type.Union([
     {
       requestId: Type.Integer({ minimum: 0 }),
       /** One entry per workload request. */
-      outputs: Type.Array(RequestOutputSchema),
+      outputs: Type.Array(ReportedOutputSchema),
       trace: Type.Optional(TraceSchema),
     },
     { additionalProperties: false },

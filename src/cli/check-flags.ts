@@ -1,7 +1,7 @@
 // `specconf check`'s flags, the combinations it refuses (a flag the chosen mode would silently ignore), the
 // seed (--seed, else SPECCONF_SEED, else a fresh one: always printed) and the laws --law names.
 import { randomInt } from "node:crypto";
-import { FAULT_NAMES } from "../engine/faults.ts";
+import { FAULT_NAMES } from "../case/faults.ts";
 import { EXECUTION_PROVIDERS } from "../runtime/ort.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { profileNames } from "../profiles/profiles.ts";

@@ -2,7 +2,7 @@
 // checked by every selected law), with progress, then reports through the report module (src/report/:
 // a table per law, coverage labels, and for each failure the shrunk case written under .specconf/failures
 // with its one-line replay command; --json, --junit). The verdict's policy is src/report/check-summary.ts.
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { runCommandBody } from "../errors/exit.ts";
 import { DEFAULT_RUNTIME, type ExecutionProvider } from "../runtime/ort.ts";
 import { buildTarget } from "../model/build.ts";

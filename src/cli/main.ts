@@ -86,7 +86,7 @@ export const COMMANDS: Record<string, Command> = {
     summary:
       "serve a real third-party engine over the external-engine protocol (llama-cpp: llama.cpp on GGUF exports, CPU)",
     run: lazy(
-      () => import("./engine.ts"),
+      () => import("./engine-llama-cpp.ts"),
       (module) => module.engineCommand,
     ),
   },

@@ -8,14 +8,16 @@ import {
   type SamplingParams,
 } from "../sampling/params.ts";
 import { streamSeed, UniformStream } from "../sampling/uniform-stream.ts";
-import type { Faults } from "./faults.ts";
+import type { FinishReason } from "../trace/outputs-line.ts";
+import type { Faults } from "../case/faults.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import { Penalizer } from "./penalizer.ts";
 import type { RowSampler } from "./row-sampler.ts";
 import type { TopK } from "./topk.ts";
 
 export type RequestStatus = "waiting" | "prefilling" | "decoding" | "finished";
-export type FinishReason = "length" | "eos" | "stop" | "abort";
+/** A request that ended (trace/outputs-line.ts): any finish reason but "unfinished". */
+type EndReason = Exclude<FinishReason, "unfinished">;
 
 /** A round's inputs resolved at launch from the future ring, with the placeholders they replaced. */
 export interface LaunchInputs {
@@ -41,7 +43,7 @@ export class Request {
   readonly arrivalStep: number;
   readonly sampling: SamplingParams;
   status: RequestStatus = "waiting";
-  finishReason: FinishReason | undefined;
+  finishReason: EndReason | undefined;
   /** The stop id that ended the request (finish reason "stop"). */
   stopTokenId: number | undefined;
   /** One entry per output token when the request asks for logprobs. */
@@ -236,7 +238,7 @@ export class Request {
     return { emitted, finished: this.status === "finished" };
   }
 
-  finish(reason: FinishReason): void {
+  finish(reason: EndReason): void {
     this.status = "finished";
     this.finishReason = reason;
     this.draftRoot = undefined;

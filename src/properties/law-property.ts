@@ -5,7 +5,7 @@
 // trace written under .specconf/failures with a one-line replay command.
 import fc from "fast-check";
 import type { Case } from "../case/case.ts";
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { getPreset } from "../model/presets.ts";
 import type { ExecutionProvider } from "../runtime/ort.ts";
 import { checkLaws, failures, RUNS_TO_COMPLETION, type CaseCheck } from "../check/runner.ts";

@@ -4,7 +4,7 @@
 // `specconf check` renders it; `specconf check --engine` runs the same suite through the engine.
 import type fc from "fast-check";
 import type { Case } from "../case/case.ts";
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { CoverageCounter } from "../check/coverage.ts";
 import type { ExecutionProvider } from "../runtime/ort.ts";
 import type { RunSource } from "../check/source.ts";

@@ -4,6 +4,7 @@
 // law says "not checkable" for what is absent. Changes stay additive within one formatVersion.
 import { Type, type Static } from "@sinclair/typebox";
 import { LogprobEntrySchema } from "../sampling/params.ts";
+import { FinishReasonSchema } from "./outputs-line.ts";
 
 export const TRACE_FORMAT_VERSION = 1;
 
@@ -241,13 +242,7 @@ export const TraceRequestSchema = Type.Object(
     id: Type.Integer({ minimum: 0 }),
     prompt: Type.Array(Type.Integer({ minimum: 0 })),
     output: Type.Array(Type.Integer({ minimum: 0 })),
-    finishReason: Type.Union([
-      Type.Literal("length"),
-      Type.Literal("eos"),
-      Type.Literal("stop"),
-      Type.Literal("abort"),
-      Type.Literal("unfinished"),
-    ]),
+    finishReason: FinishReasonSchema,
     /** The stop id that ended the request (finish reason "stop"). */
     stopTokenId: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Output tokens when the request finished (SGLang's finished_len): the output must be exactly this long. */

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adapterCommand } from "../../src/cli/adapter.ts";
-import { engineCommand } from "../../src/cli/engine.ts";
+import { engineCommand } from "../../src/cli/engine-llama-cpp.ts";
 import { checkCommand } from "../../src/cli/check.ts";
 import { exportCommand } from "../../src/cli/export.ts";
 import { goldenCommand } from "../../src/cli/golden.ts";

@@ -1,6 +1,6 @@
 // Engine configs: S, K (N follows), chunk size, page size, token budget. Ranges come from the space.
 import fc from "fast-check";
-import { defaultEngineConfig, type EngineConfig } from "../../engine/config.ts";
+import { defaultEngineConfig, type EngineConfig } from "../../case/engine-config.ts";
 import type { CaseSpace } from "./space.ts";
 
 /** A budget no prompt of the space reaches: prefill is limited by the chunk size alone. */

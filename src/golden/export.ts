@@ -6,11 +6,11 @@
 // memory first; files are then written atomically.
 import { join } from "node:path";
 import { loadModels } from "../case/models.ts";
-import type { Golden } from "../golden/schema.ts";
+import type { Golden } from "./schema.ts";
 import { writeFilesAtomic } from "../schema/atomic-write.ts";
-import { ggufFiles } from "./gguf.ts";
-import { eagle3Checkpoint, EAGLE3_ARCHITECTURE } from "./eagle3-hf.ts";
-import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "./hf.ts";
+import { ggufFiles } from "../export/gguf.ts";
+import { eagle3Checkpoint, EAGLE3_ARCHITECTURE } from "../export/eagle3-hf.ts";
+import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "../export/hf.ts";
 import { defaultDraftSpec, modelFamilyOutside } from "../model/spec.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 

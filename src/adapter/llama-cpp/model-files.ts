@@ -4,7 +4,7 @@
 // the GGUF exporter. writeCaseGguf is that writer, shared with the tests.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { AdapterRequest } from "../../adapter/protocol.ts";
+import type { AdapterRequest } from "../protocol.ts";
 import type { Case } from "../../case/case.ts";
 import { loadModels } from "../../case/models.ts";
 import { ggufFiles } from "../../export/gguf.ts";

@@ -4,30 +4,11 @@
 // them on the engine itself).
 import type { Case } from "../case/case.ts";
 import { loadModels } from "../case/models.ts";
-import type { RunResult } from "../trace/run-result.ts";
+import { runFromTrace, type RunResult } from "../trace/run-result.ts";
 import type { GoldenCase } from "../golden/schema.ts";
 import { ReferenceOracle } from "../reference/oracle.ts";
 import type { Trace } from "../trace/schema.ts";
 import { Unavailable, type RunSource } from "../check/source.ts";
-
-/** A RunResult made of what a trace holds: outputs from its requests and verify events, no engine internals. */
-export function runFromTrace(trace: Trace): RunResult {
-  const acceptLens = new Map<number, number[]>();
-  for (const event of trace.events)
-    for (const result of event.verify ?? [])
-      acceptLens.set(result.request, [...(acceptLens.get(result.request) ?? []), result.acceptLen]);
-  const outputs = (trace.requests ?? []).map((request) => ({
-    id: request.id,
-    tokens: request.output,
-    finishReason: request.finishReason,
-    ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
-    ...(request.finishedLength !== undefined ? { finishedLength: request.finishedLength } : {}),
-    ...(request.logprobs ? { logprobs: request.logprobs } : {}),
-    acceptLens: acceptLens.get(request.id) ?? [],
-    cutRounds: 0,
-  }));
-  return { outputs, trace };
-}
 
 /** The golden tokens as a target-only run: lossless compares with them, reference decode checks them too. */
 export function goldenBaseline(goldenCase: GoldenCase): RunResult {

@@ -48,7 +48,7 @@ async function engine(argv: string[]): Promise<number> {
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (values["write-missing"] && !values.models) throw new UsageError("--write-missing needs --models DIR", "--models");
   // Imported here: node-llama-cpp takes seconds to load, and no other command needs it.
-  const { serveLlama } = await import("../engines/llama-cpp/server.ts");
+  const { serveLlama } = await import("../adapter/llama-cpp/server.ts");
   await serveLlama(process.stdin, process.stdout, {
     modelsDir: values.models,
     writeMissing: values["write-missing"],

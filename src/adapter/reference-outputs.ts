@@ -2,20 +2,19 @@
 // outputs lines (JSON Lines objects) and the trace. `golden verify` and the fault tests use it; so does
 // `specconf golden dump`, which writes them to files (a worked example of the formats).
 import type { Case } from "../case/case.ts";
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { runCase } from "../engine/run-case.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import { readRounds } from "../laws/rounds.ts";
 import type { Trace } from "../trace/schema.ts";
-import { OUTPUTS_FORMAT_VERSION, type OutputLine, type RequestOutput } from "../validate/outputs-schema.ts";
-import type { GoldenCase } from "./schema.ts";
+import { OUTPUTS_FORMAT_VERSION, type OutputLine, type ReportedOutput } from "../trace/outputs-line.ts";
 
 /** The per-request outputs of a run, as the outputs format and the adapter protocol carry them. */
-export function requestOutputsOf(result: RunResult, chain: boolean): RequestOutput[] {
+export function requestOutputsOf(result: RunResult, chain: boolean): ReportedOutput[] {
   const rounds = readRounds(result.trace);
   return result.outputs.map((output) => {
     const first = rounds.find((round) => round.request === output.id);
-    const entry: RequestOutput = { id: output.id, tokens: output.tokens, finishReason: output.finishReason };
+    const entry: ReportedOutput = { id: output.id, tokens: output.tokens, finishReason: output.finishReason };
     if (output.stopTokenId !== undefined) entry.stopTokenId = output.stopTokenId;
     if (output.finishedLength !== undefined) entry.finishedLength = output.finishedLength;
     if (output.logprobs) entry.logprobs = output.logprobs;
@@ -25,7 +24,7 @@ export function requestOutputsOf(result: RunResult, chain: boolean): RequestOutp
   });
 }
 
-export function outputLinesOf(caseName: string, outputs: readonly RequestOutput[]): OutputLine[] {
+export function outputLinesOf(caseName: string, outputs: readonly ReportedOutput[]): OutputLine[] {
   return outputs.map((output) => ({ formatVersion: OUTPUTS_FORMAT_VERSION, case: caseName, ...output }));
 }
 
@@ -33,8 +32,9 @@ export function caseWithFaults(testCase: Case, faults: readonly FaultName[]): Ca
   return { ...testCase, engine: { ...testCase.engine, faults: [...faults] } };
 }
 
+/** A golden case (golden/schema.ts) as far as running it goes: its name and its case. */
 export async function runGoldenCase(
-  goldenCase: GoldenCase,
+  goldenCase: { readonly name: string; readonly case: Case },
   faults: readonly FaultName[] = [],
 ): Promise<{ lines: OutputLine[]; trace: Trace; result: RunResult }> {
   const testCase = caseWithFaults(goldenCase.case, faults);

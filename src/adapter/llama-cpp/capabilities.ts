@@ -10,7 +10,7 @@
 // - observes: acceptLens and the first round's drafts (outputs), and a trace holding one verify event per
 //   speculative round (root and drafts with positions, accept length, produced tokens): see round-recorder.ts.
 import type { Case } from "../../case/case.ts";
-import type { Capabilities } from "../../adapter/protocol.ts";
+import type { Capabilities } from "../protocol.ts";
 import type { DraftKind } from "../../model/spec.ts";
 import { resolveModelSpec } from "../../case/models.ts";
 import { GGUF_DRAFT_KINDS } from "../../export/gguf.ts";

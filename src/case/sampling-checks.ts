@@ -1,8 +1,8 @@
 // What the schema cannot check about a request's sampling options: token ids inside the model's
 // vocabulary, min new tokens within max new tokens, a logprobs count the vocabulary can serve.
 // ConfigError with the JSON path, as for the rest of a case.
-import type { CaseRequest } from "../case/case.ts";
-import { ConfigError } from "../engine/config.ts";
+import type { CaseRequest } from "./case.ts";
+import { ConfigError } from "./engine-config.ts";
 import type { ModelSpec } from "../model/spec.ts";
 
 export function checkSampling(request: CaseRequest, path: string, spec: ModelSpec): void {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { validateCase } from "../../src/case/load.ts";
-import { ConfigError } from "../../src/engine/config.ts";
+import { ConfigError } from "../../src/case/engine-config.ts";
 import { checkCaseConsistency } from "../../src/case/consistency.ts";
 import { resolveModelSpec } from "../../src/case/models.ts";
 import { defaultCase } from "../../src/case/default-case.ts";

@@ -2,13 +2,13 @@
 // trace go through the same validation another engine's would (so validate is exercised on every
 // verify), and the stored margins are recomputed: a margin that moved by epsilon or more could turn a
 // tie into a failure (or back), so it is reported as drift.
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { requestSampling } from "../sampling/params.ts";
 import { PROFILES } from "../profiles/profiles.ts";
-import { goldenOracle } from "../sources/recorded.ts";
-import { Validation, type ValidationReport } from "../validate/validate.ts";
-import { runGoldenCase } from "./run-reference.ts";
-import type { Golden } from "./schema.ts";
+import { goldenOracle } from "./recorded.ts";
+import { Validation, type ValidationReport } from "./validate.ts";
+import { runGoldenCase } from "../adapter/reference-outputs.ts";
+import type { Golden } from "../golden/schema.ts";
 
 export interface MarginDrift {
   case: string;

@@ -4,10 +4,10 @@
 // processed, so a request that finished there runs this step as a zombie (its results discarded, then it is
 // freed), and an abort or retract discards the results in flight.
 import type { ModelSpec } from "../model/spec.ts";
-import { pagesNeeded } from "./admission.ts";
-import type { EngineConfig } from "./config.ts";
+import { pagesNeeded } from "../case/admission.ts";
+import type { EngineConfig } from "../case/engine-config.ts";
 import { EngineContext, type Drafter, type EngineSessions } from "./context.ts";
-import { Faults } from "./faults.ts";
+import { Faults } from "../case/faults.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import { placeholderOf } from "./future-ring.ts";
 import { KvPool, KvPoolExhaustedError } from "./kv-pool.ts";

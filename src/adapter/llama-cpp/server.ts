@@ -12,7 +12,7 @@ import {
   type AdapterRequest,
   type AdapterResponse,
   type HelloResponse,
-} from "../../adapter/protocol.ts";
+} from "../protocol.ts";
 import { validateAgainst } from "../../schema/validator.ts";
 import { CAPABILITIES, ENGINE_NAME, unsupportedReason } from "./capabilities.ts";
 import { modelPaths, type ModelDirOptions } from "./model-files.ts";

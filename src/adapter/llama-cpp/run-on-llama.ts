@@ -16,14 +16,14 @@ import {
 } from "node-llama-cpp";
 import type { Case, CaseRequest } from "../../case/case.ts";
 import { resolveModelSpec } from "../../case/models.ts";
-import type { RequestOutput } from "../../validate/outputs-schema.ts";
+import type { ReportedOutput } from "../../trace/outputs-line.ts";
 import type { ModelPaths } from "./model-files.ts";
 import { RecordingPredictor, RoundTracker, type Round } from "./round-recorder.ts";
 import type { LlamaRuntime } from "./runtime.ts";
 
 export interface RequestRun {
   request: CaseRequest;
-  output: RequestOutput;
+  output: ReportedOutput;
   /** Speculative rounds in order (empty in target-only mode). */
   rounds: Round[];
 }
@@ -79,7 +79,7 @@ async function runRequest(
   const tracker = predictor && new RoundTracker(sequence, predictor, request.prompt.length, nextRoundIndex);
   const tokens: number[] = [];
   const seen = [...request.prompt];
-  let finishReason: RequestOutput["finishReason"] = "unfinished";
+  let finishReason: ReportedOutput["finishReason"] = "unfinished";
   try {
     for await (const yielded of sequence.evaluate(asTokens(request.prompt), { temperature: 0, yieldEogToken: true })) {
       const token = Number(yielded);
@@ -96,7 +96,7 @@ async function runRequest(
     sequence.dispose();
   }
   const rounds = tracker?.rounds ?? [];
-  const output: RequestOutput = { id: request.id, tokens, finishReason };
+  const output: ReportedOutput = { id: request.id, tokens, finishReason };
   if (speculative) {
     // The first decode holds the prompt and the first drafts: the first round emits the first output token.
     output.roundsIncludeFirstToken = true;

@@ -7,7 +7,7 @@ import {
   RecordingPredictor,
   RoundAttributionError,
   RoundTracker,
-} from "../../../src/engines/llama-cpp/round-recorder.ts";
+} from "../../../src/adapter/llama-cpp/round-recorder.ts";
 
 class ScriptedPredictor extends TokenPredictor {
   constructor(private readonly script: number[][]) {

@@ -1,25 +1,29 @@
 // The outputs format another engine produces for `specconf validate`: JSON Lines, one request per line.
-// Only case, id and tokens are required; every other field adds a check when present.
+// Only case, id and tokens are required; every other field adds a check when present. What an engine
+// reports per request (ReportedOutput) is also the adapter protocol's output object, and the finish
+// reasons are the one list every format and run result uses.
 import { Type, type Static } from "@sinclair/typebox";
 import { LogprobEntrySchema } from "../sampling/params.ts";
 
 export const OUTPUTS_FORMAT_VERSION = 1;
 
+/** Why a request ended: every trace, outputs line, protocol response and run result names it this way. */
+export const FinishReasonSchema = Type.Union([
+  Type.Literal("length"),
+  Type.Literal("eos"),
+  Type.Literal("stop"),
+  Type.Literal("abort"),
+  Type.Literal("unfinished"),
+]);
+export type FinishReason = Static<typeof FinishReasonSchema>;
+
 /** One request's results, as an engine reports them (also the adapter protocol's output object). */
-export const RequestOutputFields = {
+export const ReportedOutputFields = {
   /** The request id of the case's workload. */
   id: Type.Integer({ minimum: 0 }),
   /** Generated tokens (greedy), without the prompt, cut at the first EOS or stop id (kept) or max new tokens. */
   tokens: Type.Array(Type.Integer({ minimum: 0 })),
-  finishReason: Type.Optional(
-    Type.Union([
-      Type.Literal("length"),
-      Type.Literal("eos"),
-      Type.Literal("stop"),
-      Type.Literal("abort"),
-      Type.Literal("unfinished"),
-    ]),
-  ),
+  finishReason: Type.Optional(FinishReasonSchema),
   /** The stop id (one of the request's sampling.stopTokenIds) that ended it: finish reason "stop". */
   stopTokenId: Type.Optional(Type.Integer({ minimum: 0 })),
   /** Output tokens when the request finished (SGLang's finished_len): the output must hold exactly these. */
@@ -42,17 +46,17 @@ export const RequestOutputFields = {
   firstRoundDrafts: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
 };
 
-export const RequestOutputSchema = Type.Object(RequestOutputFields, { additionalProperties: false });
+export const ReportedOutputSchema = Type.Object(ReportedOutputFields, { additionalProperties: false });
 
 export const OutputLineSchema = Type.Object(
   {
     formatVersion: Type.Literal(OUTPUTS_FORMAT_VERSION),
     /** The golden case this request belongs to (its name in the golden file). */
     case: Type.String({ minLength: 1 }),
-    ...RequestOutputFields,
+    ...ReportedOutputFields,
   },
   { additionalProperties: false, description: "one line of an outputs .jsonl file" },
 );
 
-export type RequestOutput = Static<typeof RequestOutputSchema>;
+export type ReportedOutput = Static<typeof ReportedOutputSchema>;
 export type OutputLine = Static<typeof OutputLineSchema>;

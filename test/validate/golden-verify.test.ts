@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadGoldenFile } from "../../src/golden/load.ts";
 import { GOLDEN_SUITES } from "../../src/golden/suites.ts";
-import { verifyGolden } from "../../src/golden/verify.ts";
+import { verifyGolden } from "../../src/validate/golden-verify.ts";
 import { goldenText } from "../../src/golden/format.ts";
 
 const DIR = "golden";

@@ -4,7 +4,7 @@
 // admitted; else it waits (first come, first served). Pages only the prefix cache holds count as free: the
 // cache evicts them when an allocation needs them. A pool of one request's reservation (minimumPoolSlots)
 // therefore never runs out: requests wait for room and the cache evicts under pressure.
-import type { EngineConfig } from "./config.ts";
+import type { EngineConfig } from "./engine-config.ts";
 
 export interface AdmissionDemand {
   prompt: readonly number[];
