@@ -68,6 +68,14 @@ export const EngineConfigSchema = Type.Object(
 
 export type EngineConfig = Static<typeof EngineConfigSchema>;
 
+/**
+ * The most draft tokens a verify tree holds (root included) with topk children per node over numSteps draft
+ * steps, as SGLang sizes it: 1 + topk + (numSteps - 1) * topk^2. The one home of the formula.
+ */
+export function maxTreeTokens(numSteps: number, topk: number): number {
+  return 1 + topk + (numSteps - 1) * topk * topk;
+}
+
 export function defaultEngineConfig(overrides: Partial<EngineConfig> = {}): EngineConfig {
   const numSteps = overrides.numSteps ?? 3;
   const topk = overrides.topk ?? 1;
@@ -75,7 +83,7 @@ export function defaultEngineConfig(overrides: Partial<EngineConfig> = {}): Engi
     mode: "speculative",
     numSteps,
     topk,
-    numDraftTokens: topk === 1 ? numSteps + 1 : Math.min(numSteps + 1, 1 + topk + (numSteps - 1) * topk * topk),
+    numDraftTokens: topk === 1 ? numSteps + 1 : Math.min(numSteps + 1, maxTreeTokens(numSteps, topk)),
     chunkSize: null,
     pageSize: 1,
     tokenBudget: 256,
@@ -108,7 +116,7 @@ export function validateEngineConfig(config: EngineConfig): void {
     );
   }
   if (topk > 1) {
-    const max = 1 + topk + (numSteps - 1) * topk * topk;
+    const max = maxTreeTokens(numSteps, topk);
     if (numDraftTokens < 2 || numDraftTokens > max) {
       throw new ConfigError(
         "/engine/numDraftTokens",

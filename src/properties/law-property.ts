@@ -98,7 +98,7 @@ export interface PropertyRun {
   error?: string;
 }
 
-export interface RunOptions {
+export interface PropertyRunOptions {
   numRuns: number;
   seed: number;
   faults?: readonly FaultName[];
@@ -168,7 +168,7 @@ export function failedLaws(
   );
 }
 
-export async function runLawProperty(property: LawProperty, options: RunOptions): Promise<PropertyRun> {
+export async function runLawProperty(property: LawProperty, options: PropertyRunOptions): Promise<PropertyRun> {
   const start = performance.now();
   const stats = new Map<string, LawStats>();
   const coverage = new CoverageCounter();
