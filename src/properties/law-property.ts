@@ -108,6 +108,12 @@ export interface PropertyRunOptions {
   laws?: ReadonlySet<string>;
   /** Replay one counterexample: fast-check's path (with the seed it came from). */
   path?: string;
+  /**
+   * Start at this generated run of the seed's sequence (fast-check's path, shrinking as usual): runs
+   * [startRun, startRun + numRuns) of the same sequence one fc.check from 0 would draw, so a property's runs
+   * split into chunks (check --workers) draw, fail and shrink exactly as one run does. Default 0.
+   */
+  startRun?: number;
   /** Stop shrinking after this many seconds (the best counterexample so far is kept). Default 60. */
   shrinkSeconds?: number;
   /** Where failures are written (default .specconf/failures); false: not written. */
@@ -220,7 +226,11 @@ export async function runLawProperty(property: LawProperty, options: PropertyRun
     {
       seed: options.seed,
       numRuns: options.numRuns,
-      ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}),
+      ...(options.path !== undefined
+        ? { path: options.path, endOnFailure: true }
+        : options.startRun
+          ? { path: String(options.startRun) }
+          : {}),
     },
   );
   const result: PropertyRun = {
@@ -259,30 +269,42 @@ export async function runLawProperty(property: LawProperty, options: PropertyRun
     shrinkSeconds: (performance.now() - shrinkStart) / 1000,
     fastCheck: `{ seed: ${details.seed}, path: ${JSON.stringify(path)}, endOnFailure: true }`,
   };
-  if (options.failureDir !== false) {
-    const replays = await writeLawFailures(
-      {
-        property: property.law,
-        seed: details.seed,
-        shrunkPath: path,
-        firstPath: options.path ?? String(runs - 1),
-        shrunk: check,
-        first: firstFailure.check,
-        checked: options.laws,
-        pinned: options.pinned,
-        twins: options.twins,
-        engine: options.engine,
-        referenceTraceOf: options.engine ? referenceTraceOf : undefined,
-      },
-      options.failureDir ?? DEFAULT_FAILURE_DIR,
-    );
-    failure.replays = replays;
-    const own = replays.get(failure.laws[0]) ?? replays.values().next().value;
-    failure.file = own?.file;
-    failure.replay = own?.replay;
-  }
   result.failure = failure;
+  if (options.failureDir !== false) await writePropertyFailure(property, result, options);
   return result;
+}
+
+/**
+ * The failure records of a failed property run, one per failing law (src/failures/law-failures.ts), and
+ * their replay commands on the run's failure. Separate from running: check --workers writes only the
+ * failure that decides a property, once the earlier runs are known to pass.
+ */
+export async function writePropertyFailure(
+  property: LawProperty,
+  run: PropertyRun,
+  options: PropertyRunOptions,
+): Promise<void> {
+  const failure = run.failure!;
+  const replays = await writeLawFailures(
+    {
+      property: property.law,
+      seed: failure.seed,
+      shrunkPath: failure.path,
+      firstPath: options.path ?? String((options.startRun ?? 0) + run.runs - 1),
+      shrunk: failure.check,
+      first: failure.firstCheck,
+      checked: options.laws,
+      pinned: options.pinned,
+      twins: options.twins,
+      engine: options.engine,
+      referenceTraceOf: options.engine ? referenceTraceOf : undefined,
+    },
+    options.failureDir || DEFAULT_FAILURE_DIR,
+  );
+  failure.replays = replays;
+  const own = replays.get(failure.laws[0]) ?? replays.values().next().value;
+  failure.file = own?.file;
+  failure.replay = own?.replay;
 }
 
 /** The reference engine's trace of a case an external engine failed on (none where it cannot run it). */
