@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chunkRecord, countedChunks, relaxationsOf, suiteFromChunks, type ChunkRecord } from "./chunks.ts";
-import { writePropertyFailure, type LawProperty } from "./law-property.ts";
+import { describeFailure, writePropertyFailure, type LawProperty } from "./law-property.ts";
 import { propertyFor } from "./law-properties.ts";
 import { emptySuiteResult, type SuiteOptions, type SuiteResult } from "./suite.ts";
 import type { ParentMessage, SuiteJob, SuiteTask, TaskResult, WorkerMessage } from "./suite-job.ts";
@@ -68,6 +68,23 @@ export async function runSuiteOnWorkers(
   /** Per property, the first chunk (by start) that failed: later chunks are not started. */
   const failedAt = new Map<string, number>();
   const pending = [...tasks];
+  // A property's failure is printed as soon as it is final: its first failed chunk, every earlier one passed.
+  const announced = new Set<string>();
+  const announce = (law: string) => {
+    const start = failedAt.get(law);
+    if (start === undefined || announced.has(law)) return;
+    const chunks = tasks.filter((task) => task.law === law && task.start <= start);
+    if (!chunks.every((task) => results.has(task.id))) return;
+    const decisive = results.get(chunks.find((task) => task.start === start)!.id)!;
+    if (
+      chunks.some(
+        (task) => task.start < start && (results.get(task.id)!.run.failure || results.get(task.id)!.run.error),
+      )
+    )
+      return;
+    announced.add(law);
+    if (decisive.run.failure) options.log?.(describeFailure(decisive.run));
+  };
   const children: ChildProcess[] = [];
   await new Promise<void>((resolve, reject) => {
     let running = 0;
@@ -101,6 +118,7 @@ export async function runSuiteOnWorkers(
           results.set(task.id, message.result);
           if (message.result.run.failure || message.result.run.error)
             failedAt.set(task.law, Math.min(failedAt.get(task.law) ?? Infinity, task.start));
+          announce(task.law);
           next(child);
         }
       });
@@ -136,7 +154,6 @@ export async function runSuiteOnWorkers(
   const counted = countedChunks(order, records);
   const suite = suiteFromChunks(order, counted);
   suite.notExercised.push(...result.notExercised);
-  for (const chunk of counted) if (chunk.failure) options.log?.(chunk.failure.messages[0]?.[1] ?? "");
   options.views?.log.absorb(relaxationsOf(counted));
   return { suite, chunks: counted };
 }
