@@ -45,8 +45,9 @@ export function chunkRecord(
     ...(run.error ? { error: run.error } : {}),
   };
   if (run.failure) {
+    // Its text counts the property's runs from the first, as one sequential run's would.
     const failed = emptySuiteResult();
-    absorbRun(failed, run, {});
+    absorbRun(failed, { ...run, runs: start + run.runs }, {});
     record.failure = {
       messages: [...failed.messages],
       violations: [...failed.violations],

@@ -83,7 +83,7 @@ export async function runSuiteOnWorkers(
     )
       return;
     announced.add(law);
-    if (decisive.run.failure) options.log?.(describeFailure(decisive.run));
+    if (decisive.run.failure) options.log?.(describeFailure({ ...decisive.run, runs: start + decisive.run.runs }));
   };
   const children: ChildProcess[] = [];
   await new Promise<void>((resolve, reject) => {
