@@ -9,6 +9,7 @@ import os from "node:os";
 import { parseArgs } from "node:util";
 import type { Case } from "../src/case/case.ts";
 import { defaultCase } from "../src/case/default-case.ts";
+import { maxTreeTokens } from "../src/case/engine-config.ts";
 import { runCase } from "../src/engine/run-case.ts";
 import { checkLaws } from "../src/check/runner.ts";
 import { referenceSource } from "../src/sources/reference.ts";
@@ -51,8 +52,7 @@ function runtimeFor(ep: ExecutionProvider) {
 function lawCase(index: number, ep: ExecutionProvider): Case {
   const numSteps = 1 + (index % 4);
   const topk = [1, 1, 2, 4][index % 4];
-  const numDraftTokens =
-    topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), 1 + topk + (numSteps - 1) * topk * topk);
+  const numDraftTokens = topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), maxTreeTokens(numSteps, topk));
   const draft = (["mirror", "tapped-mirror", "eagle", "noisy-mirror"] as const)[index % 4];
   return defaultCase({
     preset: "tiny",

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { ExternalEngine } from "../src/adapter/client.ts";
 import type { Case } from "../src/case/case.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
-import { defaultEngineConfig } from "../src/engine/config.ts";
+import { defaultEngineConfig } from "../src/case/engine-config.ts";
 import { runCase } from "../src/engine/run-case.ts";
-import { writeCaseGguf } from "../src/engines/llama-cpp/model-files.ts";
+import { writeCaseGguf } from "../src/adapter/llama-cpp/model-files.ts";
 import { getPreset } from "../src/model/presets.ts";
 import { defaultDraftSpec, type DraftKind } from "../src/model/spec.ts";
 

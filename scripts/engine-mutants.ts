@@ -12,7 +12,7 @@ import { narrowSpace } from "../src/properties/arbitraries/capabilities.ts";
 import { LAW_PROPERTIES } from "../src/properties/law-properties.ts";
 import { runSuite } from "../src/properties/suite.ts";
 import { defineFlags, parseFlags } from "../src/cli/args.ts";
-import { FAULT_NAMES } from "../src/engine/faults.ts";
+import { FAULT_NAMES } from "../src/case/faults.ts";
 import { ExternalSource } from "../src/sources/external.ts";
 
 const FLAGS = defineFlags({

@@ -1,8 +1,8 @@
-import { defaultEngineConfig } from "../src/engine/config.ts";
+import { defaultEngineConfig } from "../src/case/engine-config.ts";
 import { defaultDraftSpec } from "../src/model/spec.ts";
 import { checkLaws } from "../src/check/runner.ts";
 import { referenceSource } from "../src/sources/reference.ts";
-import { FAULT_NAMES } from "../src/engine/faults.ts";
+import { FAULT_NAMES } from "../src/case/faults.ts";
 const prompts = [
   [1, 5, 9, 13, 17, 3, 4, 8],
   [1, 5, 9, 13, 17, 22, 7],

@@ -16,7 +16,7 @@ import fc from "fast-check";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import type { Case } from "../src/case/case.ts";
-import type { FaultName } from "../src/engine/faults.ts";
+import type { FaultName } from "../src/case/faults.ts";
 import { FRESH_SEEDS } from "../src/laws/fresh-seeds.ts";
 import { checkLaws } from "../src/check/runner.ts";
 import { LAWS } from "../src/laws/registry.ts";

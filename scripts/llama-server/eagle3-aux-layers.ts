@@ -7,7 +7,7 @@
 import { loadGoldenFile } from "../../src/golden/load.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import type { Case } from "../../src/case/case.ts";
-import type { FaultName } from "../../src/engine/faults.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 
 const golden = loadGoldenFile("golden/small-gqa-eagle3.json");
 const goldenCase = golden.cases.find((entry) => entry.name === "chunked")!.case;

@@ -13,7 +13,7 @@ import { defineFlags, parseFlags, UsageError } from "../../src/cli/args.ts";
 import { loadGoldenFile } from "../../src/golden/load.ts";
 import { ExternalSource } from "../../src/sources/external.ts";
 import { Unavailable } from "../../src/check/source.ts";
-import { RequestOutputFields } from "../../src/validate/outputs-schema.ts";
+import { ReportedOutputFields } from "../../src/trace/outputs-line.ts";
 
 const FLAGS = defineFlags({
   engine: { type: "string", default: "node bin/specconf.js engine llama-server", description: "the engine command" },
@@ -43,7 +43,7 @@ async function main(): Promise<number> {
           const run = await engine.run(unchunked);
           for (const output of run.outputs) {
             // The outputs line's fields only (the run source adds its own bookkeeping).
-            const fields = Object.fromEntries(Object.entries(output).filter(([key]) => key in RequestOutputFields));
+            const fields = Object.fromEntries(Object.entries(output).filter(([key]) => key in ReportedOutputFields));
             // The run source keeps no firstRoundDrafts: they are the engine trace's first verify rows after the root.
             const first = run.trace.events.find((event) =>
               event.verify?.some((result) => result.request === output.id),

@@ -11,7 +11,7 @@ import { validateAgainst } from "../schema/validator.ts";
 import { displayPath } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
-import type { RequestOutput } from "../validate/outputs-schema.ts";
+import type { ReportedOutput } from "../trace/outputs-line.ts";
 import {
   HelloResponseSchema,
   type HelloResponse,
@@ -39,7 +39,7 @@ export class ExternalEngineError extends BadInputError {
 }
 
 export interface EngineResult {
-  outputs: RequestOutput[];
+  outputs: ReportedOutput[];
   trace?: Trace;
 }
 
@@ -50,7 +50,7 @@ export interface StartOptions {
   maxLineBytes?: number;
 }
 
-export interface RunOptions {
+export interface ExternalRunOptions {
   /** Per-request timeout (default 60 s). */
   timeoutMs?: number;
   /** Ask for a trace (default true). */
@@ -312,7 +312,7 @@ export class ExternalEngine {
   }
 
   /** Runs one case. Rejects with ExternalEngineError; after a crash, timeout or protocol error the engine is gone. */
-  run(testCase: Case, options: RunOptions = {}): Promise<EngineResult> {
+  run(testCase: Case, options: ExternalRunOptions = {}): Promise<EngineResult> {
     const requestId = this.nextId++;
     const line = requestFor(testCase, requestId, options.wantTrace ?? true, options.files);
     return this.exchange(line, requestId, testCase, options.timeoutMs ?? 60_000) as Promise<EngineResult>;
@@ -361,7 +361,7 @@ export class ExternalEngine {
 export async function runExternal(
   command: string,
   testCase: Case,
-  options: RunOptions & StartOptions = {},
+  options: ExternalRunOptions & StartOptions = {},
 ): Promise<EngineResult> {
   const engine = ExternalEngine.start(command, options);
   try {

@@ -10,7 +10,7 @@ import { CloneType, Type, type Static } from "@sinclair/typebox";
 import { CaseSchema } from "../case/case.ts";
 import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { TraceSchema } from "../trace/schema.ts";
-import { RequestOutputSchema } from "../validate/outputs-schema.ts";
+import { ReportedOutputSchema } from "../trace/outputs-line.ts";
 
 export const PROTOCOL = "specconf-engine";
 export const PROTOCOL_VERSION = 2;
@@ -211,7 +211,7 @@ export const AdapterResponseSchema = Type.Union([
   Type.Object(
     {
       requestId: Type.Integer({ minimum: 0, description: "The request's requestId, echoed." }),
-      outputs: Type.Array(RequestOutputSchema, { description: "One entry per workload request." }),
+      outputs: Type.Array(ReportedOutputSchema, { description: "One entry per workload request." }),
       trace: Type.Optional(
         CloneType(TraceSchema, { description: "The run's trace (optional; schemas/trace.schema.json)." }),
       ),

@@ -4,10 +4,10 @@
 import type { Readable, Writable } from "node:stream";
 import { createInterface } from "node:readline";
 import { preflightCase } from "../case/preflight.ts";
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { runCase } from "../engine/run-case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
-import { requestOutputsOf } from "../golden/run-reference.ts";
+import { requestOutputsOf } from "./reference-outputs.ts";
 import { SAMPLING_OPTIONS } from "../sampling/params.ts";
 import { validateAgainst } from "../schema/validator.ts";
 import {

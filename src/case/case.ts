@@ -1,6 +1,6 @@
 // The case: the one input format shared by run, replay, golden suites and the external adapter.
 import { CloneType, Type, type Static } from "@sinclair/typebox";
-import { EngineConfigSchema } from "../engine/config.ts";
+import { EngineConfigSchema } from "./engine-config.ts";
 import { DRAFT_KINDS } from "../model/spec.ts";
 import { SamplingParamsSchema } from "../sampling/params.ts";
 

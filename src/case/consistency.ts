@@ -3,10 +3,10 @@
 // command runs it through preflight before building anything. (Split out of engine/run-case.ts, issue 24.)
 import type { Case } from "./case.ts";
 import { checkCaseBounds, checkPoolSize } from "./limits.ts";
-import { ConfigError, validateEngineConfig } from "../engine/config.ts";
+import { ConfigError, validateEngineConfig } from "./engine-config.ts";
 import { isEagle3, isHead, type ModelSpec } from "../model/spec.ts";
-import { checkSampling } from "../sampling/check.ts";
-import { checkDraftSchedule } from "../engine/draft-schedule.ts";
+import { checkSampling } from "./sampling-checks.ts";
+import { checkDraftSchedule } from "./draft-schedule.ts";
 
 /** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
 export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {

@@ -1,7 +1,7 @@
 // The built-in default case of `specconf run`: a preset model and a handful of seeded prompts.
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
-import { defaultEngineConfig, type EngineConfig } from "../engine/config.ts";
+import { defaultEngineConfig, type EngineConfig } from "./engine-config.ts";
 import { getPreset } from "../model/presets.ts";
 import { defaultDraftSpec, type DraftKind } from "../model/spec.ts";
 import { CASE_FORMAT_VERSION, type Case, type CaseRequest } from "./case.ts";

@@ -7,8 +7,8 @@
 //     tokens, model parameters, threads against the machine. README lists both.
 import { availableParallelism } from "node:os";
 import type { Case } from "./case.ts";
-import { pagesNeeded } from "../engine/admission.ts";
-import { ConfigError } from "../engine/config.ts";
+import { pagesNeeded } from "./admission.ts";
+import { ConfigError } from "./engine-config.ts";
 import { TOP_K } from "../model/graphs.ts";
 import { PRESETS, presetNames } from "../model/presets.ts";
 import { auxWidth } from "../model/eagle3-graphs.ts";
@@ -232,7 +232,7 @@ export function checkCaseBounds(testCase: Case, spec: ModelSpec): void {
 
 /**
  * The smallest pool a case runs to the end with: the largest one request's admission reservation
- * (engine/admission.ts). Admission makes later requests wait for room (and the prefix cache evict), so a pool
+ * (case/admission.ts). Admission makes later requests wait for room (and the prefix cache evict), so a pool
  * below requiredPoolSlots serializes requests but never runs out.
  */
 export function minimumPoolSlots(testCase: Case): number {

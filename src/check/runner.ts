@@ -4,7 +4,7 @@
 // engine), `run`, `replay`, `validate`, golden files, `mutants` and the benchmarks all go through here.
 // The runner reads law definitions only: it never tests which law it is running.
 import type { Case } from "../case/case.ts";
-import { ConfigError } from "../engine/config.ts";
+import { ConfigError } from "../case/engine-config.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import { RunFailure, Unavailable, type RunSource } from "./source.ts";
 import type { RelaxedViews } from "../profiles/relaxed-view.ts";

@@ -2,7 +2,7 @@
 // speculation switched back on after rounds without it (the draft KV must catch up), and resized between two
 // rounds that both draft. Only spaces drawing schedules reach them (properties/dimensions.ts).
 import type { Case } from "../case/case.ts";
-import { draftStepsOf } from "../engine/draft-schedule.ts";
+import { draftStepsOf } from "../case/draft-schedule.ts";
 import type { Trace } from "../trace/schema.ts";
 import { readRounds } from "../laws/rounds.ts";
 

@@ -2,7 +2,7 @@
 // (docs/adapter.md). Point `specconf check --engine "npx specconf adapter"` at it, or use it as the model
 // for wrapping another engine.
 import { serve } from "../adapter/server.ts";
-import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { FAULT_NAMES, type FaultName } from "../case/faults.ts";
 import { runCommandBody } from "../errors/exit.ts";
 import { defineFlags, parseFlags, renderHelp } from "./args.ts";
 

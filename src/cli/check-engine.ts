@@ -6,7 +6,7 @@ import type { Case } from "../case/case.ts";
 import { join } from "node:path";
 import { checkOutputPaths, writeOutputFiles } from "./output-paths.ts";
 import { goldenFilesIn, packageGoldenDir } from "../golden/golden-dir.ts";
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { loadGoldenFile } from "../golden/load.ts";
 import { InputError } from "../schema/input-error.ts";
 import { PROFILES, type Profile } from "../profiles/profiles.ts";
@@ -18,8 +18,8 @@ import { EngineStartError, ExternalSource } from "../sources/external.ts";
 import { RelaxationLog } from "../profiles/profiles.ts";
 import { RelaxedViews } from "../profiles/relaxed-view.ts";
 import type { RunResult } from "../trace/run-result.ts";
-import { outputLinesOf } from "../golden/run-reference.ts";
-import type { OutputLine, RequestOutput } from "../validate/outputs-schema.ts";
+import { outputLinesOf } from "../adapter/reference-outputs.ts";
+import type { OutputLine, ReportedOutput } from "../trace/outputs-line.ts";
 
 export interface EngineCheckOptions {
   goldenFiles?: readonly string[];
@@ -48,7 +48,7 @@ function casesOf(options: EngineCheckOptions): { suite: string; name: string; te
 }
 
 /** What an engine reported per request, as an outputs line carries it. */
-function engineOutputs(run: RunResult): RequestOutput[] {
+function engineOutputs(run: RunResult): ReportedOutput[] {
   return run.outputs.map((output) => ({
     id: output.id,
     tokens: output.tokens,

@@ -1,7 +1,11 @@
 // `specconf check`'s flags, the combinations it refuses (a flag the chosen mode would silently ignore), the
 // seed (--seed, else SPECCONF_SEED, else a fresh one: always printed) and the laws --law names.
 import { randomInt } from "node:crypto";
-import { FAULT_NAMES } from "../engine/faults.ts";
+import { availableParallelism } from "node:os";
+import { FAULT_NAMES, type FaultName } from "../case/faults.ts";
+import type { Capabilities } from "../adapter/protocol.ts";
+import { loadPins } from "../failures/pins.ts";
+import type { SuiteJob } from "../properties/suite-job.ts";
 import { EXECUTION_PROVIDERS } from "../runtime/ort.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { profileNames } from "../profiles/profiles.ts";
@@ -23,6 +27,18 @@ export const CHECK_FLAGS = defineFlags({
       "run only this law's property suite (repeatable), every law still checking its runs: one check split over processes (scripts/gpu/run-on-gpu.sh)",
   },
   runs: { type: "integer", min: 1, default: 30, description: "generated runs per law property" },
+  workers: {
+    type: "integer",
+    min: 1,
+    default: availableParallelism(),
+    description: "worker processes the runs spread over (same verdicts and shrunk cases for every count)",
+  },
+  shard: {
+    type: "string",
+    valueName: "K/N",
+    description:
+      "run only shard K of N (a deterministic share of every law's runs; `specconf merge` combines the --json reports)",
+  },
   seed: { type: "integer", description: "fast-check seed (default: SPECCONF_SEED, else a fresh one; always printed)" },
   fault: {
     type: "choice",
@@ -117,7 +133,21 @@ export function rejectIgnoredFlags(values: CheckFlagValues, given: ReadonlySet<s
   if (values.engine !== undefined && values.golden)
     rejectCombined(
       given,
-      ["law", "property", "runs", "seed", "shrink-seconds", "twins", "junit", "html", "failures", "no-write", "pins"],
+      [
+        "law",
+        "property",
+        "runs",
+        "seed",
+        "shrink-seconds",
+        "twins",
+        "junit",
+        "html",
+        "failures",
+        "no-write",
+        "pins",
+        "workers",
+        "shard",
+      ],
       "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
     );
 }
@@ -139,4 +169,42 @@ export function resolveLaws(names: readonly string[]): string[] {
     if (!law) throw new UsageError(`--law: unknown law '${name}' (known: ${LAW_NAMES.join(", ")})`, "--law");
     return law.name;
   });
+}
+
+/** --shard K/N: shard K (1-based) of N, or a UsageError naming the flag. */
+export function parseShard(raw: string | undefined): { index: number; count: number } | undefined {
+  if (raw === undefined) return undefined;
+  const match = /^(\d+)\/(\d+)$/.exec(raw.trim());
+  const index = match ? Number(match[1]) : NaN;
+  const count = match ? Number(match[2]) : NaN;
+  if (!match || count < 1 || index < 1 || index > count)
+    throw new UsageError(`--shard must be K/N with 1 <= K <= N, got '${raw}'`, "--shard");
+  return { index, count };
+}
+
+/** The suite as check --workers' processes take it (suite-job.ts). */
+export function suiteJob(
+  values: CheckFlagValues,
+  seed: number,
+  engine: { name: string; capabilities: Capabilities } | undefined,
+  lawFilter: ReadonlySet<string>,
+): SuiteJob {
+  return {
+    runs: values.runs,
+    seed,
+    faults: values.fault as FaultName[],
+    ep: values.ep,
+    laws: values.law.length > 0 ? [...lawFilter] : undefined,
+    shrinkSeconds: values["shrink-seconds"],
+    twins: values.twins as "combined" | "separate",
+    failureDir: values["no-write"] ? false : values.failures,
+    engine: engine && {
+      command: values.engine!,
+      timeoutMs: values["engine-timeout"] * 1000,
+      name: engine.name,
+      capabilities: engine.capabilities,
+    },
+    profile: engine && values.profile !== "strict" ? values.profile : undefined,
+    pinned: values.pins !== undefined ? [...loadPins(values.pins).laws.keys()] : undefined,
+  };
 }

@@ -2,7 +2,7 @@
 // checked by every selected law), with progress, then reports through the report module (src/report/:
 // a table per law, coverage labels, and for each failure the shrunk case written under .specconf/failures
 // with its one-line replay command; --json, --junit). The verdict's policy is src/report/check-summary.ts.
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { runCommandBody } from "../errors/exit.ts";
 import { DEFAULT_RUNTIME, type ExecutionProvider } from "../runtime/ort.ts";
 import { buildTarget } from "../model/build.ts";
@@ -11,7 +11,10 @@ import { sessionFor } from "../runtime/sessions.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
 import { ExternalSource } from "../sources/external.ts";
 import { narrowSpace } from "../properties/arbitraries/capabilities.ts";
-import { runSuite, type SuiteResult } from "../properties/suite.ts";
+import { runSuite, type SuiteOptions, type SuiteResult } from "../properties/suite.ts";
+import { runSuiteOnWorkers } from "../properties/suite-workers.ts";
+import { workerCommand } from "../properties/suite-job.ts";
+import type { ChunkRecord } from "../properties/chunks.ts";
 import { LAW_PROPERTIES, propertyFor } from "../properties/law-properties.ts";
 import { PROFILES, RelaxationLog } from "../profiles/profiles.ts";
 import { RelaxedViews } from "../profiles/relaxed-view.ts";
@@ -20,7 +23,14 @@ import { summarizeCheck } from "../report/check-summary.ts";
 import { render } from "../report/reporters.ts";
 import { checkFailureViews } from "../report/failure-view.ts";
 import { checkEngine } from "./check-engine.ts";
-import { CHECK_FLAGS, rejectIgnoredFlags, resolveLaws, seedFromEnvironment } from "./check-flags.ts";
+import {
+  CHECK_FLAGS,
+  parseShard,
+  rejectIgnoredFlags,
+  resolveLaws,
+  seedFromEnvironment,
+  suiteJob,
+} from "./check-flags.ts";
 import { parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
 import { checkOutputPaths, writeOutputFile, type OutputPath } from "./output-paths.ts";
 import { createProgress } from "./progress.ts";
@@ -77,11 +87,21 @@ async function check(argv: string[]): Promise<number> {
     const faults = values.fault as FaultName[];
     const lawFilter = values.law.length > 0 ? selectedSet : undefined;
     if (values.engine !== undefined) {
-      source = await ExternalSource.start(values.engine, {
+      source = await ExternalSource.start(workerCommand(values.engine, 0), {
         timeoutMs: values["engine-timeout"] * 1000,
         onRestart: (reason) => progress.log(`  engine restarted after ${reason.split("\n")[0].slice(0, 160)}`),
       });
     }
+    // Over workers each starts its own engine (`{worker}`: its index); this one only said what it can do.
+    const shard = parseShard(values.shard);
+    const onWorkers = values.workers > 1 || shard !== undefined;
+    const engine = source && {
+      command: source.command,
+      name: source.name,
+      restarts: source.restarts,
+      capabilities: source.capabilities,
+    };
+    if (onWorkers) await source?.close();
     const capabilities = source?.capabilities;
     const pins = values.pins !== undefined ? loadPins(values.pins).laws : undefined;
     const relaxations = new RelaxationLog(PROFILES[values.profile]);
@@ -97,8 +117,9 @@ async function check(argv: string[]): Promise<number> {
     });
     let done = 0;
     let suite: SuiteResult;
+    let chunks: ChunkRecord[] = [];
     try {
-      suite = await runSuite({
+      const options: SuiteOptions = {
         properties,
         runs: values.runs,
         seed,
@@ -119,7 +140,13 @@ async function check(argv: string[]): Promise<number> {
           if (attempt % 10 === 0) progress.log(`  shrinking '${law}': ${attempt} attempts`);
         },
         log: (line) => progress.log(line),
-      });
+      };
+      if (!onWorkers) suite = await runSuite(options);
+      else {
+        const job = suiteJob(values, seed, engine, selectedSet);
+        const onRestarts = (count: number) => (engine!.restarts += count);
+        ({ suite, chunks } = await runSuiteOnWorkers({ ...options, workers: values.workers, shard, job, onRestarts }));
+      }
     } finally {
       progress.finish();
     }
@@ -128,14 +155,10 @@ async function check(argv: string[]): Promise<number> {
       selected,
       lawFilter: lawFilter !== undefined,
       suite,
-      engine: source && {
-        command: source.command,
-        name: source.name,
-        restarts: source.restarts,
-        capabilities: source.capabilities,
-      },
+      engine: engine && { ...engine, restarts: onWorkers ? engine.restarts : source!.restarts },
       pins,
       relaxations,
+      shard: shard && { ...shard, runs: values.runs, properties: properties.map((p) => p.law), chunks },
     });
     const report = { command: "check", summary } as const;
     if (values.junit) writeOutputFile("--junit", values.junit, render(report, "junit"));

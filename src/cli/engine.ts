@@ -73,7 +73,7 @@ async function engine(argv: string[]): Promise<number> {
   const log = (message: string) => process.stderr.write(`specconf engine ${name}: ${message}`);
   if (name === "llama-server") return llamaServer(values, log);
   // Imported here: node-llama-cpp takes seconds to load, and no other command needs it.
-  const { serveLlama } = await import("../engines/llama-cpp/server.ts");
+  const { serveLlama } = await import("../adapter/llama-cpp/server.ts");
   await serveLlama(process.stdin, process.stdout, {
     modelsDir: values.models,
     writeMissing: values["write-missing"],
@@ -88,7 +88,7 @@ async function llamaServer(
   values: ParsedFlags<typeof FLAGS>["values"],
   log: (message: string) => void,
 ): Promise<number> {
-  const { buildBinary, resolveBinary } = await import("../engines/llama-server/binary.ts");
+  const { buildBinary, resolveBinary } = await import("../adapter/llama-server/binary.ts");
   if (values.build) {
     const path = await buildBinary({ patch: values.patch, log: (text) => process.stderr.write(text) });
     process.stdout.write(`${path}\n`);
@@ -96,7 +96,7 @@ async function llamaServer(
   }
   if (values.patch)
     throw new UsageError("--patch needs --build (then run the printed binary with --binary)", "--patch");
-  const { serveLlamaServer } = await import("../engines/llama-server/serve.ts");
+  const { serveLlamaServer } = await import("../adapter/llama-server/serve.ts");
   await serveLlamaServer(process.stdin, process.stdout, {
     binary: resolveBinary(values.binary),
     modelsDir: values.models,

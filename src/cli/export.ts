@@ -1,5 +1,5 @@
 // `specconf export --format onnx|hf|gguf --out DIR`: the golden suites' models for other engines.
-import { EXPORT_FORMATS, planExport, type ExportFormat } from "../export/export.ts";
+import { EXPORT_FORMATS, planExport, type ExportFormat } from "../golden/export.ts";
 import { runCommandBody } from "../errors/exit.ts";
 import { goldenFilesIn, packageGoldenDir } from "../golden/golden-dir.ts";
 import { loadGoldenFile } from "../golden/load.ts";

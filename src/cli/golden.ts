@@ -2,15 +2,15 @@
 // check the reference engine against them, or dump the reference engine's outputs and traces for a
 // golden file in the formats validate reads (optionally with faults switched on).
 import { join } from "node:path";
-import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { FAULT_NAMES, type FaultName } from "../case/faults.ts";
 import { runCommandBody } from "../errors/exit.ts";
 import { goldenText } from "../golden/format.ts";
 import { generateGolden } from "../golden/generate.ts";
 import { goldenFilesIn, packageGoldenDir } from "../golden/golden-dir.ts";
 import { consistencyIssues, digestIssues, loadGoldenFile, validateGoldenDocument } from "../golden/load.ts";
-import { runGoldenCase } from "../golden/run-reference.ts";
+import { runGoldenCase } from "../adapter/reference-outputs.ts";
 import { GOLDEN_SUITES, suiteNames } from "../golden/suites.ts";
-import { verifyGolden } from "../golden/verify.ts";
+import { verifyGolden } from "../validate/golden-verify.ts";
 import { render } from "../report/reporters.ts";
 import { stableJson } from "../schema/atomic-write.ts";
 import { jsonLines } from "../validate/write.ts";

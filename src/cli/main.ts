@@ -53,6 +53,13 @@ export const COMMANDS: Record<string, Command> = {
       (module) => module.checkCommand,
     ),
   },
+  merge: {
+    summary: "combine the --json reports of check --shard K/N into one run (verdict, table, coverage, JUnit)",
+    run: lazy(
+      () => import("./merge.ts"),
+      (module) => module.mergeCommand,
+    ),
+  },
   replay: {
     summary: "rerun a shrunk failure (or a case file) and print its step table with the first offending event marked",
     run: lazy(

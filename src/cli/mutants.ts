@@ -2,7 +2,7 @@
 // so new faults join automatically) the properties run in turn with the fault on (the mixed one over the
 // whole space, then each law's) until a law fails, then shrink; reports the kill matrix (fault x law), the shrunk counterexample's size (requests, prompt
 // tokens, verify rounds) and the time to detect. A fault no law kills in --max-runs runs survives (exit 1).
-import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { FAULT_NAMES, type FaultName } from "../case/faults.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
 import { RUNS_TO_COMPLETION } from "../check/runner.ts";
 import { KILLS_FILE, loadKills, writeKills, type Kill } from "../failures/kills.ts";

@@ -5,8 +5,8 @@ import { defaultCase } from "../case/default-case.ts";
 import { maxPoolSlots, requiredPoolSlots } from "../case/limits.ts";
 import { loadCaseFile } from "../case/load.ts";
 import { preflightCase } from "../case/preflight.ts";
-import { ConfigError } from "../engine/config.ts";
-import { FAULT_NAMES, type FaultName } from "../engine/faults.ts";
+import { ConfigError, maxTreeTokens } from "../case/engine-config.ts";
+import { FAULT_NAMES, type FaultName } from "../case/faults.ts";
 import { runCase } from "../engine/run-case.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import { BadInputError } from "../errors/bad-input.ts";
@@ -181,8 +181,7 @@ function caseFromFlags(values: Values): Case {
   const numSteps = values.steps;
   const topk = values.topk;
   const numDraftTokens =
-    values["draft-tokens"] ??
-    (topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), 1 + topk + (numSteps - 1) * topk * topk));
+    values["draft-tokens"] ?? (topk === 1 ? numSteps + 1 : Math.min(2 * (numSteps + 1), maxTreeTokens(numSteps, topk)));
   const testCase = defaultCase({
     preset: values.preset,
     draft: values.draft,

@@ -6,10 +6,7 @@
 // and the round before speculation resumes extends the draft KV over all of them (the catch-up) before its
 // root is drafted. The fault "draft-kv-not-caught-up" extends over the last round's positions only, leaving
 // the positions verified while speculation was off without draft KV (vllm#4592's stale proposer state).
-import type { CaseRequest } from "../case/case.ts";
-import type { EngineConfig } from "./config.ts";
-import { ConfigError } from "./config.ts";
-import type { Faults } from "./faults.ts";
+import type { Faults } from "../case/faults.ts";
 import { concatInputRows, type DraftInputRows } from "./hidden-rows.ts";
 
 /** Verified positions whose draft extend waits for speculation to resume. */
@@ -20,11 +17,6 @@ export interface PendingExtend {
   hidden: DraftInputRows;
 }
 
-/** The draft steps of round `round` (0-based) of a request with this schedule. Pure. */
-export function draftStepsOf(schedule: readonly number[] | undefined, round: number, numSteps: number): number {
-  return schedule?.[round] ?? numSteps;
-}
-
 /** The extend segment to run now: the waiting positions and this round's, in order (the fault drops the waiting ones). */
 export function catchUp(waiting: readonly PendingExtend[], current: PendingExtend, faults: Faults): PendingExtend {
   const parts = faults.has("draft-kv-not-caught-up") ? [current] : [...waiting, current];
@@ -33,22 +25,4 @@ export function catchUp(waiting: readonly PendingExtend[], current: PendingExten
     tokens: parts.flatMap((part) => part.tokens),
     hidden: concatInputRows(parts.map((part) => part.hidden)),
   };
-}
-
-/** What the engine cannot run with a schedule; ConfigError with the JSON path. */
-export function checkDraftSchedule(request: CaseRequest, path: string, engine: EngineConfig): void {
-  const schedule = request.draftSchedule;
-  if (!schedule) return;
-  const where = `${path}/draftSchedule`;
-  // Target-only runs of the same workload (the baselines) ignore it.
-  if (engine.mode !== "speculative") return;
-  if (engine.topk !== 1)
-    throw new ConfigError(where, `a speculation schedule needs chain drafting (topk 1, not ${engine.topk})`);
-  if (engine.multiLayer)
-    throw new ConfigError(where, "a speculation schedule needs single-module drafting (multiLayer off)");
-  if (engine.overlap) throw new ConfigError(where, "a speculation schedule needs overlap scheduling off");
-  schedule.forEach((steps, i) => {
-    if (steps > engine.numSteps)
-      throw new ConfigError(`${where}/${i}`, `${steps} draft steps exceed the engine's numSteps ${engine.numSteps}`);
-  });
 }

@@ -11,7 +11,7 @@ import {
 import { rowTop } from "./topk.ts";
 import { traceEvent, traceRow } from "../trace/records.ts";
 import type { Phase, TraceRow } from "../trace/schema.ts";
-import type { Faults } from "./faults.ts";
+import type { Faults } from "../case/faults.ts";
 import { toTargetIds } from "./draft-vocabulary.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import type { DraftInputRows } from "./hidden-rows.ts";

@@ -6,7 +6,7 @@
 // request there. Retract keeps it (resume does not resample). The fault "grammar-advanced-by-rejected-drafts"
 // (llama.cpp test_spec_checkpoint_sampler.py: grammar state not restored with the checkpoint; vllm#44297)
 // leaves the matcher where drafting took it: through the whole draft chain, then the round's last token.
-import type { Faults } from "./faults.ts";
+import type { Faults } from "../case/faults.ts";
 import { isEndState, nextState, START_STATE, stateAfter, type Grammar } from "../sampling/grammar.ts";
 
 export class GrammarMatcher {

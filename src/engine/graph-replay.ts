@@ -3,7 +3,7 @@
 // positions in place (as multi-step draft capture does) and must restore them afterwards: the
 // "positions-not-restored-after-capture" fault skips the restore (sglang PR 25015's other half).
 import type { FloatArray, ForwardFeeds, ModelSession } from "../runtime/ort.ts";
-import type { Faults } from "./faults.ts";
+import type { Faults } from "../case/faults.ts";
 import { MASKED } from "./forward.ts";
 import type { ReplayOutput } from "./padded-replay.ts";
 

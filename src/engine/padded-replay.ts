@@ -18,7 +18,7 @@ import {
   type ForwardResult,
   type ModelSession,
 } from "../runtime/ort.ts";
-import type { Faults } from "./faults.ts";
+import type { Faults } from "../case/faults.ts";
 import { CONTEXT_BUCKET, copyContextIn } from "./graph-replay.ts";
 import type { KvPool } from "./kv-pool.ts";
 

@@ -3,7 +3,7 @@
 // committed. A row's processing context is this state extended by the drafts on its verify path (they
 // are committed if the row's prediction is used). The state is updated once per emitted token; two
 // faults update it once per step instead (sglang PR 33643).
-import type { Faults } from "./faults.ts";
+import type { Faults } from "../case/faults.ts";
 import type { ProcessingContext } from "../sampling/process-logits.ts";
 
 export class Penalizer {

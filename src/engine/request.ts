@@ -8,16 +8,19 @@ import {
   type SamplingParams,
 } from "../sampling/params.ts";
 import { streamSeed, UniformStream } from "../sampling/uniform-stream.ts";
-import type { Faults } from "./faults.ts";
+import type { FinishReason } from "../trace/outputs-line.ts";
+import type { Faults } from "../case/faults.ts";
 import { GrammarMatcher } from "./grammar-matcher.ts";
-import { draftStepsOf, type PendingExtend } from "./draft-schedule.ts";
+import { draftStepsOf } from "../case/draft-schedule.ts";
+import type { PendingExtend } from "./draft-schedule.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import { Penalizer } from "./penalizer.ts";
 import type { RowSampler } from "./row-sampler.ts";
 import type { TopK } from "./topk.ts";
 
 export type RequestStatus = "waiting" | "prefilling" | "decoding" | "finished";
-export type FinishReason = "length" | "eos" | "stop" | "abort";
+/** A request that ended (trace/outputs-line.ts): any finish reason but "unfinished". */
+type EndReason = Exclude<FinishReason, "unfinished">;
 
 /** A round's inputs resolved at launch from the future ring, with the placeholders they replaced. */
 export interface LaunchInputs {
@@ -48,7 +51,7 @@ export class Request {
   /** Verified positions whose draft extend waits while speculation is off (draft-schedule.ts). */
   readonly pendingExtends: PendingExtend[] = [];
   status: RequestStatus = "waiting";
-  finishReason: FinishReason | undefined;
+  finishReason: EndReason | undefined;
   /** The stop id that ended the request (finish reason "stop"). */
   stopTokenId: number | undefined;
   /** One entry per output token when the request asks for logprobs. */
@@ -276,7 +279,7 @@ export class Request {
     return { emitted, finished: this.status === "finished" };
   }
 
-  finish(reason: FinishReason): void {
+  finish(reason: EndReason): void {
     this.status = "finished";
     this.finishReason = reason;
     this.draftRoot = undefined;

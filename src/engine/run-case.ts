@@ -12,7 +12,7 @@ import { TRACE_FORMAT_VERSION, type Trace } from "../trace/schema.ts";
 import { mapPacked, traceRequest } from "../trace/records.ts";
 import type { RequestOutput, RunResult } from "../trace/run-result.ts";
 import { engineSessions } from "./case-sessions.ts";
-import { Engine, type EngineOptions } from "./engine.ts";
+import { Engine, type EngineOptions } from "./step-loop.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 
 export interface RunOptions {

@@ -18,7 +18,7 @@ import {
   type Distribution,
 } from "../sampling/stochastic.ts";
 import type { SamplingDraw } from "../trace/schema.ts";
-import type { Faults } from "./faults.ts";
+import type { Faults } from "../case/faults.ts";
 import type { Request } from "./request.ts";
 import type { SampledRow } from "./row-sampler.ts";
 import type { DraftTree } from "./phases/verify.ts";

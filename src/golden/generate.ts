@@ -5,7 +5,7 @@
 import { CASE_FORMAT_VERSION, type Case } from "../case/case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 import { generatePrompts } from "../case/default-case.ts";
-import { defaultEngineConfig } from "../engine/config.ts";
+import { defaultEngineConfig } from "../case/engine-config.ts";
 import { loadModels } from "../case/models.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import { checkLaws } from "../check/runner.ts";

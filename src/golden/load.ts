@@ -4,7 +4,7 @@
 import { statSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { checkResourceLimits } from "../case/limits.ts";
-import { ConfigError } from "../engine/config.ts";
+import { ConfigError } from "../case/engine-config.ts";
 import { checkCaseConsistency } from "../case/consistency.ts";
 import { buildDraft, buildTarget } from "../model/build.ts";
 import { isEagle3 } from "../model/spec.ts";

@@ -1,7 +1,7 @@
 // The checked-in golden suites: what `specconf golden update` regenerates. One model (target + draft)
 // per suite; each case has its own seeded workload (workloads differ, so a trace can be matched to its
 // case by its requests). Keep them small: `golden verify` runs in `npm test`.
-import type { EngineConfig } from "../engine/config.ts";
+import type { EngineConfig } from "../case/engine-config.ts";
 import type { Dtype, DraftKind, DraftSpec } from "../model/spec.ts";
 import type { SamplingParams } from "../sampling/params.ts";
 

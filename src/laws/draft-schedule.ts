@@ -6,7 +6,7 @@
 // positions verified while it was off, lossless output) the draft reference, positions, KV conservation and
 // lossless laws judge on the same runs. Trace-only.
 import type { Case } from "../case/case.ts";
-import { draftStepsOf } from "../engine/draft-schedule.ts";
+import { draftStepsOf } from "../case/draft-schedule.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { Law } from "./definition.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";

@@ -13,7 +13,7 @@ import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { ReferenceOracle } from "../reference/oracle.ts";
 import { readRounds, sequenceOf } from "./rounds.ts";
 import type { Law } from "./definition.ts";
-import { draftStepsOf } from "../engine/draft-schedule.ts";
+import { draftStepsOf } from "../case/draft-schedule.ts";
 
 export const MIRROR_ACCEPTANCE = "mirror acceptance";
 

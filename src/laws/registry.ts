@@ -1,5 +1,6 @@
 // Every law the harness knows: a plain list of the law files' definitions (definition.ts). The order is
-// the order of reports. A new law is one file exporting `law` plus one line here; nothing else names it.
+// the order of reports. A new law is one file exporting `law` plus one line here; nothing else in src/
+// names it. Its property suite is one more file and one line (docs/laws.md, "Adding a law").
 import type { Law } from "./definition.ts";
 import { law as referenceDecode } from "./reference-decode.ts";
 import { law as lossless } from "./lossless.ts";

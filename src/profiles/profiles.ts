@@ -153,6 +153,16 @@ export class RelaxationLog {
     if (entry.details.length < 5) entry.details.push(detail);
   }
 
+  /** Counts recorded elsewhere (check --workers: each worker's own log), added to this one's. */
+  absorb(counts: ReadonlyMap<string, { applied: number; details: readonly string[] }>): void {
+    for (const [id, other] of counts) {
+      const entry = this.counts.get(id);
+      if (!entry) continue;
+      entry.applied += other.applied;
+      entry.details.push(...other.details.slice(0, 5 - entry.details.length));
+    }
+  }
+
   entries(): {
     id: string;
     convention: string;

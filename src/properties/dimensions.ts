@@ -3,7 +3,7 @@
 // them) stay as they were; only the properties focused on it draw it. So `specconf mutants` hunts a fault of
 // that dimension with those properties only, and a coverage label of that dimension is judged over the
 // runs of spaces that draw it (a run from another space could never reach it).
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { GRAMMAR_COVERAGE_LABELS } from "../check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../check/schedule-coverage.ts";
 import type { CoverageLabel } from "../check/coverage.ts";

@@ -5,7 +5,7 @@
 // trace written under .specconf/failures with a one-line replay command.
 import fc from "fast-check";
 import type { Case } from "../case/case.ts";
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { getPreset } from "../model/presets.ts";
 import type { ExecutionProvider } from "../runtime/ort.ts";
 import { checkLaws, failures, RUNS_TO_COMPLETION, type CaseCheck } from "../check/runner.ts";
@@ -99,7 +99,7 @@ export interface PropertyRun {
   error?: string;
 }
 
-export interface RunOptions {
+export interface PropertyRunOptions {
   numRuns: number;
   seed: number;
   faults?: readonly FaultName[];
@@ -109,6 +109,12 @@ export interface RunOptions {
   laws?: ReadonlySet<string>;
   /** Replay one counterexample: fast-check's path (with the seed it came from). */
   path?: string;
+  /**
+   * Start at this generated run of the seed's sequence (fast-check's path, shrinking as usual): runs
+   * [startRun, startRun + numRuns) of the same sequence one fc.check from 0 would draw, so a property's runs
+   * split into chunks (check --workers) draw, fail and shrink exactly as one run does. Default 0.
+   */
+  startRun?: number;
   /** Stop shrinking after this many seconds (the best counterexample so far is kept). Default 60. */
   shrinkSeconds?: number;
   /** Where failures are written (default .specconf/failures); false: not written. */
@@ -171,7 +177,7 @@ export function failedLaws(
   );
 }
 
-export async function runLawProperty(property: LawProperty, options: RunOptions): Promise<PropertyRun> {
+export async function runLawProperty(property: LawProperty, options: PropertyRunOptions): Promise<PropertyRun> {
   const start = performance.now();
   const stats = new Map<string, LawStats>();
   const coverage = new CoverageCounter();
@@ -224,7 +230,11 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     {
       seed: options.seed,
       numRuns: options.numRuns,
-      ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}),
+      ...(options.path !== undefined
+        ? { path: options.path, endOnFailure: true }
+        : options.startRun
+          ? { path: String(options.startRun) }
+          : {}),
     },
   );
   const result: PropertyRun = {
@@ -263,31 +273,43 @@ export async function runLawProperty(property: LawProperty, options: RunOptions)
     shrinkSeconds: (performance.now() - shrinkStart) / 1000,
     fastCheck: `{ seed: ${details.seed}, path: ${JSON.stringify(path)}, endOnFailure: true }`,
   };
-  if (options.failureDir !== false) {
-    const replays = await writeLawFailures(
-      {
-        property: property.law,
-        seed: details.seed,
-        shrunkPath: path,
-        firstPath: options.path ?? String(runs - 1),
-        shrunk: check,
-        first: firstFailure.check,
-        checked: options.laws,
-        pinned: options.pinned,
-        twins: options.twins,
-        engine: options.engine,
-        referenceTraceOf: options.engine ? referenceTraceOf : undefined,
-        recorded: options.recorded,
-      },
-      options.failureDir ?? DEFAULT_FAILURE_DIR,
-    );
-    failure.replays = replays;
-    const own = replays.get(failure.laws[0]) ?? replays.values().next().value;
-    failure.file = own?.file;
-    failure.replay = own?.replay;
-  }
   result.failure = failure;
+  if (options.failureDir !== false) await writePropertyFailure(property, result, options);
   return result;
+}
+
+/**
+ * The failure records of a failed property run, one per failing law (src/failures/law-failures.ts), and
+ * their replay commands on the run's failure. Separate from running: check --workers writes only the
+ * failure that decides a property, once the earlier runs are known to pass.
+ */
+export async function writePropertyFailure(
+  property: LawProperty,
+  run: PropertyRun,
+  options: PropertyRunOptions,
+): Promise<void> {
+  const failure = run.failure!;
+  const replays = await writeLawFailures(
+    {
+      property: property.law,
+      seed: failure.seed,
+      shrunkPath: failure.path,
+      firstPath: options.path ?? String((options.startRun ?? 0) + run.runs - 1),
+      shrunk: failure.check,
+      first: failure.firstCheck,
+      checked: options.laws,
+      pinned: options.pinned,
+      twins: options.twins,
+      engine: options.engine,
+      referenceTraceOf: options.engine ? referenceTraceOf : undefined,
+      recorded: options.recorded,
+    },
+    options.failureDir || DEFAULT_FAILURE_DIR,
+  );
+  failure.replays = replays;
+  const own = replays.get(failure.laws[0]) ?? replays.values().next().value;
+  failure.file = own?.file;
+  failure.replay = own?.replay;
 }
 
 /** The reference engine's trace of a case an external engine failed on (none where it cannot run it). */

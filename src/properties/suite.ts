@@ -4,10 +4,11 @@
 // `specconf check` renders it; `specconf check --engine` runs the same suite through the engine.
 import type fc from "fast-check";
 import type { Case } from "../case/case.ts";
-import type { FaultName } from "../engine/faults.ts";
+import type { FaultName } from "../case/faults.ts";
 import { CoverageCounter } from "../check/coverage.ts";
 import type { ExecutionProvider } from "../runtime/ort.ts";
 import type { RunSource } from "../check/source.ts";
+import type { CaseCheck } from "../check/runner.ts";
 import type { RelaxedViews } from "../profiles/relaxed-view.ts";
 import { featuresOf } from "../sources/capabilities.ts";
 import { caseArbitrary } from "./arbitraries/case.ts";
@@ -64,8 +65,8 @@ export interface SuiteResult {
   skipped: number;
 }
 
-export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
-  const result: SuiteResult = {
+export function emptySuiteResult(): SuiteResult {
+  return {
     stats: new Map(),
     coverage: new CoverageCounter(),
     runs: [],
@@ -77,6 +78,10 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
     features: new Map(),
     skipped: 0,
   };
+}
+
+export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
+  const result = emptySuiteResult();
   for (const property of options.properties) {
     let arbitrary: fc.Arbitrary<Case> | undefined;
     if (options.narrow) {
@@ -107,42 +112,50 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       pinned: options.pinned,
       arbitrary,
       onRun: (check) => {
-        result.runSeconds += check.seconds.runs ?? 0;
-        if (check.skipped === undefined) {
-          const features = featuresOf(check.testCase);
-          // Every case's target-only baseline exercises target-only decoding too.
-          if (check.baseline) features.push("mode target-only");
-          for (const feature of new Set(features))
-            result.features.set(feature, (result.features.get(feature) ?? 0) + 1);
-        }
+        countRun(result, check);
         options.onRun?.();
       },
       onShrink: (attempt) => options.onShrink?.(property.law, attempt),
     });
-    result.runs.push(run);
-    result.skipped += run.skipped;
-    result.coverage.merge(run.coverage);
-    for (const [law, lawStats] of run.stats) {
-      const entry = result.stats.get(law) ?? emptyStats();
-      for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
-      result.stats.set(law, entry);
-    }
-    if (run.error) throw new Error(`property '${property.law}': ${run.error}`);
-    if (run.failure) {
-      const text = describeFailure(run);
-      options.log?.(text);
-      for (const law of run.failure.laws) if (!result.messages.has(law)) result.messages.set(law, text);
-      // Each failing law's own record (src/failures/law-failures.ts): what its replay reproduces exactly.
-      for (const [law, written] of run.failure.replays ?? [])
-        if (!result.replays.has(law)) {
-          result.replays.set(law, written.replay);
-          result.violations.set(law, written.message);
-        }
-      // Without records (--no-write): each law's violation on the first failing case.
-      for (const law of run.failure.firstCheck.results)
-        if (law.status === "fails" && !result.violations.has(law.law))
-          result.violations.set(law.law, law.violation?.message ?? law.reason ?? "fails");
-    }
+    absorbRun(result, run, options);
   }
   return result;
+}
+
+/** Adds one property's run (or its chunks' merged run) to the suite's totals, failures and replay lines. */
+export function absorbRun(result: SuiteResult, run: PropertyRun, options: Pick<SuiteOptions, "log">): void {
+  result.runs.push(run);
+  result.skipped += run.skipped;
+  result.coverage.merge(run.coverage);
+  for (const [law, lawStats] of run.stats) {
+    const entry = result.stats.get(law) ?? emptyStats();
+    for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
+    result.stats.set(law, entry);
+  }
+  if (run.error) throw new Error(`property '${run.law}': ${run.error}`);
+  if (run.failure) {
+    const text = describeFailure(run);
+    options.log?.(text);
+    for (const law of run.failure.laws) if (!result.messages.has(law)) result.messages.set(law, text);
+    // Each failing law's own record (src/failures/law-failures.ts): what its replay reproduces exactly.
+    for (const [law, written] of run.failure.replays ?? [])
+      if (!result.replays.has(law)) {
+        result.replays.set(law, written.replay);
+        result.violations.set(law, written.message);
+      }
+    // Without records (--no-write): each law's violation on the first failing case.
+    for (const law of run.failure.firstCheck.results)
+      if (law.status === "fails" && !result.violations.has(law.law))
+        result.violations.set(law.law, law.violation?.message ?? law.reason ?? "fails");
+  }
+}
+
+/** A generated run's share of the suite's totals: its own run time, and the features its case exercised. */
+export function countRun(tally: Pick<SuiteResult, "runSeconds" | "features">, check: CaseCheck): void {
+  tally.runSeconds += check.seconds.runs ?? 0;
+  if (check.skipped !== undefined) return;
+  const features = featuresOf(check.testCase);
+  // Every case's target-only baseline exercises target-only decoding too.
+  if (check.baseline) features.push("mode target-only");
+  for (const feature of new Set(features)) tally.features.set(feature, (tally.features.get(feature) ?? 0) + 1);
 }

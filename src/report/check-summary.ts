@@ -9,7 +9,9 @@ import { emptyStats, type LawStats } from "../properties/law-property.ts";
 import type { SuiteResult } from "../properties/suite.ts";
 import type { Capabilities } from "../adapter/protocol.ts";
 import { declaredFeatures, unreachableLabels } from "../sources/capabilities.ts";
-import type { CheckSummary, LawSummary } from "./summary.ts";
+import type { CheckSummary, LawSummary, ShardRecord } from "./summary.ts";
+import { suiteFromChunks } from "../properties/chunks.ts";
+import { BadInputError } from "../errors/bad-input.ts";
 
 export interface CheckVerdictInput {
   seed: number;
@@ -23,6 +25,8 @@ export interface CheckVerdictInput {
   /** With --engine --pins: law -> the finding it pins. */
   pins?: ReadonlyMap<string, string>;
   relaxations?: RelaxationLog;
+  /** With --shard: the shard and its chunks (its coverage floor is the merge's to enforce). */
+  shard?: Pick<ShardRecord, "index" | "count" | "runs" | "properties" | "chunks">;
 }
 
 /** The rows: every selected law, and any other law that failed (runs to completion among them). */
@@ -60,7 +64,7 @@ export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
   const laws = lawRows(input.selected, suite);
   const report = suite.coverage.report();
   const unreachable = engine ? unreachableLabels(engine.capabilities) : [];
-  const enforced = !input.lawFilter && report.runs >= 50;
+  const enforced = !input.lawFilter && report.runs >= 50 && input.shard === undefined;
   const below = enforced ? report.below.filter((label) => !unreachable.includes(label)) : [];
   // A pinned law's failures are the engine's known findings; a pinned law that no longer fails is news.
   const failedCount = (law: string) => laws.find((row) => row.name === law)?.failed ?? 0;
@@ -97,6 +101,79 @@ export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
         }
       : {}),
   };
+  if (input.shard)
+    summary.shard = {
+      ...input.shard,
+      selected: [...input.selected],
+      lawFilter: input.lawFilter,
+      notExercised: suite.notExercised,
+      ...(engine ? { capabilities: engine.capabilities } : {}),
+      ...(pins ? { pins: [...pins] } : {}),
+    };
   summary.ok = checkOk(summary);
   return summary;
+}
+
+/**
+ * The shards of one check (`check --shard K/N --json`) as the one run they split: their counted chunks
+ * recombined (chunks.ts: per property up to the first failure), the verdict recomputed by the same policy.
+ * Throws MergeError on reports that are not the shards of one run.
+ */
+export function mergeShards(reports: readonly { file: string; summary: CheckSummary }[]): CheckSummary {
+  const shards = reports.map(({ file, summary }) => {
+    if (!summary.shard) throw new MergeError(file, "/shard", "not a shard's report (check --shard K/N --json)");
+    return { file, summary, shard: summary.shard };
+  });
+  const first = shards[0];
+  for (const { file, summary, shard } of shards) {
+    for (const key of ["count", "runs", "lawFilter"] as const)
+      if (shard[key] !== first.shard[key])
+        throw new MergeError(file, `/shard/${key}`, `${shard[key]}, but ${first.file} has ${first.shard[key]}`);
+    if (summary.seed !== first.summary.seed)
+      throw new MergeError(file, "/seed", `${summary.seed}, but ${first.file} has ${first.summary.seed}`);
+    if (JSON.stringify(shard.properties) !== JSON.stringify(first.shard.properties))
+      throw new MergeError(file, "/shard/properties", `differ from ${first.file}'s`);
+  }
+  const indices = shards.map(({ shard }) => shard.index).sort((a, b) => a - b);
+  const expected = Array.from({ length: first.shard.count }, (_, i) => i + 1);
+  if (JSON.stringify(indices) !== JSON.stringify(expected))
+    throw new MergeError(
+      first.file,
+      "/shard/index",
+      `shards ${indices.join(", ")} given, ${expected.join(", ")} needed`,
+    );
+  const suite = suiteFromChunks(
+    first.shard.properties,
+    shards.flatMap(({ shard }) => shard.chunks),
+  );
+  suite.notExercised.push(...first.shard.notExercised);
+  const engine = first.summary.engine;
+  const relaxations = new Map<string, NonNullable<CheckSummary["relaxations"]>[number]>();
+  for (const { summary } of shards)
+    for (const entry of summary.relaxations ?? []) {
+      const total = relaxations.get(entry.id) ?? { ...entry, applied: 0, details: [] };
+      total.applied += entry.applied;
+      total.details.push(...entry.details.slice(0, 5 - total.details.length));
+      relaxations.set(entry.id, total);
+    }
+  return summarizeCheck({
+    seed: first.summary.seed,
+    selected: first.shard.selected,
+    lawFilter: first.shard.lawFilter,
+    suite,
+    engine: engine && {
+      ...engine,
+      restarts: shards.reduce((sum, { summary }) => sum + (summary.engine?.restarts ?? 0), 0),
+      capabilities: first.shard.capabilities!,
+    },
+    pins: first.shard.pins && new Map(first.shard.pins),
+    relaxations: { entries: () => [...relaxations.values()] } as unknown as RelaxationLog,
+  });
+}
+
+/** Reports that cannot be merged: bad input naming the file and the JSON path. */
+export class MergeError extends BadInputError {
+  constructor(file: string, jsonPath: string, detail: string) {
+    super(detail, { file, jsonPath });
+  }
 }

@@ -3,6 +3,8 @@
 // combine the JSON summaries of shards and render them as one run would have been. The JSON reporter
 // prints `summary` as it is, so each command's --json object is this type.
 import type { LawVerdict } from "../check/runner.ts";
+import type { ChunkRecord } from "../properties/chunks.ts";
+import type { Capabilities } from "../adapter/protocol.ts";
 import type { RelaxationLog } from "../profiles/profiles.ts";
 import type { ValidationReport } from "../validate/validate.ts";
 import type { FailureView } from "./html/report-data.ts";
@@ -52,6 +54,24 @@ export interface CheckSummary {
   pinned?: { law: string; finding: string; reproduced: boolean }[];
   /** With --engine --profile: the relaxations that changed what a law saw, and how often. */
   relaxations?: ReturnType<RelaxationLog["entries"]>;
+  /** With --shard: which shard, and what `specconf merge` recomputes the verdict from (chunks.ts). */
+  shard?: ShardRecord;
+}
+
+export interface ShardRecord {
+  index: number;
+  count: number;
+  /** Runs per law property, the laws asked for (in report order), whether --law chose them. */
+  runs: number;
+  selected: string[];
+  lawFilter: boolean;
+  /** The properties in suite order, and this shard's counted chunks of them. */
+  properties: string[];
+  chunks: ChunkRecord[];
+  /** Properties the engine could not run at all, the engine's declared capabilities and the pins. */
+  notExercised: { law: string; reason: string }[];
+  capabilities?: Capabilities;
+  pins?: [string, string][];
 }
 
 /** `check --engine --golden`: every golden case's verdicts through the engine. */

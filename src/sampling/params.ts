@@ -5,7 +5,6 @@
 // top_k, top_p, min_p, seed) and SGLang's sampling_params; the definitions are in process-logits.ts and
 // stochastic.ts. Absent options are the neutral ones (no stop id, 0, 1, 0, 0, none, no logprobs, greedy).
 import { CloneType, Type, type Static } from "@sinclair/typebox";
-import type { Case } from "../case/case.ts";
 import { GrammarSchema } from "./grammar.ts";
 
 /** Integers of a case fit 32 bits (as everywhere in the case schema). */
@@ -242,13 +241,20 @@ export interface RequestSampling {
   promptLength: number;
 }
 
+/** A case's workload as far as sampling reads it (a Case is one; this folder sits below case/). */
+export interface SampledWorkload {
+  readonly workload: {
+    readonly requests: readonly { id: number; prompt: readonly number[]; sampling?: SamplingParams }[];
+  };
+}
+
 /** Request `id` of the case samples (temperature > 0): the greedy laws leave its tokens to the sampling laws. */
-export function isStochasticRequest(testCase: Readonly<Case>, id: number): boolean {
+export function isStochasticRequest(testCase: SampledWorkload, id: number): boolean {
   return isStochastic(testCase.workload.requests.find((candidate) => candidate.id === id)?.sampling);
 }
 
 /** The sampling of request `id` in the case, when it has any option; undefined otherwise. */
-export function requestSampling(testCase: Readonly<Case>, id: number): RequestSampling | undefined {
+export function requestSampling(testCase: SampledWorkload, id: number): RequestSampling | undefined {
   const request = testCase.workload.requests.find((candidate) => candidate.id === id);
   if (!request?.sampling || samplingOptionsOf(request.sampling).length === 0) return undefined;
   return { params: request.sampling, promptLength: request.prompt.length };

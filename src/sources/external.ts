@@ -14,7 +14,7 @@ import { ReferenceOracle } from "../reference/oracle.ts";
 import type { Trace } from "../trace/schema.ts";
 import { outsideCapabilities } from "./capabilities.ts";
 import { ModelCache } from "./model-cache.ts";
-import { runFromTrace } from "./recorded.ts";
+import { runFromTrace } from "../trace/run-result.ts";
 import { RunFailure, targetOnlyCase, Unavailable, type RunSource } from "../check/source.ts";
 
 /** The engine could not start or failed its handshake: bad input (exit 2), not a failing case. */

@@ -3,25 +3,19 @@
 // laws, sources, failures and reports read run results without depending on the reference engine
 // (issue 24: these types used to live in engine/run-case.ts, which pulled the engine into every law).
 import type { FloatArray } from "../runtime/ort.ts";
-import type { LogprobEntry } from "../sampling/params.ts";
+import type { FinishReason, ReportedOutput } from "./outputs-line.ts";
 import type { Trace } from "./schema.ts";
 
-export interface RequestOutput {
-  id: number;
-  tokens: number[];
-  finishReason: "length" | "eos" | "stop" | "abort" | "unfinished";
-  /** The stop id that ended the request (finish reason "stop"). */
-  stopTokenId?: number;
-  /** Output tokens when the request finished (EOS, stop or length; SGLang's finished_len). */
-  finishedLength?: number;
-  /** One entry per output token, for requests asking for logprobs. */
-  logprobs?: LogprobEntry[];
-  /** accept_len of each verify round (speculative mode). */
+/**
+ * One request's results as a run returns them: what an engine reports (trace/outputs-line.ts, every field's
+ * meaning there) with the finish reason always known, every verify round's accept_len, and the rounds a
+ * finish cut short.
+ */
+export interface RequestOutput extends Omit<ReportedOutput, "finishReason" | "acceptLens" | "firstRoundDrafts"> {
+  finishReason: FinishReason;
   acceptLens: number[];
   /** Rounds that ended the request (EOS / max new tokens), excluded from full-acceptance rates. */
   cutRounds: number;
-  /** The first round emits the first output token (no separate prefill sample); see the outputs schema. */
-  roundsIncludeFirstToken?: boolean;
 }
 
 /** One broken invariant of a KV pool (engine/kv-integrity.ts computes them). */
@@ -70,4 +64,23 @@ export interface RunResult {
   outputs: RequestOutput[];
   trace: Trace;
   internals?: EngineInternals;
+}
+
+/** A RunResult made of what a trace holds: outputs from its requests and verify events, no engine internals. */
+export function runFromTrace(trace: Trace): RunResult {
+  const acceptLens = new Map<number, number[]>();
+  for (const event of trace.events)
+    for (const result of event.verify ?? [])
+      acceptLens.set(result.request, [...(acceptLens.get(result.request) ?? []), result.acceptLen]);
+  const outputs = (trace.requests ?? []).map((request) => ({
+    id: request.id,
+    tokens: request.output,
+    finishReason: request.finishReason,
+    ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
+    ...(request.finishedLength !== undefined ? { finishedLength: request.finishedLength } : {}),
+    ...(request.logprobs ? { logprobs: request.logprobs } : {}),
+    acceptLens: acceptLens.get(request.id) ?? [],
+    cutRounds: 0,
+  }));
+  return { outputs, trace };
 }

@@ -4,6 +4,7 @@
 // law says "not checkable" for what is absent. Changes stay additive within one formatVersion.
 import { CloneType, Type, type Static } from "@sinclair/typebox";
 import { LogprobEntrySchema } from "../sampling/params.ts";
+import { FinishReasonSchema } from "./outputs-line.ts";
 
 export const TRACE_FORMAT_VERSION = 1;
 
@@ -383,16 +384,7 @@ export const TraceRequestSchema = Type.Object(
     output: Type.Array(Type.Integer({ minimum: 0 }), {
       description: "Every output token the engine emitted, in order.",
     }),
-    finishReason: Type.Union(
-      [
-        Type.Literal("length"),
-        Type.Literal("eos"),
-        Type.Literal("stop"),
-        Type.Literal("abort"),
-        Type.Literal("unfinished"),
-      ],
-      { description: "length, eos, stop, abort, or unfinished." },
-    ),
+    finishReason: CloneType(FinishReasonSchema, { description: "length, eos, stop, abort, or unfinished." }),
     stopTokenId: Type.Optional(
       Type.Integer({ minimum: 0, description: 'The stop id that ended the request (finish reason "stop").' }),
     ),

@@ -6,7 +6,7 @@ import type { GoldenCase } from "../golden/schema.ts";
 import type { ModelSpec } from "../model/spec.ts";
 import type { ValidationIssue } from "../schema/validator.ts";
 import type { Trace } from "../trace/schema.ts";
-import type { OutputLine } from "./outputs-schema.ts";
+import type { OutputLine } from "../trace/outputs-line.ts";
 
 function tokenIssues(tokens: readonly number[] | undefined, path: string, vocab: number): ValidationIssue[] {
   const at = tokens?.findIndex((token) => token >= vocab) ?? -1;

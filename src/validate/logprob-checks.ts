@@ -7,7 +7,7 @@
 import { notCheckable, type LawResult, type LawViolation } from "../laws/law.ts";
 import type { GoldenLogprob, GoldenRequest } from "../golden/schema.ts";
 import type { Logprob, LogprobEntry } from "../sampling/params.ts";
-import type { RequestOutput } from "./outputs-schema.ts";
+import type { ReportedOutput } from "../trace/outputs-line.ts";
 
 export const LOGPROBS = "logprobs";
 
@@ -40,7 +40,7 @@ function judge(entry: LogprobEntry, golden: GoldenLogprob, epsilon: number): { m
 
 export function checkGoldenLogprobs(
   golden: GoldenRequest,
-  output: RequestOutput,
+  output: ReportedOutput,
   epsilon: number,
   stopIndex: number | undefined,
 ): LawResult {

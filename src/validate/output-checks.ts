@@ -5,7 +5,7 @@
 import { notCheckable, type LawResult } from "../laws/law.ts";
 import { compareTokens } from "../trace/compare.ts";
 import type { GoldenRequest } from "../golden/schema.ts";
-import type { RequestOutput } from "./outputs-schema.ts";
+import type { ReportedOutput } from "../trace/outputs-line.ts";
 import { hasRelaxation, RELAXATIONS, type RelaxationLog } from "../profiles/profiles.ts";
 import { checkGoldenLogprobs, LOGPROBS } from "./logprob-checks.ts";
 
@@ -35,7 +35,7 @@ function fails(law: string, checked: number, violation: NonNullable<LawResult["v
 
 export function checkGoldenTokens(
   golden: GoldenRequest,
-  output: RequestOutput,
+  output: ReportedOutput,
   epsilon: number,
 ): { result: LawResult; stopIndex?: number } {
   const id = golden.id;
@@ -102,7 +102,7 @@ export function checkGoldenTokens(
  */
 export function checkAcceptLengths(
   golden: GoldenRequest,
-  output: RequestOutput,
+  output: ReportedOutput,
   epsilon: Epsilon,
   log: RelaxationLog,
   stopIndex: number | undefined,
@@ -178,7 +178,7 @@ export function checkAcceptLengths(
 
 export function checkFirstRoundDrafts(
   golden: GoldenRequest,
-  output: RequestOutput,
+  output: ReportedOutput,
   epsilon: Epsilon,
   stopIndex: number | undefined,
 ): LawResult {
@@ -216,7 +216,7 @@ export function checkFirstRoundDrafts(
 
 export function checkRequestOutput(
   golden: GoldenRequest,
-  output: RequestOutput,
+  output: ReportedOutput,
   epsilon: Epsilon,
   log: RelaxationLog,
 ): LawResult[] {

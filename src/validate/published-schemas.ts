@@ -5,7 +5,7 @@ import { CaseSchema, CASE_FORMAT_VERSION } from "../case/case.ts";
 import { GoldenSchema, GOLDEN_FORMAT_VERSION } from "../golden/schema.ts";
 import { toDraft2020 } from "../schema/validator.ts";
 import { TraceSchema, TRACE_FORMAT_VERSION } from "../trace/schema.ts";
-import { OutputLineSchema, OUTPUTS_FORMAT_VERSION } from "./outputs-schema.ts";
+import { OutputLineSchema, OUTPUTS_FORMAT_VERSION } from "../trace/outputs-line.ts";
 import {
   AdapterRequestSchema,
   AdapterResponseSchema,

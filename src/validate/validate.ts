@@ -16,10 +16,10 @@ import type { Trace } from "../trace/schema.ts";
 import { readJsonLines } from "./jsonl.ts";
 import { outputLineIssues, traceIssues } from "./input-checks.ts";
 import { checkRequestOutput, missingOutput, type Epsilon } from "./output-checks.ts";
-import { OUTPUTS_FORMAT_VERSION, OutputLineSchema, type OutputLine } from "./outputs-schema.ts";
+import { OUTPUTS_FORMAT_VERSION, OutputLineSchema, type OutputLine } from "../trace/outputs-line.ts";
 import { RelaxationLog, type Profile } from "../profiles/profiles.ts";
 import { checkLaws, type LawVerdict } from "../check/runner.ts";
-import { goldenOracle, recordedSource } from "../sources/recorded.ts";
+import { goldenOracle, recordedSource } from "./recorded.ts";
 import { RelaxedViews } from "../profiles/relaxed-view.ts";
 
 export interface TraceInput {

@@ -9,7 +9,7 @@ import { checkCommand } from "../../src/cli/check.ts";
 import { mutantsCommand } from "../../src/cli/mutants.ts";
 import type { FaultReport } from "../../src/report/summary.ts";
 import { replayCommand } from "../../src/cli/replay.ts";
-import { FAULT_NAMES } from "../../src/engine/faults.ts";
+import { FAULT_NAMES } from "../../src/case/faults.ts";
 import { capture } from "../helpers/capture.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "specconf-reports-"));

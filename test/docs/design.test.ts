@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FAULT_NAMES } from "../../src/engine/faults.ts";
+import { FAULT_NAMES } from "../../src/case/faults.ts";
 import { LAWS } from "../../src/laws/registry.ts";
 
 function filesUnder(dir: string): string[] {
@@ -27,7 +27,7 @@ describe("the contract in the repository", () => {
     expect(readFileSync("README.md", "utf8")).toMatch(/\(docs\/design\.md\)/);
   });
 
-  it("docs/design.md names every fault of src/engine/faults.ts and says how many there are", () => {
+  it("docs/design.md names every fault of src/case/faults.ts and says how many there are", () => {
     expect(FAULT_NAMES.filter((fault) => !design.includes(`\`${fault}\``))).toEqual([]);
     expect(design).toContain(`The ${FAULT_NAMES.length} faults`);
   });

@@ -2,11 +2,11 @@
 import { describe, expect, it } from "vitest";
 import type { AbortEvent, Case } from "../../src/case/case.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
-import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
+import { FAULT_NAMES, type FaultName } from "../../src/case/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import type { DraftKind } from "../../src/model/spec.ts";
-import type { EngineConfig } from "../../src/engine/config.ts";
+import type { EngineConfig } from "../../src/case/engine-config.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 
 /** Three states over tokens the default case's targets emit; no state accepts, so no request ends early. */

@@ -8,7 +8,7 @@ import { checkRun } from "../helpers/check-run.ts";
 import { relativeTolerance } from "../../src/laws/draft-reference.ts";
 import { ReferenceOracle } from "../../src/reference/oracle.ts";
 import { checkReplayEquivalence } from "../../src/laws/replay-equivalence.ts";
-import { Engine } from "../../src/engine/engine.ts";
+import { Engine } from "../../src/engine/step-loop.ts";
 
 describe("graph replay", () => {
   for (const [draft, numSteps, topk, numDraftTokens] of [

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import { test, fc } from "@fast-check/vitest";
-import { Faults } from "../../src/engine/faults.ts";
+import { Faults } from "../../src/case/faults.ts";
 import { Request } from "../../src/engine/request.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 

@@ -4,7 +4,7 @@
 // argmax next to the processed one, and no slot is held once the requests finish.
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
-import type { EngineConfig } from "../../src/engine/config.ts";
+import type { EngineConfig } from "../../src/case/engine-config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { changesLogits } from "../../src/sampling/params.ts";
 import { targetOnlyCase } from "../../src/check/source.ts";

@@ -4,8 +4,8 @@
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { defaultCase } from "../../src/case/default-case.ts";
-import type { EngineConfig } from "../../src/engine/config.ts";
-import type { FaultName } from "../../src/engine/faults.ts";
+import type { EngineConfig } from "../../src/case/engine-config.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 import { UniformStream } from "../../src/sampling/uniform-stream.ts";

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planExport, writeExport } from "../../src/export/export.ts";
+import { planExport, writeExport } from "../../src/golden/export.ts";
 import { referenceEagle3 } from "../../src/model/eagle3-reference.ts";
 import { referenceTarget } from "../../src/model/reference-forward.ts";
 import type { Eagle3Weights, TargetWeights } from "../../src/model/weights.ts";

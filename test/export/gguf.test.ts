@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadModels } from "../../src/case/models.ts";
-import { planExport, writeExport } from "../../src/export/export.ts";
+import { planExport, writeExport } from "../../src/golden/export.ts";
 import { ggufFiles } from "../../src/export/gguf.ts";
 import { referenceTarget } from "../../src/model/reference-forward.ts";
 import { changesLogits, type SamplingParams } from "../../src/sampling/params.ts";

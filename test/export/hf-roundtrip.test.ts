@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planExport, writeExport } from "../../src/export/export.ts";
+import { planExport, writeExport } from "../../src/golden/export.ts";
 import { referenceEagle, referenceTarget } from "../../src/model/reference-forward.ts";
 import type { ModelSpec } from "../../src/model/spec.ts";
 import type { EagleWeights, TargetWeights } from "../../src/model/weights.ts";

@@ -1,12 +1,12 @@
 // Shared by validate tests: a golden file, the reference engine's outputs and trace for one of its cases
 // (optionally with faults), and a Validation over them.
 import { loadGoldenFile } from "../../src/golden/load.ts";
-import { runGoldenCase } from "../../src/golden/run-reference.ts";
+import { runGoldenCase } from "../../src/adapter/reference-outputs.ts";
 import type { Golden, GoldenCase } from "../../src/golden/schema.ts";
-import type { FaultName } from "../../src/engine/faults.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 import { PROFILES, type Profile } from "../../src/profiles/profiles.ts";
 import { Validation, type ValidationReport } from "../../src/validate/validate.ts";
-import type { OutputLine } from "../../src/validate/outputs-schema.ts";
+import type { OutputLine } from "../../src/trace/outputs-line.ts";
 import type { Trace } from "../../src/trace/schema.ts";
 
 const goldens = new Map<string, Golden>();

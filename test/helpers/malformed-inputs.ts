@@ -7,7 +7,7 @@
 // no stack trace, nothing written.
 import fc from "fast-check";
 import { availableParallelism } from "node:os";
-import { FAULT_NAMES } from "../../src/engine/faults.ts";
+import { FAULT_NAMES } from "../../src/case/faults.ts";
 import { RECORD_LAWS } from "../../src/failures/failure-file.ts";
 import { LAW_NAMES } from "../../src/laws/registry.ts";
 import { PRESETS, presetNames } from "../../src/model/presets.ts";

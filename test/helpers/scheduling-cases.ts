@@ -1,7 +1,7 @@
 // Cases that reach the scheduling modes (docs/scheduling.md) for the law tests: three mirror-drafted requests
 // sharing the preamble, arriving apart, with overlap, the prefix cache and padded buckets each switchable.
 import type { AbortEvent, Case } from "../../src/case/case.ts";
-import { defaultEngineConfig, type EngineConfig } from "../../src/engine/config.ts";
+import { defaultEngineConfig, type EngineConfig } from "../../src/case/engine-config.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 
 export function schedulingCase(

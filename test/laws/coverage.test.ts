@@ -1,7 +1,7 @@
 // Coverage labels read from a case and its trace, and the counter's 2% rule.
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
-import { defaultEngineConfig } from "../../src/engine/config.ts";
+import { defaultEngineConfig } from "../../src/case/engine-config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { COVERAGE_LABELS, CoverageCounter, coverageLabels, unobservableLabels } from "../../src/check/coverage.ts";
 import { minimumPoolSlots } from "../../src/case/limits.ts";

@@ -7,7 +7,7 @@
 // the checkpoint is the config's: another config (layer ids) makes the same clean trace fail.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
-import { defaultEngineConfig, type EngineConfig } from "../../src/engine/config.ts";
+import { defaultEngineConfig, type EngineConfig } from "../../src/case/engine-config.ts";
 import { loadModels } from "../../src/case/models.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkAuxProvenance } from "../../src/laws/aux-provenance.ts";

@@ -3,7 +3,7 @@
 // there; the grammar laws fail on corrupted outputs and traces; the coverage corners are found where built.
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
-import { defaultEngineConfig } from "../../src/engine/config.ts";
+import { defaultEngineConfig } from "../../src/case/engine-config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { coverageLabels } from "../../src/check/coverage.ts";
 import { checkGrammarAcceptance } from "../../src/laws/grammar-acceptance.ts";

@@ -6,7 +6,7 @@ import { fc, test } from "@fast-check/vitest";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
 import { runCase } from "../../src/engine/run-case.ts";
-import { defaultEngineConfig } from "../../src/engine/config.ts";
+import { defaultEngineConfig } from "../../src/case/engine-config.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import { checkBatchInvariance, reorderedTwin } from "../../src/laws/batch-invariance.ts";
 import { checkChunkInvariance, isChunked, unchunkedTwin } from "../../src/laws/chunk-invariance.ts";

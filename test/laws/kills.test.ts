@@ -2,7 +2,7 @@
 // with, at its seed and counterexample path, fails the recorded law with the fault on, and the same
 // case holds every law with the fault off. Regenerate with `npx specconf mutants --update-kills`.
 import { describe, expect, it } from "vitest";
-import { FAULT_NAMES, type FaultName } from "../../src/engine/faults.ts";
+import { FAULT_NAMES, type FaultName } from "../../src/case/faults.ts";
 import { checkLaws, failures } from "../../src/check/runner.ts";
 import { referenceSource } from "../../src/sources/reference.ts";
 import { loadKills } from "../../src/failures/kills.ts";

@@ -5,7 +5,7 @@
 // generated cases; this keeps it true in CI.
 import { describe, expect, it } from "vitest";
 import { defaultCase } from "../../src/case/default-case.ts";
-import type { EngineConfig } from "../../src/engine/config.ts";
+import type { EngineConfig } from "../../src/case/engine-config.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { acceptanceStats } from "../../src/laws/mirror-acceptance.ts";
 import type { DraftKind } from "../../src/model/spec.ts";

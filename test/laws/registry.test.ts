@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Law } from "../../src/laws/definition.ts";
 import { combine } from "../../src/laws/law.ts";
 import { LAW_NAMES, lawByName, LAWS } from "../../src/laws/registry.ts";
+import { LAW_PROPERTIES } from "../../src/properties/law-properties.ts";
 
 const LAW_DIR = "src/laws";
 
@@ -37,6 +38,21 @@ describe("law registry", () => {
     expect([...files.values()].map((law) => law.name).sort()).toEqual([...LAW_NAMES].sort());
     for (const law of LAWS) expect([...files.values()]).toContain(law);
     expect(new Set(LAW_NAMES).size).toBe(LAWS.length);
+  });
+
+  it("every law has its property and its vitest suite (docs/laws.md, Adding a law)", async () => {
+    const files = await lawFiles();
+    const suites = readdirSync("test/properties/laws");
+    for (const [file, law] of files) {
+      expect(
+        LAW_PROPERTIES.filter((property) => property.law === law.name),
+        law.name,
+      ).toHaveLength(1);
+      const base = file.slice(LAW_DIR.length + 1, -".ts".length);
+      expect(suites, law.name).toContain(`${base}.test.ts`);
+      const suite = readFileSync(join("test/properties/laws", `${base}.test.ts`), "utf8");
+      expect(suite, law.name).toContain(`src/properties/laws/${base}.ts`);
+    }
   });
 
   it("no source file outside a law's own file compares that law's name", async () => {

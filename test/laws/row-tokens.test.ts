@@ -4,8 +4,8 @@
 // and turns `specconf validate` on a trace with a wrong prefill token from exit 0 into exit 1.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AbortEvent, Case } from "../../src/case/case.ts";
-import { defaultEngineConfig, type EngineConfig } from "../../src/engine/config.ts";
-import type { FaultName } from "../../src/engine/faults.ts";
+import { defaultEngineConfig, type EngineConfig } from "../../src/case/engine-config.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkRowTokens, ROW_TOKENS } from "../../src/laws/row-tokens.ts";
 import { defaultDraftSpec, type DraftKind } from "../../src/model/spec.ts";

@@ -5,8 +5,8 @@
 // engine traces.
 import { describe, expect, it } from "vitest";
 import type { Case } from "../../src/case/case.ts";
-import { defaultEngineConfig } from "../../src/engine/config.ts";
-import type { FaultName } from "../../src/engine/faults.ts";
+import { defaultEngineConfig } from "../../src/case/engine-config.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { readDraftRounds } from "../../src/laws/draft-tree.ts";
 import { checkReplayEquivalence } from "../../src/laws/replay-equivalence.ts";

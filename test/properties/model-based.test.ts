@@ -1,7 +1,7 @@
 // The model-based suite can fail: with a fault on, the commands find it (pool integrity, a trace law, or
 // outputs that disagree with the target-only model), without crashing the harness.
 import { describe, expect, it } from "vitest";
-import type { FaultName } from "../../src/engine/faults.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 import { runModelBased } from "../../src/properties/commands/property.ts";
 
 describe("model-based suite against faults", () => {

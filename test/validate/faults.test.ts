@@ -3,11 +3,11 @@
 // too: the trace records every slot the pools released), and the output checks fail where the fault changes
 // what another engine would report. With no fault, everything holds.
 import { describe, expect, it } from "vitest";
-import type { FaultName } from "../../src/engine/faults.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import type { RunResult } from "../../src/trace/run-result.ts";
 import { targetOnlyCase as targetOnlyTwin } from "../../src/check/source.ts";
-import { caseWithFaults } from "../../src/golden/run-reference.ts";
+import { caseWithFaults } from "../../src/adapter/reference-outputs.ts";
 import { checkRun } from "../helpers/check-run.ts";
 import { KV_CONSERVATION } from "../../src/laws/kv-conservation.ts";
 import { failing, goldenCase, reference, validateRun } from "../helpers/golden-runs.ts";

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { GoldenRequest } from "../../src/golden/schema.ts";
 import { checkGoldenLogprobs } from "../../src/validate/logprob-checks.ts";
-import type { RequestOutput } from "../../src/validate/outputs-schema.ts";
+import type { ReportedOutput } from "../../src/trace/outputs-line.ts";
 import { goldenCase, reference } from "../helpers/golden-runs.ts";
 
 const EPSILON = 1e-4;
@@ -65,7 +65,7 @@ describe("logprobs check", async () => {
         },
       ],
     };
-    const output = (alternative: number, logprob: number): RequestOutput => ({
+    const output = (alternative: number, logprob: number): ReportedOutput => ({
       id: 0,
       tokens: [5],
       logprobs: [

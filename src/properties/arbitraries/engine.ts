@@ -1,6 +1,6 @@
 // Engine configs: S, K (N follows), chunk size, page size, token budget. Ranges come from the space.
 import fc from "fast-check";
-import { defaultEngineConfig, type EngineConfig } from "../../engine/config.ts";
+import { defaultEngineConfig, maxTreeTokens, type EngineConfig } from "../../case/engine-config.ts";
 import type { CaseSpace } from "./space.ts";
 
 /** A budget no prompt of the space reaches: prefill is limited by the chunk size alone. */
@@ -67,7 +67,7 @@ export function engineChoiceArbitrary(s: CaseSpace): fc.Arbitrary<EngineChoice> 
 /** N: S + 1 for a chain; for a tree, within [2, min(8, 1 + K + (S - 1)K^2)]. */
 export function numDraftTokensFor(numSteps: number, topk: number, raw: number): number {
   if (topk === 1) return numSteps + 1;
-  const max = Math.min(8, 1 + topk + (numSteps - 1) * topk * topk);
+  const max = Math.min(8, maxTreeTokens(numSteps, topk));
   return 2 + (raw % (max - 1));
 }
 

@@ -2,7 +2,7 @@
 // chunk size that leaves a tail, page sizes above 1, batches of two or more, ...); the shared checker
 // still applies every law to every run. The first value of each list, and the low end of each range,
 // is where shrinking goes: the tiny float32 preset, the mirror draft, S = 1, no chunking, page 1.
-import type { FaultName } from "../../engine/faults.ts";
+import type { FaultName } from "../../case/faults.ts";
 import type { DraftKind } from "../../model/spec.ts";
 import { SAMPLING_OPTIONS } from "../../sampling/params.ts";
 import type { SamplingSpace } from "./sampling.ts";

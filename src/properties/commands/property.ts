@@ -3,7 +3,7 @@
 // on to prove the suite can fail (test/properties/model-based.test.ts).
 import fc from "fast-check";
 import { CASE_FORMAT_VERSION, type Case } from "../../case/case.ts";
-import type { FaultName } from "../../engine/faults.ts";
+import type { FaultName } from "../../case/faults.ts";
 import { writeFailure } from "../../failures/failure-file.ts";
 import { draftArbitrary } from "../arbitraries/model.ts";
 import { engineChoiceArbitrary, engineConfigOf } from "../arbitraries/engine.ts";

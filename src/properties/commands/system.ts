@@ -8,7 +8,7 @@ import type { Case } from "../../case/case.ts";
 import { checkCaseConsistency } from "../../case/consistency.ts";
 import { resolveModelSpec } from "../../case/models.ts";
 import { createEngine, runCase } from "../../engine/run-case.ts";
-import type { Engine } from "../../engine/engine.ts";
+import type { Engine } from "../../engine/step-loop.ts";
 import type { KvPool } from "../../engine/kv-pool.ts";
 import { LAWS } from "../../laws/registry.ts";
 import { ReferenceOracle } from "../../reference/oracle.ts";

@@ -1,0 +1,80 @@
+// Time to detect as a user meets it (issue 26): for each named fault, the wall seconds from starting
+// `specconf check --fault F` (default flags otherwise: every law, 30 runs each, the machine's cores as
+// workers) to the first shrunk failure it prints, and which law's property found it. The check is stopped
+// there. Prints a table and the median and worst; --json writes the rows.
+//
+//   npx tsx scripts/time-to-detect.ts [--fault F]... [--seed 1] [--workers N] [--limit 120] [--json FILE]
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { FAULT_NAMES } from "../src/case/faults.ts";
+import { median, table } from "./bench-util.ts";
+
+const { values } = parseArgs({
+  options: {
+    fault: { type: "string", multiple: true, default: [] },
+    seed: { type: "string", default: "1" },
+    workers: { type: "string" },
+    limit: { type: "string", default: "120" },
+    json: { type: "string" },
+  },
+});
+
+interface Detection {
+  fault: string;
+  seconds: number | null;
+  property: string | null;
+}
+
+/** Runs `check --fault F` until it prints a failure paragraph ("property 'X' failed after"), or the limit. */
+function detect(fault: string): Promise<Detection> {
+  const args = ["bin/specconf.js", "check", "--fault", fault, "--seed", values.seed!, "--no-write"];
+  if (values.workers) args.push("--workers", values.workers);
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
+    let text = "";
+    let done = false;
+    const finish = (result: Detection) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+      resolve(result);
+    };
+    const timer = setTimeout(() => finish({ fault, seconds: null, property: null }), Number(values.limit) * 1000);
+    child.stderr!.on("data", (chunk) => {
+      text += chunk;
+      const match = /property '([^']+)' failed after/.exec(text);
+      if (match) finish({ fault, seconds: (performance.now() - start) / 1000, property: match[1] });
+    });
+    child.on("exit", () => finish({ fault, seconds: null, property: null }));
+  });
+}
+
+const faults = (values.fault as string[]).length > 0 ? (values.fault as string[]) : [...FAULT_NAMES];
+const rows: Detection[] = [];
+for (const fault of faults) {
+  const row = await detect(fault);
+  rows.push(row);
+  console.error(`${fault}: ${row.seconds === null ? "not detected" : `${row.seconds.toFixed(1)}s (${row.property})`}`);
+  if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));
+}
+const found = rows.filter((row) => row.seconds !== null).map((row) => row.seconds!);
+console.log(
+  table(
+    ["fault", "seconds to the printed shrunk failure", "property"],
+    rows.map((row) => [
+      row.fault,
+      row.seconds === null ? `> ${values.limit}` : row.seconds.toFixed(1),
+      row.property ?? "-",
+    ]),
+  ),
+);
+console.log(
+  `${found.length}/${rows.length} detected; median ${found.length ? median(found).toFixed(1) : "-"}s, worst ${found.length === rows.length && found.length ? Math.max(...found).toFixed(1) : `> ${values.limit}`}s`,
+);

@@ -1,0 +1,61 @@
+// llama-server under `specconf check --engine` in CI: the server is built from the shipped llama.cpp source (or
+// reused: .ci/run builds it first, once per llama.cpp commit), then generated cases within its declared
+// capabilities run through it, every case with a time budget (--case-timeout), every law it can show applied,
+// its findings pinned (docs/findings/llama-server.pins.json): each pinned law must still fail on this version
+// (else the finding is stale and this turns red), and no other law may fail.
+import { existsSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { narrowSpace } from "../../../src/properties/arbitraries/capabilities.ts";
+import { LAW_PROPERTIES } from "../../../src/properties/law-properties.ts";
+import { runSuite } from "../../../src/properties/suite.ts";
+import { buildBinary } from "../../../src/adapter/llama-server/binary.ts";
+import { loadPins } from "../../../src/failures/pins.ts";
+import { ExternalSource } from "../../../src/sources/external.ts";
+
+const PINS = "docs/findings/llama-server.pins.json";
+/** Seconds one case may take on the server before it is killed (the case then fails, as any crash would). */
+const CASE_BUDGET_S = 30;
+const COMMAND = `node bin/specconf.js engine llama-server --case-timeout ${CASE_BUDGET_S}`;
+
+describe("llama-server: generated cases through the protocol, findings pinned", () => {
+  beforeAll(async () => {
+    // Reuses the cached build (instant); builds it on a machine that never did (minutes).
+    await buildBinary({ log: (text) => process.stderr.write(text) });
+  }, 1_800_000);
+
+  it(">= 100 cases; only the pinned laws fail, and each of them does", { timeout: 600_000 }, async () => {
+    const pins = existsSync(PINS) ? loadPins(PINS).laws : new Map<string, string>();
+    const source = await ExternalSource.start(COMMAND, { timeoutMs: (CASE_BUDGET_S + 30) * 1000 });
+    try {
+      const suite = await runSuite({
+        properties: LAW_PROPERTIES,
+        runs: 7, // ~18 laws' properties reach this engine: >= 100 cases
+        seed: 1,
+        source,
+        engine: { command: COMMAND, name: source.name },
+        narrow: (space) => narrowSpace(space, source.capabilities),
+        pinned: new Set(pins.keys()),
+        failureDir: false,
+      });
+      const runs = suite.runs.reduce((sum, run) => sum + run.runs, 0);
+      expect(runs).toBeGreaterThanOrEqual(100);
+      expect(suite.runs.filter((run) => run.failure).map((run) => run.failure!.laws)).toEqual([]);
+      for (const law of pins.keys())
+        expect(suite.stats.get(law)?.failed ?? 0, `${law} no longer fails`).toBeGreaterThan(0);
+      // Each checked on enough cases to mean something (mirror drafts are one kind among five: fewer cases).
+      const floors: Record<string, number> = {
+        "reference decode": 50,
+        lossless: 50,
+        "acceptance correctness": 20,
+        "mirror acceptance": 3,
+      };
+      for (const [law, floor] of Object.entries(floors)) {
+        const stats = suite.stats.get(law)!;
+        expect(stats.failed, law).toBe(0);
+        expect(stats.passed, law).toBeGreaterThan(floor);
+      }
+    } finally {
+      await source.close();
+    }
+  });
+});
