@@ -1,17 +1,16 @@
 // The one engine interface: run(case) -> { outputs, trace }. Replay, golden suites and the external
 // adapter all go through it; createEngine is the engine runCase steps, for suites that step it themselves
-// (the model-based suite). Run results are engine-neutral (trace/run-result.ts), a case's models live in
+// (the model-based suite). Run results are engine-neutral (trace/run-result.ts) and read off the stepped
+// engine in engine/run-result.ts; a case's models live in
 // case/models.ts, the session cache in runtime/sessions.ts, the consistency checks in case/consistency.ts.
 import type { Case } from "../case/case.ts";
 import { checkCaseConsistency } from "../case/consistency.ts";
 import { stepBound } from "../case/limits.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
 import { buildDraft } from "../model/build.ts";
-import { runtimeInfo } from "../runtime/ort.ts";
-import { TRACE_FORMAT_VERSION, type Trace } from "../trace/schema.ts";
-import { mapPacked, traceRequest } from "../trace/records.ts";
-import type { RequestOutput, RunResult } from "../trace/run-result.ts";
+import type { RunResult } from "../trace/run-result.ts";
 import { engineSessions } from "./case-sessions.ts";
+import { runResult } from "./run-result.ts";
 import { Engine, type EngineOptions } from "./step-loop.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 
@@ -91,7 +90,6 @@ async function runEngine(
   draftGraphs: readonly { digest: string }[],
   options: RunOptions,
 ): Promise<RunResult> {
-  const runtime = testCase.engine.runtime;
   for (const request of testCase.workload.requests) engine.addRequest(request);
   const lastAbortStep = Math.max(
     0,
@@ -104,58 +102,5 @@ async function runEngine(
     options.onStep?.(engine.step, engine);
   }
   engine.finish();
-  const outputs: RequestOutput[] = testCase.workload.requests.map(({ id }) => {
-    const request = engine.requests.get(id)!;
-    const finished = request.finishReason !== undefined && request.finishReason !== "abort";
-    return {
-      id,
-      tokens: [...request.output],
-      finishReason: request.finishReason ?? "unfinished",
-      ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
-      ...(finished ? { finishedLength: request.output.length } : {}),
-      ...(request.sampling.logprobs !== undefined ? { logprobs: [...request.logprobs] } : {}),
-      acceptLens: [...request.acceptLens],
-      cutRounds: request.cutRounds,
-    };
-  });
-  const pools = engine.context.pools;
-  const slotsInUseAtEnd = [pools.target, ...engine.context.draftPools()].reduce(
-    (sum, pool) => sum + pool.numUsedSlots(),
-    0,
-  );
-  const info = runtimeInfo(runtime);
-  const trace: Trace = {
-    formatVersion: TRACE_FORMAT_VERSION,
-    engine: { name: "specconf-reference", version: "0.1.0", ...info, dtype: models.spec.dtype },
-    models: {
-      target: models.target.graph.digest,
-      draft: draftGraphs.length > 0 ? draftGraphs.map((graph) => graph.digest) : undefined,
-    },
-    config: { ...testCase.engine, draft: testCase.draft },
-    requests: mapPacked(outputs, (output) =>
-      traceRequest({
-        id: output.id,
-        prompt: [...engine.requests.get(output.id)!.prompt],
-        output: output.tokens,
-        finishReason: output.finishReason,
-        stopTokenId: output.stopTokenId,
-        finishedLength: output.finishedLength,
-        logprobs: output.logprobs,
-      }),
-    ),
-    events: engine.context.recorder.events,
-    // Absent fields stay undefined rather than left out: one shape for every trace (trace/records.ts).
-    lifecycle: engine.context.recorder.lifecycle.length > 0 ? engine.context.recorder.lifecycle : undefined,
-  };
-  const prefixHits = engine.context.prefixHits;
-  return {
-    outputs,
-    trace,
-    internals: {
-      poolChecks: engine.poolChecks,
-      slotsInUseAtEnd,
-      steps: engine.step,
-      ...(prefixHits.length > 0 ? { prefixHits } : {}),
-    },
-  };
+  return runResult(testCase, engine, models, draftGraphs);
 }
