@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     setupFiles: ["test/setup.ts"],
     testTimeout: 60_000,
+    // Hooks start engines and servers (process starts, model exports): the tests' limit, not vitest's 10 s.
+    hookTimeout: 60_000,
     pool: "forks",
     projects: [
       {

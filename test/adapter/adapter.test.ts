@@ -14,11 +14,12 @@ const testCase = () => goldenCase("tiny-mirror", "chunked-paged").case;
 
 describe("the reference adapter in a separate process", () => {
   let engine: ExternalSource;
+  // Starting the adapter is a process start (tsx compiles it): the handshake's own 30 s limit, not the 10 s hook default.
   beforeAll(async () => {
     engine = await ExternalSource.start(ADAPTER, { timeoutMs: 30_000 });
-  });
+  }, 60_000);
   afterAll(async () => {
-    await engine.close();
+    await engine?.close();
   });
 
   it("every law holds through the protocol (twins and baseline through the engine too)", async () => {
