@@ -157,6 +157,16 @@ export interface CoverageReport {
   unobservable: Partial<Record<CoverageLabel, string>>;
 }
 
+/** A counter as data (a chunk's record, a shard's report): everything its verdicts read. */
+export interface CoverageRecord {
+  runs: number;
+  counts: Record<string, number>;
+  /** Per label, runs from a space that cannot reach it. */
+  outside: Record<string, number>;
+  /** Per label, runs whose trace could not show it, and the field it lacked. */
+  blind: Record<string, { runs: number; field: string }>;
+}
+
 export class CoverageCounter {
   runs = 0;
   readonly counts = Object.fromEntries(COVERAGE_LABELS.map((label) => [label, 0])) as Record<CoverageLabel, number>;
@@ -195,6 +205,28 @@ export class CoverageCounter {
       mine.runs += entry.runs;
       this.blind.set(label, mine);
     }
+  }
+
+  /** The counter as data; `fromRecord` reads it back, so a merge of records judges as the counters would. */
+  toRecord(): CoverageRecord {
+    return {
+      runs: this.runs,
+      counts: { ...this.counts },
+      outside: { ...this.outside },
+      blind: Object.fromEntries([...this.blind].map(([label, entry]) => [label, { ...entry }])),
+    };
+  }
+
+  static fromRecord(record: CoverageRecord): CoverageCounter {
+    const counter = new CoverageCounter();
+    counter.runs = record.runs;
+    for (const label of COVERAGE_LABELS) {
+      counter.counts[label] = record.counts[label] ?? 0;
+      counter.outside[label] = record.outside[label] ?? 0;
+      const blind = record.blind[label];
+      if (blind) counter.blind.set(label, { ...blind });
+    }
+    return counter;
   }
 
   /** Runs that could reach the label. */

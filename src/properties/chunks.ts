@@ -3,7 +3,7 @@
 // from the records in one way, whether the chunks ran in one process, over workers, or on several machines:
 // per property, in order of their first run, up to and including the first chunk that failed (an unsharded,
 // sequential run stops there too), so every way of splitting the runs gives the same verdicts and counts.
-import { CoverageCounter, type CoverageLabel } from "../check/coverage.ts";
+import { CoverageCounter, type CoverageRecord } from "../check/coverage.ts";
 import { emptyStats, type LawStats, type PropertyRun } from "./law-property.ts";
 import { absorbRun, emptySuiteResult, type SuiteResult } from "./suite.ts";
 
@@ -15,7 +15,7 @@ export interface ChunkRecord {
   runs: number;
   skipped: number;
   stats: Record<string, LawStats>;
-  coverage: { runs: number; counts: Record<string, number> };
+  coverage: CoverageRecord;
   runSeconds: number;
   features: [string, number][];
   relaxations: { id: string; applied: number; details: string[] }[];
@@ -31,8 +31,9 @@ export function chunkRecord(
   run: PropertyRun,
   tally: Pick<ChunkRecord, "runSeconds" | "features" | "relaxations">,
 ): ChunkRecord {
-  // Fields, not methods: a run from a worker arrives as data (structured clone drops the class).
-  const coverage = { runs: run.coverage.runs, counts: { ...run.coverage.counts } };
+  // Fields, not methods: a run from a worker arrives as data (structured clone drops the class). All of the
+  // counter, not its counts alone: the runs outside a label's space and those blind to it change its verdict.
+  const coverage = Object.assign(new CoverageCounter(), run.coverage).toRecord();
   const record: ChunkRecord = {
     law: run.law,
     start,
@@ -72,10 +73,7 @@ export function suiteFromChunks(order: readonly string[], chunks: readonly Chunk
   for (const chunk of countedChunks(order, chunks)) {
     if (chunk.error) throw new Error(`property '${chunk.law}': ${chunk.error}`);
     result.skipped += chunk.skipped;
-    const coverage = new CoverageCounter();
-    coverage.runs = chunk.coverage.runs;
-    for (const [label, count] of Object.entries(chunk.coverage.counts)) coverage.counts[label as CoverageLabel] = count;
-    result.coverage.merge(coverage);
+    result.coverage.merge(CoverageCounter.fromRecord(chunk.coverage));
     for (const [law, stats] of Object.entries(chunk.stats)) {
       const entry = result.stats.get(law) ?? emptyStats();
       for (const key of Object.keys(stats) as (keyof LawStats)[]) entry[key] += stats[key];

@@ -20,7 +20,12 @@ export const ChunkRecordSchema = Type.Object({
   runs: Count,
   skipped: Count,
   stats: Type.Record(Type.String(), LawStatsSchema),
-  coverage: Type.Object({ runs: Count, counts: Type.Record(Type.String(), Count) }),
+  coverage: Type.Object({
+    runs: Count,
+    counts: Type.Record(Type.String(), Count),
+    outside: Type.Record(Type.String(), Count),
+    blind: Type.Record(Type.String(), Type.Object({ runs: Count, field: Type.String() })),
+  }),
   runSeconds: Type.Number({ minimum: 0 }),
   features: Type.Array(Type.Tuple([Type.String(), Count])),
   relaxations: Type.Array(Type.Object({ id: Type.String(), applied: Count, details: Type.Array(Type.String()) })),
