@@ -138,11 +138,13 @@ export async function runSuiteOnWorkers(
     for (const child of children) if (child.connected) child.kill();
   });
   // Each property's first failed chunk writes its failure records (as runLawProperty would have).
+  // Tasks are in property order, so a law an earlier property recorded gets no second record (as in runSuite).
   const records: ChunkRecord[] = [];
+  const recorded = new Set<string>();
   for (const task of tasks) {
     const done = results.get(task.id);
     if (!done) continue;
-    if (done.run.failure && options.failureDir !== false && failedAt.get(task.law) === task.start)
+    if (done.run.failure && options.failureDir !== false && failedAt.get(task.law) === task.start) {
       await writePropertyFailure(propertyFor(task.law)!, done.run, {
         numRuns: task.count,
         startRun: task.start,
@@ -152,7 +154,10 @@ export async function runSuiteOnWorkers(
         twins: options.twins,
         engine: options.engine,
         failureDir: options.failureDir,
+        recorded: new Set(recorded),
       });
+      for (const law of done.run.failure.replays?.keys() ?? []) recorded.add(law);
+    }
     records.push(chunkRecord(task.start, task.count, done.run, done));
   }
   const order = properties.map((property) => property.law);
