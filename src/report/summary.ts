@@ -8,6 +8,7 @@ import type { Capabilities } from "../adapter/protocol.ts";
 import type { RelaxationLog } from "../profiles/profiles.ts";
 import type { ValidationReport } from "../validate/validate.ts";
 import type { FailureView } from "./html/report-data.ts";
+import type { InvarianceJudgement } from "../failures/invariance-runs.ts";
 
 /** One law's row of a check: counts over the runs, and its first failure with the command replaying it. */
 export interface LawSummary {
@@ -127,6 +128,8 @@ export interface ReplaySummary {
   crash: string | null;
   skipped: string | null;
   laws: LawVerdict[];
+  /** An invariance failure: which of the case's run and its twin diverged from the reference (issue 25). */
+  invariance?: InvarianceJudgement;
 }
 
 /** What the HTML reporter draws besides the summary: each failure's case, runs and tree (failure-view.ts). */
