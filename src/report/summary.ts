@@ -48,8 +48,10 @@ export interface CheckSummary {
   };
   /** Seconds of the cases' own runs and target-only baselines (the laws' rows count the rest). */
   runSeconds?: number;
-  /** With --engine: laws' properties and declared features no generated case exercised. */
+  /** With --engine: laws no run checked (their property could not run, nor did another's check them) and declared features no generated case exercised. */
   notExercised?: string[];
+  /** With --engine: properties the engine could not run whose laws other properties' runs checked all the same. */
+  propertiesNotRun?: string[];
   skipped?: number;
   /** With --engine --pins: each pinned law, its finding, and whether it still failed. */
   pinned?: { law: string; finding: string; reproduced: boolean }[];
