@@ -33,7 +33,7 @@ interface Detection {
   property: string | null;
 }
 
-/** Runs `check --fault F` until it prints a failure paragraph ("property 'X' failed after"), or the limit. */
+/** Runs `check --fault F` until it prints a failure paragraph ("... FAILED on a case of property 'X'"), or the limit. */
 function detect(fault: string, slot: number): Promise<Detection> {
   const args = ["bin/specconf.js", "check", "--fault", fault, "--seed", values.seed!, "--no-write"];
   if (values.workers) args.push("--workers", values.workers);
@@ -60,7 +60,7 @@ function detect(fault: string, slot: number): Promise<Detection> {
     const timer = setTimeout(() => finish({ fault, seconds: null, property: null }), Number(values.limit) * 1000);
     child.stderr!.on("data", (chunk) => {
       text += chunk;
-      const match = /property '([^']+)' failed after/.exec(text);
+      const match = /FAILED on a case of property '([^']+)'/.exec(text);
       if (match) finish({ fault, seconds: (performance.now() - start) / 1000, property: match[1] });
     });
     child.on("exit", () => finish({ fault, seconds: null, property: null }));

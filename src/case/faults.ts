@@ -36,6 +36,14 @@ export const FAULT_NAMES = [
    */
   "skipped-draft-position",
   /**
+   * Issue 25 (standalone drafts): a draft-model path feeds the draft its tokens at their own positions (anchor +
+   * 1, as vLLM's draft-model proposer beside EAGLE's, PR 24322, and llama.cpp's draft context do), and adding that
+   * shift where the model already makes it runs every draft-decode query one position late. Slots, attended KV
+   * and the recorded anchors stay right, so positions cannot see it; lossless holds; only the draft's own
+   * predictions move (draft reference from the tokens alone; mirror acceptance only where an argmax flips).
+   */
+  "draft-model-position-shifted",
+  /**
    * vLLM PR 46899 (overlap): a retract discards the request's in-flight round, but the placeholder standing
    * for its unprocessed token stays in the token list; after the gap it is fed to the model as a token.
    */

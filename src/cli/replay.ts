@@ -6,7 +6,15 @@ import { checkLaws } from "../check/runner.ts";
 import { LAWS } from "../laws/registry.ts";
 import { referenceSource } from "../sources/reference.ts";
 import { loadReplayInput, readRecordedTrace } from "../failures/replay-input.ts";
-import { describeCase, firstOffence, stepTable } from "../failures/step-table.ts";
+import { describeCase, firstOffence, stepTable, type StepTableOptions } from "../failures/step-table.ts";
+import {
+  invarianceMarks,
+  judgeInvariance,
+  judgementLine,
+  twinOfLaw,
+  twinStepTable,
+  type InvarianceJudgement,
+} from "../failures/invariance-runs.ts";
 import { stableJson } from "../schema/atomic-write.ts";
 import { defineFlags, parseFlags, rejectCombined, renderHelp, UsageError } from "./args.ts";
 import { ExternalSource } from "../sources/external.ts";
@@ -100,6 +108,13 @@ async function replay(argv: string[]): Promise<number> {
           .catch(() => undefined)
       : undefined;
     const failing = check.results.filter((result) => result.status === "fails");
+    // An invariance failure (the record's own law, or a case file's first): both runs against the reference.
+    const judged = (input.kind === "failure" ? recordedLaws.slice(0, 1) : failing.map((result) => result.law)).find(
+      (law) => failing.some((result) => result.law === law) && twinOfLaw(check, law) !== undefined,
+    );
+    const judgement: InvarianceJudgement | undefined = judged
+      ? await judgeInvariance(check, judged, await (engine ?? referenceSource()).oracle(testCase))
+      : undefined;
     const own = input.kind === "failure" ? failing.find((result) => result.law === recordedLaws[0]) : undefined;
     const reproduced =
       input.kind === "failure"
@@ -133,6 +148,7 @@ async function replay(argv: string[]): Promise<number> {
       crash: check.crash ?? null,
       skipped: check.skipped ?? null,
       laws: check.results,
+      ...(judgement ? { invariance: judgement } : {}),
     };
     if (values.json) {
       process.stdout.write(render({ command: "replay", summary, text: { lines: [] } }, "json"));
@@ -148,10 +164,17 @@ async function replay(argv: string[]): Promise<number> {
     if (ep !== undefined) out.push(`on EP ${ep} (the file's case runs on ${fileCase.engine.runtime.ep})`);
     out.push(describeCase(testCase), "");
     const offence = firstOffence(check.results, recordedLaws, check.run?.trace);
-    const mark =
+    let mark: StepTableOptions["mark"] =
       offence?.event !== undefined
         ? { event: offence.event, note: `${offence.law.law}: ${offence.law.violation?.message ?? "fails"}` }
         : undefined;
+    let twinMark: StepTableOptions["mark"];
+    if (judgement) {
+      out.push(judgementLine(judgement), "");
+      ({ run: mark, twin: twinMark } = invarianceMarks(judgement, offence?.law.law, mark));
+    }
+    const twinTable = () =>
+      judgement ? twinStepTable(check, judgement, { mark: twinMark, from: values.from, to: values.to }) : [];
     if (engine) {
       const width = Math.max(60, Math.floor(((process.stdout.columns ?? 200) - 3) / 2));
       const titles: [string, string] = [`${engine.name}`, "specconf reference"];
@@ -162,8 +185,11 @@ async function replay(argv: string[]): Promise<number> {
           : "(no trace events)\n";
       out.push(sideBySide(table(check.run, true), table(reference, false), titles, width));
       if (check.crash) out.push(`the engine failed: ${check.crash}`, "");
+      out.push(...twinTable());
     } else if (check.run) {
+      if (judgement) out.push("the case's run:");
       out.push(stepTable(check.run.trace, { mark, from: values.from, to: values.to }));
+      out.push(...twinTable());
     }
     const recordedViolation = input.kind === "failure" ? input.record.violation.message : undefined;
     process.stdout.write(render({ command: "replay", summary, text: { lines: out, recordedViolation } }, "text"));

@@ -3,6 +3,7 @@
 import type { Case } from "../case/case.ts";
 import type { LoadedModels } from "../case/models.ts";
 import { draftToTarget } from "../model/weights.ts";
+import { isStandaloneDraft } from "../model/spec.ts";
 import { sessionFor } from "../runtime/sessions.ts";
 import type { EngineSessions } from "./context.ts";
 
@@ -27,6 +28,7 @@ export async function engineSessions(testCase: Case, models: LoadedModels): Prom
     draft: multiLayer ? undefined : drafts[0],
     draftModules: multiLayer ? drafts : undefined,
     draftLayers: draftGraphs[0]?.layers,
+    ...(draftGraphs.length > 0 && isStandaloneDraft(testCase.draft?.kind) ? { standaloneDraft: true } : {}),
     ...(eagle3
       ? { eagle3: { auxLayers: eagle3.options.auxLayers, draftToTarget: draftToTarget(eagle3.input.d2t) } }
       : {}),

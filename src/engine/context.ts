@@ -52,6 +52,8 @@ export interface EngineSessions {
   draftModules?: ModelSession[];
   /** EAGLE-3 drafts: what the checkpoint's config and maps say (layer ids, draft vocabulary), as the engine read them. */
   eagle3?: Eagle3Feed;
+  /** The draft is a standalone model over the tokens (model/spec.ts isStandaloneDraft): the draft-model path. */
+  standaloneDraft?: boolean;
 }
 
 /** How an EAGLE-3 checkpoint is fed and what its draft ids mean. */

@@ -70,6 +70,11 @@ export interface ForwardPlan {
   draftStep?: number;
   /** Multi-layer drafting: the module this forward runs. */
   module?: number;
+  /**
+   * Added to every row's position where the graph is fed (the row's recorded position, its anchor, and its
+   * bookkeeping stay): the draft-model-position-shifted fault's shift; 0 or absent otherwise.
+   */
+  positionShift?: number;
 }
 
 /**
@@ -126,6 +131,7 @@ export function forwardPlan(fields: ForwardPlan): ForwardPlan {
     replayable: fields.replayable,
     draftStep: fields.draftStep,
     module: fields.module,
+    positionShift: fields.positionShift,
   };
 }
 
@@ -194,10 +200,11 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   const positionWords = new Int32Array(positions.buffer);
   const writeSlots: number[] = new Array(numRows);
   let withLogits = false;
+  const positionShift = plan.positionShift ?? 0;
   for (let r = 0; r < numRows; r++) {
     const row = rows[r];
     setInt64(tokens, tokenWords, r, row.token);
-    setInt64(positions, positionWords, r, row.position);
+    setInt64(positions, positionWords, r, row.position + positionShift);
     writeSlots[r] = row.writeSlot;
     if (row.sampler !== undefined || row.grammarState !== undefined) withLogits = true;
   }
@@ -278,7 +285,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
         traceRow({
           request: row.request,
           token: Number(tokens[r]),
-          position: Number(positions[r]),
+          // Read back from the fed tensor (graph capture may have moved it), less the shift the plan added.
+          position: Number(positions[r]) - positionShift,
           slot: writeSlots[r],
           temporary: row.temporary,
           parent: row.treeParent,

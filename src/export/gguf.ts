@@ -15,14 +15,14 @@
 // Tokenizer: llama.cpp needs one that loads; "whitespace" (a BPE variant) with the t<i> words, a non-empty
 // merges list, and add_bos/add_eos false (engines are fed token ids; ECOSYSTEM.md lists what was verified).
 import type { LoadedModels } from "../case/models.ts";
-import type { DraftKind, DraftSpec, ModelSpec } from "../model/spec.ts";
+import { STANDALONE_DRAFT_KINDS, type DraftKind, type DraftSpec, type ModelSpec } from "../model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../model/weights.ts";
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";
 import { eagle3Gguf, eagle3GgufUnsupported } from "./gguf-eagle3.ts";
 import { transpose } from "./safetensors.ts";
 
 /** Draft kinds with an exact standalone-Llama form (what a llama.cpp draft-model run can load). */
-export const GGUF_DRAFT_KINDS: readonly DraftKind[] = ["mirror", "noisy-mirror", "truncated-mirror"];
+export const GGUF_DRAFT_KINDS: readonly DraftKind[] = STANDALONE_DRAFT_KINDS;
 
 export interface GgufIdentity {
   role: "target" | "standalone-draft";

@@ -60,6 +60,16 @@ export const FailureRecordSchema = Type.Object(
     /** The reference engine's trace of the same case, for the side-by-side replay (external engines only). */
     referenceTraceFile: Type.Optional(Type.String()),
     /**
+     * An invariance law's record (issue 25): the twin run the case's run was compared with, its trace beside the
+     * record, so both runs can be shown (replay says which of them diverged from the reference).
+     */
+    twin: Type.Optional(
+      Type.Object(
+        { kind: Type.String(), describe: Type.String(), traceFile: Type.Optional(Type.String()) },
+        { additionalProperties: false },
+      ),
+    ),
+    /**
      * Why a trace the run produced is not stored beside the record: it failed the trace schema (a non-finite
      * number, which JSON cannot hold, say). The record and case are written all the same (issue 23).
      */
@@ -86,6 +96,8 @@ export interface FailureInput {
   engine?: { command: string; name: string };
   /** The reference engine's trace of the case (external engines). */
   referenceTrace?: Trace;
+  /** An invariance law's twin run (its kind, how messages name it, its trace). */
+  twin?: { kind: string; describe: string; trace?: Trace };
 }
 
 /** What a record's `laws` may name: the registry's laws, an engine crash, the model-based suite. */
@@ -135,6 +147,7 @@ export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { 
     ...input,
     trace: storable("the shrunk case's trace", input.trace),
     referenceTrace: storable("the reference trace", input.referenceTrace),
+    ...(input.twin ? { twin: { ...input.twin, trace: storable("the twin's trace", input.twin.trace) } } : {}),
   };
   const base = failureStem(input);
   for (let attempt = 1; ; attempt++) {
@@ -158,6 +171,15 @@ export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { 
       ...(input.trace ? { traceFile: `${stem}.trace.json` } : {}),
       ...(input.engine ? { engine: input.engine } : {}),
       ...(input.referenceTrace ? { referenceTraceFile: `${stem}.reference-trace.json` } : {}),
+      ...(input.twin
+        ? {
+            twin: {
+              kind: input.twin.kind,
+              describe: input.twin.describe,
+              ...(input.twin.trace ? { traceFile: `${stem}.twin-trace.json` } : {}),
+            },
+          }
+        : {}),
       ...(omitted.length > 0 ? { traceOmitted: omitted.join("; ") } : {}),
       replay,
     };
@@ -173,6 +195,9 @@ export function writeFailure(input: FailureInput, dir = DEFAULT_FAILURE_DIR): { 
             : []),
           ...(input.referenceTrace && record.referenceTraceFile
             ? [{ path: join(dir, record.referenceTraceFile), text: stableJson(input.referenceTrace) }]
+            : []),
+          ...(input.twin?.trace && record.twin?.traceFile
+            ? [{ path: join(dir, record.twin.traceFile), text: stableJson(input.twin.trace) }]
             : []),
           { path: file, text: stableJson(record) },
         ],
@@ -212,5 +237,11 @@ export function validateFailureRecord(data: unknown): ValidationIssue[] {
         message: `must be a plain file name in the record's own folder (letters, digits, '.', '_', '+', '-'), got ${JSON.stringify(name)}`,
       });
   }
+  const twinFile = record.twin?.traceFile;
+  if (twinFile !== undefined && !SIBLING.test(twinFile))
+    issues.push({
+      path: "/twin/traceFile",
+      message: `must be a plain file name in the record's own folder, got ${JSON.stringify(twinFile)}`,
+    });
   return issues;
 }

@@ -8,6 +8,7 @@ import { RUNS_TO_COMPLETION, type CaseCheck } from "../check/runner.ts";
 import type { LawResult } from "../laws/law.ts";
 import type { Trace } from "../trace/schema.ts";
 import { DEFAULT_FAILURE_DIR, writeFailure } from "./failure-file.ts";
+import { twinOfLaw } from "./invariance-runs.ts";
 
 export interface WrittenFailure {
   file: string;
@@ -68,6 +69,8 @@ export async function writeLawFailures(
     for (const result of results) {
       const violation = result.violation ?? { message: result.reason ?? "fails" };
       const others = failing(check, sources).filter((other) => other.law !== result.law);
+      // An invariance law's record keeps the twin it compared with: either run may be the one that went wrong.
+      const twin = twinOfLaw(check, result.law);
       const { file, replay } = writeFailure(
         {
           property: sources.property,
@@ -81,6 +84,7 @@ export async function writeLawFailures(
           twins: sources.twins,
           engine: sources.engine,
           referenceTrace,
+          ...(twin ? { twin: { kind: twin.kind, describe: twin.describe, trace: twin.result.trace } } : {}),
         },
         dir,
       );

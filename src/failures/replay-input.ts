@@ -42,7 +42,16 @@ export function traceFileOf(input: ReplayInput): string | undefined {
 
 /** The recorded trace: undefined when the record names none or the file is gone; bad input when it is not a trace. */
 export function readRecordedTrace(input: ReplayInput): Trace | undefined {
-  const file = traceFileOf(input);
+  return readSiblingTrace(input, traceFileOf(input), "/traceFile");
+}
+
+/** An invariance record's twin trace (failure-file.ts `twin`), read as the recorded trace is. */
+export function readRecordedTwinTrace(input: ReplayInput): Trace | undefined {
+  const name = input.kind === "failure" ? input.record.twin?.traceFile : undefined;
+  return readSiblingTrace(input, name === undefined ? undefined : join(dirname(input.file), name), "/twin/traceFile");
+}
+
+function readSiblingTrace(input: ReplayInput, file: string | undefined, pointer: string): Trace | undefined {
   if (file === undefined) return undefined;
   let stat;
   try {
@@ -51,6 +60,6 @@ export function readRecordedTrace(input: ReplayInput): Trace | undefined {
     return undefined;
   }
   if (!stat.isFile())
-    throw new InputError(file, undefined, `is not a regular file (named by ${input.file} /traceFile)`);
+    throw new InputError(file, undefined, `is not a regular file (named by ${input.file} ${pointer})`);
   return parseTrace(readDocument(file), file);
 }

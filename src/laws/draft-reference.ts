@@ -5,12 +5,18 @@
 // read back through hidden-state provenance. With the EAGLE heads and the tapped mirrors this catches
 // hidden-state plumbing bugs; with every draft it catches wrong tokens and positions fed to the draft. EAGLE-3
 // references are fed what the checkpoint's own config names (oracle.eagle3), argmaxes mapped by its d2t.
-import type { Trace, TraceEvent, TraceRow } from "../trace/schema.ts";
+// Standalone drafts (issue 25: mirror, noisy and truncated mirror, what draft-model engines run) are ordinary
+// causal LMs over the sequence: their rows are read from the tokens alone, no provenance needed
+// (laws/draft-rows.ts), so a draft-only bug of a draft-model engine is seen directly, not only through
+// acceptance.
+import type { Trace } from "../trace/schema.ts";
+import { isStandaloneDraft, type DraftKind } from "../model/spec.ts";
 import { LawTally, notCheckable, type LawResult } from "./law.ts";
 import type { RowPrediction } from "../reference/cache-free.ts";
 import type { DraftRowRequest, ModuleRowRequest, ReferenceOracle } from "../reference/oracle.ts";
 import { sequenceOf } from "./rounds.ts";
 import type { Law } from "./definition.ts";
+import { rowsFromTokens, rowsThroughProvenance, type CheckedRow } from "./draft-rows.ts";
 
 export const DRAFT_REFERENCE = "draft reference";
 
@@ -19,60 +25,18 @@ export function relativeTolerance(oracle: ReferenceOracle): number {
   return oracle.spec.dtype === "float32" ? 1e-5 : 1e-12;
 }
 
-interface CheckedRow {
-  event: TraceEvent;
-  rowIndex: number;
-  row: TraceRow;
-  rootPosition: number;
-  /** Chain/tree: the draft path ending at this row. Multi-layer: the round's drafts d_1..d_k fed to module k. */
-  pathTokens: number[];
-}
-
-/** The rows to check, each with its root position and draft path (through hidden provenance). */
-function rowsToCheck(trace: Trace): CheckedRow[] | string {
-  const byIndex = new Map(trace.events.map((event) => [event.index, event]));
-  const checked: CheckedRow[] = [];
-  for (const event of trace.events) {
-    if (event.phase === "draft-extend" || (event.phase === "draft-decode" && event.module !== undefined)) {
-      // The last row of each request: it yields the root's candidates (module 0) or the next draft.
-      const last = new Map<number, number>();
-      event.rows.forEach((row, rowIndex) => last.set(row.request, rowIndex));
-      for (const rowIndex of last.values()) {
-        const row = event.rows[rowIndex];
-        const drafts =
-          event.phase === "draft-decode"
-            ? event.rows.filter((other) => other.request === row.request).map((other) => other.token)
-            : [];
-        checked.push({ event, rowIndex, row, rootPosition: row.position + 1, pathTokens: drafts });
-      }
-    } else if (event.phase === "draft-decode") {
-      for (const [rowIndex, row] of event.rows.entries()) {
-        const path = [row.token];
-        let provenance = row.hidden;
-        let rootPosition: number | undefined;
-        while (provenance) {
-          const source = byIndex.get(provenance.event)?.rows[provenance.row];
-          const sourceEvent = byIndex.get(provenance.event);
-          if (!source || !sourceEvent) break;
-          if (sourceEvent.phase === "draft-extend") {
-            rootPosition = source.position + 1;
-            break;
-          }
-          path.unshift(source.token);
-          provenance = source.hidden;
-        }
-        if (rootPosition === undefined)
-          return `draft-decode event ${event.index} row ${rowIndex} has no hidden-state provenance back to a draft extend`;
-        checked.push({ event, rowIndex, row, rootPosition, pathTokens: path });
-      }
-    }
-  }
-  return checked;
-}
-
-export async function checkDraftReference(trace: Trace, oracle: ReferenceOracle): Promise<LawResult> {
+/**
+ * `draftKind`: the case's draft. A standalone draft's rows are read from the tokens (single-module drafting;
+ * multi-layer modules read the target's hidden states), every other draft's through hidden provenance.
+ */
+export async function checkDraftReference(
+  trace: Trace,
+  oracle: ReferenceOracle,
+  draftKind?: DraftKind,
+): Promise<LawResult> {
   if (!oracle.hasDraft) return notCheckable(DRAFT_REFERENCE, "no draft model");
-  const rows = rowsToCheck(trace);
+  const standalone = isStandaloneDraft(draftKind) && !trace.events.some((event) => event.module !== undefined);
+  const rows = standalone ? rowsFromTokens(trace) : rowsThroughProvenance(trace);
   if (typeof rows === "string") return notCheckable(DRAFT_REFERENCE, rows);
   if (rows.length === 0) return notCheckable(DRAFT_REFERENCE, "the trace has no draft rows");
   if (rows.some(({ row }) => row.predict === undefined))
@@ -148,5 +112,5 @@ export const law: Law = {
   summary: "draft tokens and logits equal a cache-free draft recomputation",
   appliesTo: (testCase) => testCase.engine.mode === "speculative",
   needs: { oracle: true },
-  check: ({ run, oracle }) => checkDraftReference(run.trace, oracle),
+  check: ({ run, oracle, testCase }) => checkDraftReference(run.trace, oracle, testCase.draft?.kind),
 };

@@ -59,6 +59,18 @@ export const MODEL_DRAFT_KINDS = [
  */
 export const EAGLE3_DRAFT_KINDS: readonly DraftKind[] = ["eagle3", "eagle3-mirror"];
 /**
+ * Standalone drafts: ordinary causal LMs over the token sequence (the target's copy, a perturbed copy, its first
+ * layers), taking no hidden state, so a row's prediction is a function of the tokens before it alone. What
+ * draft-model engines run (a Llama checkpoint or GGUF of its own); the draft reference law reads their rows
+ * from the tokens (laws/draft-rows.ts). The tapped mirror is mirror-family but reads the hidden state.
+ */
+export const STANDALONE_DRAFT_KINDS: readonly DraftKind[] = ["mirror", "noisy-mirror", "truncated-mirror"];
+
+export function isStandaloneDraft(kind: DraftKind | undefined): boolean {
+  return kind !== undefined && STANDALONE_DRAFT_KINDS.includes(kind);
+}
+
+/**
  * Every draft kind a case can name. "ngram" is prompt lookup (no model: drafts are copied from earlier tokens
  * of the request), run by external engines; the reference engine does not implement it yet.
  */

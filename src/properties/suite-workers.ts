@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chunkRecord, countedChunks, relaxationsOf, suiteFromChunks, type ChunkRecord } from "./chunks.ts";
-import { describeFailure, writePropertyFailure, type LawProperty } from "./law-property.ts";
+import { describeFailure, notRunLine, writePropertyFailure, type LawProperty } from "./law-property.ts";
 import { propertyFor } from "./law-properties.ts";
 import { emptySuiteResult, type SuiteOptions, type SuiteResult } from "./suite.ts";
 import type { ParentMessage, SuiteJob, SuiteTask, TaskResult, WorkerMessage } from "./suite-job.ts";
@@ -64,7 +64,7 @@ export async function runSuiteOnWorkers(
     const narrowed = options.narrow?.({ ...property.space, faults: options.faults ?? [] });
     if (typeof narrowed !== "string") return true;
     result.notExercised.push({ law: property.law, reason: narrowed });
-    options.log?.(`law '${property.law}': not exercised: the engine lacks ${narrowed}`);
+    options.log?.(notRunLine(property.law, narrowed));
     for (let run = 0; run < options.runs; run++) options.onRun?.();
     return false;
   });

@@ -17,6 +17,7 @@ import {
   addResult,
   describeFailure,
   emptyStats,
+  notRunLine,
   runLawProperty,
   type LawProperty,
   type LawStats,
@@ -88,7 +89,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
       const narrowed = options.narrow({ ...property.space, faults: options.faults ?? [] });
       if (typeof narrowed === "string") {
         result.notExercised.push({ law: property.law, reason: narrowed });
-        options.log?.(`law '${property.law}': not exercised: the engine lacks ${narrowed}`);
+        options.log?.(notRunLine(property.law, narrowed));
         for (let run = 0; run < options.runs; run++) options.onRun?.();
         continue;
       }

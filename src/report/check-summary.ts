@@ -50,6 +50,12 @@ export function lawRows(selected: readonly string[], suite: SuiteResult): LawSum
     }));
 }
 
+/** Whether a law's row shows any check decided (a pass or a failure). */
+function checkedAnything(laws: readonly LawSummary[], law: string): boolean {
+  const row = laws.find((entry) => entry.name === law);
+  return row !== undefined && row.passed + row.failed > 0;
+}
+
 /** ok from the rows, the coverage and the pins: one rule for one run, shards merged, or anything else. */
 export function checkOk(summary: Pick<CheckSummary, "laws" | "coverage" | "pinned">): boolean {
   const pinned = new Set((summary.pinned ?? []).map((pin) => pin.law));
@@ -91,10 +97,18 @@ export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
     runSeconds: suite.runSeconds,
     ...(engine
       ? {
+          // A law whose property the engine cannot run is never exercised only when no other property's run
+          // checked it either (the table's row shows no pass and no failure): issue 25 saw "law 'bonus stride':
+          // not exercised" above a table where bonus stride had caught the bug.
           notExercised: [
-            ...suite.notExercised.map(({ law, reason }) => `law '${law}' (the engine lacks ${reason})`),
+            ...suite.notExercised
+              .filter(({ law }) => !checkedAnything(laws, law))
+              .map(({ law, reason }) => `law '${law}' (the engine lacks ${reason})`),
             ...declaredFeatures(engine.capabilities).filter((feature) => !suite.features.has(feature)),
           ],
+          propertiesNotRun: suite.notExercised
+            .filter(({ law }) => checkedAnything(laws, law))
+            .map(({ law, reason }) => `'${law}' (the engine lacks ${reason})`),
           skipped: suite.skipped,
           ...(pinned ? { pinned } : {}),
           relaxations: (input.relaxations?.entries() ?? []).filter((entry) => entry.applied > 0),

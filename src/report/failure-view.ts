@@ -9,7 +9,7 @@ import type { Case } from "../case/case.ts";
 import { coverageLabels } from "../check/coverage.ts";
 import { LAWS } from "../laws/registry.ts";
 import { checkLaws, type LawVerdict } from "../check/runner.ts";
-import { loadReplayInput, readRecordedTrace } from "../failures/replay-input.ts";
+import { loadReplayInput, readRecordedTrace, readRecordedTwinTrace } from "../failures/replay-input.ts";
 import { describeCase } from "../failures/step-table.ts";
 import { referenceSource } from "../sources/reference.ts";
 import { loadTraceFile } from "../trace/load.ts";
@@ -69,9 +69,13 @@ export async function failureView(
       trace: { formatVersion: 1, engine: { name: engineName ?? "?" }, events: [] },
     };
   let other: RunView | undefined;
+  // An invariance failure: the twin the law compared the case's run with (issue 25: either may have diverged).
+  const twinTrace = record.referenceTraceFile ? undefined : readRecordedTwinTrace(input);
   if (record.referenceTraceFile) {
     const path = join(dirname(file), record.referenceTraceFile);
     other = { title: "specconf reference engine", trace: loadTraceFile(path) };
+  } else if (twinTrace && record.twin) {
+    other = { title: record.twin.describe, trace: twinTrace };
   } else if (!record.engine && testCase.engine.faults.length > 0) {
     const clean = await referenceSource().run(withoutFaults(testCase));
     other = { title: "reference engine, faults off", trace: clean.trace };

@@ -8,6 +8,7 @@ import type { Capabilities } from "../adapter/protocol.ts";
 import type { RelaxationLog } from "../profiles/profiles.ts";
 import type { ValidationReport } from "../validate/validate.ts";
 import type { FailureView } from "./html/report-data.ts";
+import type { InvarianceJudgement } from "../failures/invariance-runs.ts";
 
 /** One law's row of a check: counts over the runs, and its first failure with the command replaying it. */
 export interface LawSummary {
@@ -47,8 +48,10 @@ export interface CheckSummary {
   };
   /** Seconds of the cases' own runs and target-only baselines (the laws' rows count the rest). */
   runSeconds?: number;
-  /** With --engine: laws' properties and declared features no generated case exercised. */
+  /** With --engine: laws no run checked (their property could not run, nor did another's check them) and declared features no generated case exercised. */
   notExercised?: string[];
+  /** With --engine: properties the engine could not run whose laws other properties' runs checked all the same. */
+  propertiesNotRun?: string[];
   skipped?: number;
   /** With --engine --pins: each pinned law, its finding, and whether it still failed. */
   pinned?: { law: string; finding: string; reproduced: boolean }[];
@@ -127,6 +130,8 @@ export interface ReplaySummary {
   crash: string | null;
   skipped: string | null;
   laws: LawVerdict[];
+  /** An invariance failure: which of the case's run and its twin diverged from the reference (issue 25). */
+  invariance?: InvarianceJudgement;
 }
 
 /** What the HTML reporter draws besides the summary: each failure's case, runs and tree (failure-view.ts). */

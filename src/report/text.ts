@@ -66,6 +66,12 @@ function checkText(summary: CheckSummary): string {
   for (const [label, field] of Object.entries(unobservable ?? {}))
     lines.push(`coverage of '${label}' not enforced: the engine's traces have no ${field}`);
   if (summary.notExercised?.length) lines.push(`never exercised: ${summary.notExercised.join("; ")}`);
+  if (summary.propertiesNotRun?.length)
+    lines.push(
+      `properties not run (their laws checked the other properties' runs, as the table counts): ${summary.propertiesNotRun.join("; ")}`,
+    );
+  if (summary.coverage.unreachable?.length)
+    lines.push(`coverage not enforced for labels the engine cannot reach: ${summary.coverage.unreachable.join(", ")}`);
   if (summary.skipped) lines.push(`${summary.skipped} generated cases the engine refused as unsupported`);
   for (const pin of summary.pinned ?? [])
     lines.push(

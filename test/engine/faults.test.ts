@@ -94,6 +94,8 @@ const EXPOSURE: Record<
   },
   // Rounds accepting 2+ tokens (the mirror accepts all S) extend the draft over 2+ anchors: the first is skipped.
   "skipped-draft-position": { draft: "mirror", laws: ["positions", "draft reference"] },
+  // A standalone draft (noisy mirror: mirror acceptance does not apply) with decode rows fed one position late.
+  "draft-model-position-shifted": { draft: "noisy-mirror", laws: ["draft reference"] },
   // Overlap: retracts after a decode step's verify, while its results are in flight.
   "stale-placeholder-after-gap": {
     draft: "mirror",

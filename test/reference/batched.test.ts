@@ -54,7 +54,7 @@ async function compareReferences(testCase: Case): Promise<number> {
   const draftCalls = vi.spyOn(packed, "draftRow");
   const moduleCalls = vi.spyOn(packed, "moduleRow");
   await checkReferenceDecode(run.trace.requests, packed);
-  await checkDraftReference(run.trace, packed);
+  await checkDraftReference(run.trace, packed, testCase.draft?.kind);
   // What the laws asked for (copied: the comparisons below call the same methods).
   const targetQueries = targetCalls.mock.calls.slice();
   const draftQueries = draftCalls.mock.calls.slice();

@@ -84,6 +84,9 @@ export async function runTreeDraft(
         )
       : undefined;
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
+  // The draft-model-position-shifted fault: a standalone draft's decode rows fed one position late (the anchor
+  // recorded and attended as it should be).
+  const modelShift = context.faults.has("draft-model-position-shifted") && context.sessions.standaloneDraft ? 1 : 0;
   const frontierOrder = context.faults.has("frontier-by-own-logprob") ? byOwnLogprob : byScore;
   const session = context.draftSession();
 
@@ -134,6 +137,7 @@ export async function runTreeDraft(
         rows,
         hidden: input.hidden,
         draftStep: step,
+        positionShift: modelShift,
         runner: context.draftDecodeRunner(),
         replayable: true,
       }),
