@@ -5,13 +5,18 @@
 //           k_cache, v_cache [layers, slots, kvDim] (the whole pool, gathered inside the graph),
 //           ctx_slots [C] int64 (pool slots the batch attends to), mask [T, C + T] additive
 //           (column j < C is ctx_slots[j], column C + t is the batch's own row t).
-//   outputs logits [T, V], hidden [T, H], k_new, v_new [layers, T, kvDim] (RoPE applied).
+//           (hybrid models) rec_init [Z, W] (initial recurrent states), rec_src [T] int64 (each row's: a row of
+//           rec_init, or Z + j for the state after row j of this forward): mamba2-graph.ts.
+//   outputs logits [T, V], hidden [T, H], k_new, v_new [layers, T, kvDim] (RoPE applied; zeros in recurrent
+//           layers), (hybrid models) rec_out [T, W] (every row's recurrent state after it).
 // Paging and slot bookkeeping stay in TypeScript; the graph only gathers and computes.
 import { GraphBuilder } from "./onnx-builder.ts";
 import { referenceTarget, type PrefixKv } from "./reference-forward.ts";
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
 import { ropeByOperator, ropeBySwappedWeights } from "./rope-graph.ts";
 import { hasFullLayer, layerWindows, OUTSIDE_WINDOW, stackWindow } from "./window.ts";
+import { mambaDims } from "./mamba2.ts";
+import { writeMambaBlock } from "./mamba2-graph.ts";
 import type { EagleWeights, LayerWeights, TargetWeights } from "./weights.ts";
 
 /**
@@ -98,6 +103,10 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   const vCache = g.input("v_cache", spec.dtype, [layerCount, "S", kvDimension]);
   const ctxSlots = g.input("ctx_slots", "int64", ["C"]);
   const maskInput = g.input("mask", spec.dtype, ["T", "CT"]);
+  const mambaLayers = graph.layers.filter((layer) => layer.mamba).length;
+  const stateWidth = spec.recurrent && mambaLayers > 0 ? mambaDims(spec.recurrent).width : 0;
+  const recInit = stateWidth > 0 ? g.input("rec_init", spec.dtype, ["Z", mambaLayers * stateWidth]) : "";
+  const recSrc = stateWidth > 0 ? g.input("rec_src", "int64", ["T"]) : "";
 
   const shape = (name: string, dims: number[]) => g.int64(g.fresh(name), [dims.length], dims);
   const axesLast = shape("axes_last", [-1]);
@@ -232,8 +241,43 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   };
 
   const streams: string[] = [];
+  const recurrentStates: string[] = [];
+  const rowCount = stateWidth > 0 ? g.op("Shape", [tokens]) : "";
+  const tableRows = stateWidth > 0 ? g.op("Shape", [recInit], { end: 1 }) : "";
+  const kvZeros =
+    stateWidth > 0
+      ? g.op("Expand", [
+          g.scalar(0),
+          g.op("Concat", [shape("one_row", [1]), rowCount, shape("kv_width", [kvDimension])], { axis: 0 }),
+        ])
+      : "";
   graph.layers.forEach((layer, l) => {
     streams.push(x);
+    if (layer.mamba) {
+      // A recurrent layer: the Mamba2 block instead of attention; zero K/V rows keep the pool's layer layout.
+      const block = writeMambaBlock(
+        g,
+        spec.recurrent!,
+        hidden,
+        layer.mamba,
+        `l${l}_mamba`,
+        {
+          normed: rmsNorm(x, layer.attnNorm!, `l${l}_attn_norm`),
+          recInit,
+          recSrc,
+          tableRows,
+          rowCount,
+          column: recurrentStates.length * stateWidth,
+        },
+        rmsNorm,
+      );
+      recurrentStates.push(block.states);
+      newKeys.push(kvZeros);
+      newValues.push(kvZeros);
+      x = g.op("Add", [x, block.out]);
+      x = writeMlp(l, x);
+      return;
+    }
     let normed: string;
     let attnIn = hidden;
     if (layer.embedNorm && layer.hiddenNorm) {
@@ -276,6 +320,10 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
     );
     const projected = g.op("MatMul", [attended, g.weight(`l${l}_wo`, [qDimension, hidden], layer.wo)]);
     x = g.op("Add", [x, projected]);
+    x = writeMlp(l, x);
+  });
+  function writeMlp(l: number, x: string): string {
+    const layer = graph.layers[l];
     const mlpIn = rmsNorm(x, layer.mlpNorm, `l${l}_mlp_norm`);
     const gateUp = concatColumns(hidden, [
       { values: layer.wGate, width: intermediate },
@@ -294,8 +342,8 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
       g.op("Mul", [silu, up]),
       g.weight(`l${l}_w_down`, [intermediate, hidden], layer.wDown),
     ]);
-    x = g.op("Add", [x, down]);
-  });
+    return g.op("Add", [x, down]);
+  }
 
   const rows = (batched: string, output?: string) => g.op("Squeeze", [batched, axis0], {}, output); // [1, T, ...] -> [T, ...]
   const head = graph.lmHead ?? { weights: target.lmHead, vocab };
@@ -339,6 +387,10 @@ export function writeStackGraph(spec: ModelSpec, target: TargetWeights, graph: S
   g.output("k_new", spec.dtype, [layerCount, "T", kvDimension]);
   g.output("v_new", spec.dtype, [layerCount, "T", kvDimension]);
   if (graph.layerStreams) g.output("layer_hidden", spec.dtype, [layerCount + 1, "T", hidden]);
+  if (stateWidth > 0) {
+    g.op("Concat", recurrentStates, { axis: 1 }, "rec_out");
+    g.output("rec_out", spec.dtype, ["T", mambaLayers * stateWidth]);
+  }
   return g.toBytes(graph.name);
 }
 

@@ -1,6 +1,7 @@
 // A tiny ONNX graph builder over onnx-buf's generated protobuf types.
-// The graphs specconf writes are straight-line (no control flow), so a builder that appends
-// nodes and hands back output names is all we need; it keeps the model writers readable.
+// The graphs specconf writes are straight-line, except the hybrid models' recurrence (a Loop over a forward's
+// rows: mamba2-graph.ts), whose body is a subgraph built by a child builder; appending nodes and handing back
+// output names is all we need, and it keeps the model writers readable.
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
   AttributeProto_AttributeType,
@@ -11,6 +12,7 @@ import {
   TensorProtoSchema,
   ValueInfoProtoSchema,
   type AttributeProto,
+  type GraphProto,
   type NodeProto,
   type TensorProto,
   type ValueInfoProto,
@@ -23,15 +25,17 @@ export const IR_VERSION = 11n;
 
 /** A dimension: a fixed size or a symbolic name (dynamic). */
 export type Dim = number | string;
-type AttrValue = number | number[] | string;
+type AttrValue = number | number[] | string | { graph: GraphProto };
+type ElementType = Dtype | "int64" | "bool";
 
-function elementType(dtype: Dtype | "int64"): number {
+function elementType(dtype: ElementType): number {
   if (dtype === "float32") return TensorProto_DataType.FLOAT;
   if (dtype === "float64") return TensorProto_DataType.DOUBLE;
+  if (dtype === "bool") return TensorProto_DataType.BOOL;
   return TensorProto_DataType.INT64;
 }
 
-function valueInfo(name: string, dtype: Dtype | "int64", dims: readonly Dim[]): ValueInfoProto {
+function valueInfo(name: string, dtype: ElementType, dims: readonly Dim[]): ValueInfoProto {
   return create(ValueInfoProtoSchema, {
     name,
     type: {
@@ -53,6 +57,8 @@ function valueInfo(name: string, dtype: Dtype | "int64", dims: readonly Dim[]): 
 }
 
 function attribute(name: string, value: AttrValue): AttributeProto {
+  if (typeof value === "object" && !Array.isArray(value))
+    return { name, type: AttributeProto_AttributeType.GRAPH, g: value.graph } as AttributeProto;
   if (typeof value === "string") {
     return { name, type: AttributeProto_AttributeType.STRING, s: new TextEncoder().encode(value) } as AttributeProto;
   }
@@ -72,14 +78,18 @@ export class GraphBuilder {
   private readonly outputs: ValueInfoProto[] = [];
   private counter = 0;
 
-  constructor(readonly dtype: Dtype) {}
+  constructor(
+    readonly dtype: Dtype,
+    /** Prefixes fresh names: a subgraph's builder must not reuse its parent's names (ONNX scoping). */
+    private readonly prefix = "",
+  ) {}
 
-  input(name: string, dtype: Dtype | "int64", dims: readonly Dim[]): string {
+  input(name: string, dtype: ElementType, dims: readonly Dim[]): string {
     this.inputs.push(valueInfo(name, dtype, dims));
     return name;
   }
 
-  output(name: string, dtype: Dtype | "int64", dims: readonly Dim[]): void {
+  output(name: string, dtype: ElementType, dims: readonly Dim[]): void {
     this.outputs.push(valueInfo(name, dtype, dims));
   }
 
@@ -99,11 +109,17 @@ export class GraphBuilder {
     return name;
   }
 
+  /** A boolean scalar initializer (a Loop's condition). */
+  bool(name: string, value: boolean): string {
+    this.pushTensor(name, "bool", [], new Uint8Array([value ? 1 : 0]));
+    return name;
+  }
+
   scalar(value: number): string {
     return this.weight(this.fresh("c"), [], [value]);
   }
 
-  private pushTensor(name: string, dtype: Dtype | "int64", dims: readonly number[], rawData: Uint8Array<ArrayBuffer>) {
+  private pushTensor(name: string, dtype: ElementType, dims: readonly number[], rawData: Uint8Array<ArrayBuffer>) {
     this.initializers.push(
       create(TensorProtoSchema, { name, dataType: elementType(dtype), dims: dims.map(BigInt), rawData }),
     );
@@ -111,7 +127,23 @@ export class GraphBuilder {
 
   fresh(prefix: string): string {
     this.counter += 1;
-    return `${prefix}_${this.counter}`;
+    return `${this.prefix}${prefix}_${this.counter}`;
+  }
+
+  /** A child builder for a control-flow body: its fresh names carry `prefix`; it reads the parent's names. */
+  child(prefix: string): GraphBuilder {
+    return new GraphBuilder(this.dtype, `${this.prefix}${prefix}`);
+  }
+
+  /** This builder's nodes as a subgraph (a Loop's body). */
+  toGraph(graphName: string): GraphProto {
+    return create(GraphProtoSchema, {
+      name: graphName,
+      node: this.nodes,
+      initializer: this.initializers,
+      input: this.inputs,
+      output: this.outputs,
+    });
   }
 
   /** Appends a node; returns its output names (fresh unless given). */
@@ -149,13 +181,7 @@ export class GraphBuilder {
       irVersion: IR_VERSION,
       producerName: "specconf",
       opsetImport: [{ domain: "", version: OPSET_VERSION }],
-      graph: create(GraphProtoSchema, {
-        name: graphName,
-        node: this.nodes,
-        initializer: this.initializers,
-        input: this.inputs,
-        output: this.outputs,
-      }),
+      graph: this.toGraph(graphName),
     });
     return toBinary(ModelProtoSchema, model);
   }

@@ -67,6 +67,21 @@ export const PRESETS: Record<string, ModelSpec> = {
     slidingWindow: { size: 3, layers: [0, 1, 2] },
     ropeScaling: { type: "linear", factor: 2 },
   }),
+  /**
+   * Hybrid (Bamba / Granite 4 style): Mamba2 blocks on layers 0 and 2 around an attention layer, 4 heads of 8
+   * (inner width = hidden), a state of 4 and the conv kernel of 4 every Mamba2 checkpoint uses.
+   */
+  hybrid: preset("hybrid", {
+    layers: 3,
+    seed: 19,
+    recurrent: { layers: [0, 2], heads: 4, headDim: 8, stateSize: 4, convKernel: 4 },
+  }),
+  /** float64, 2 layers: a Mamba2 block (8 heads of 4, state 8) then attention. */
+  "hybrid-f64": preset("hybrid-f64", {
+    dtype: "float64",
+    seed: 23,
+    recurrent: { layers: [0], heads: 8, headDim: 4, stateSize: 8, convKernel: 4 },
+  }),
   /** A model whose forward takes >= 1 ms on 2 cores: the engine-overhead benchmark runs on it. */
   medium: preset("medium", {
     vocab: 2048,
@@ -109,5 +124,6 @@ export function getPreset(name: string, dtype?: Dtype): ModelSpec {
   const copy = { ...spec, preamble: [...spec.preamble] };
   if (spec.slidingWindow) copy.slidingWindow = { ...spec.slidingWindow, layers: [...spec.slidingWindow.layers] };
   if (spec.ropeScaling) copy.ropeScaling = { ...spec.ropeScaling };
+  if (spec.recurrent) copy.recurrent = { ...spec.recurrent, layers: [...spec.recurrent.layers] };
   return dtype ? { ...copy, dtype } : copy;
 }

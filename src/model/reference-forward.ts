@@ -3,6 +3,7 @@
 // math (RMSNorm, RoPE rotate-half, grouped-query attention, SwiGLU), not from the graph writers.
 import { MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "./spec.ts";
 import { layerWindows } from "./window.ts";
+import { mambaDims, mambaMixer } from "./mamba2.ts";
 import { ropeFrequencies, type RopeFrequencies } from "./rope-scaling.ts";
 import type {
   Eagle3Input,
@@ -114,8 +115,13 @@ export function runLayers(
   embedded?: Float64Array,
   /** Each layer's attention window (undefined: full attention). */
   windows: readonly (number | undefined)[] = [],
-): StackOutput & LayerKv & { streams: Float64Array[] } {
-  const { hidden, heads, kvHeads, headDim, intermediate, rmsEps } = spec;
+  /**
+   * Hybrid models: the recurrent state the rows start from (every Mamba2 layer's, in layer order: mamba2.ts),
+   * advanced in place to the state after the last row. Absent: zeros (a sequence from its first token).
+   */
+  recurrentState?: Float64Array,
+): StackOutput & LayerKv & { streams: Float64Array[]; recurrentState: Float64Array } {
+  const { hidden, heads, kvHeads, headDim, rmsEps } = spec;
   const rows = positions.length;
   const kvDimension = kvHeads * headDim;
   const groupSize = heads / kvHeads;
@@ -126,8 +132,24 @@ export function runLayers(
   const keysOut: Float64Array[] = [];
   const valuesOut: Float64Array[] = [];
   const streams: Float64Array[] = [];
+  const stateWidth = spec.recurrent ? mambaDims(spec.recurrent).width : 0;
+  const mambaLayers = layers.filter((layer) => layer.mamba).length;
+  const state = recurrentState ?? new Float64Array(mambaLayers * stateWidth);
+  let mambaIndex = 0;
   layers.forEach((layer, layerIndex) => {
     streams.push(Float64Array.from(x));
+    if (layer.mamba) {
+      // A recurrent layer: the Mamba2 block replaces attention; its K/V rows are zeros (nothing attends them).
+      const normedIn = rmsNorm(x, rows, hidden, layer.attnNorm!, rmsEps);
+      const layerState = state.subarray(mambaIndex * stateWidth, (mambaIndex + 1) * stateWidth);
+      mambaIndex += 1;
+      const mixed = mambaMixer(spec, layer.mamba, normedIn, rows, layerState);
+      for (let i = 0; i < x.length; i++) x[i] += mixed[i];
+      keysOut.push(new Float64Array(rows * kvDimension));
+      valuesOut.push(new Float64Array(rows * kvDimension));
+      mlpInto(spec, layer, x, rows);
+      return;
+    }
     let normed = layer.attnNorm ? rmsNorm(x, rows, hidden, layer.attnNorm, rmsEps) : x;
     let attnIn = hidden;
     if (layer.embedNorm && layer.hiddenNorm) {
@@ -189,15 +211,21 @@ export function runLayers(
     }
     const projected = matmul(attn, rows, heads * headDim, layer.wo, hidden);
     for (let i = 0; i < x.length; i++) x[i] += projected[i];
-    const mlpIn = rmsNorm(x, rows, hidden, layer.mlpNorm, rmsEps);
-    const gate = matmul(mlpIn, rows, hidden, layer.wGate, intermediate);
-    const up = matmul(mlpIn, rows, hidden, layer.wUp, intermediate);
-    for (let i = 0; i < gate.length; i++) gate[i] = (gate[i] / (1 + Math.exp(-gate[i]))) * up[i];
-    const down = matmul(gate, rows, intermediate, layer.wDown, hidden);
-    for (let i = 0; i < x.length; i++) x[i] += down[i];
+    mlpInto(spec, layer, x, rows);
   });
   streams.push(Float64Array.from(x));
-  return { residual: x, keys: keysOut, values: valuesOut, streams };
+  return { residual: x, keys: keysOut, values: valuesOut, streams, recurrentState: state };
+}
+
+/** The SwiGLU MLP's residual contribution, added to x in place. */
+function mlpInto(spec: ModelSpec, layer: LayerWeights, x: Float64Array, rows: number): void {
+  const { hidden, intermediate, rmsEps } = spec;
+  const mlpIn = rmsNorm(x, rows, hidden, layer.mlpNorm, rmsEps);
+  const gate = matmul(mlpIn, rows, hidden, layer.wGate, intermediate);
+  const up = matmul(mlpIn, rows, hidden, layer.wUp, intermediate);
+  for (let i = 0; i < gate.length; i++) gate[i] = (gate[i] / (1 + Math.exp(-gate[i]))) * up[i];
+  const down = matmul(gate, rows, intermediate, layer.wDown, hidden);
+  for (let i = 0; i < x.length; i++) x[i] += down[i];
 }
 
 export function embed(spec: ModelSpec, weights: TargetWeights, tokens: readonly number[]): Float64Array {
@@ -215,7 +243,7 @@ export function referenceTarget(
   tokens: readonly number[],
   positions?: readonly number[],
   layerCount = spec.layers,
-): HeadOutput & LayerKv & { streams: Float64Array[] } {
+): HeadOutput & LayerKv & { streams: Float64Array[]; recurrentState: Float64Array } {
   const pos = positions ?? tokens.map((_, i) => i);
   const stack = runLayers(
     spec,
@@ -234,6 +262,8 @@ export function referenceTarget(
     values: stack.values,
     // streams[j]: the input of layer j; streams[layers]: the last layer's output before the final norm.
     streams: stack.streams,
+    // Hybrid models: the recurrent state after the last token (empty without recurrent layers).
+    recurrentState: stack.recurrentState,
   };
 }
 

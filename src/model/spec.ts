@@ -1,6 +1,7 @@
 // ModelSpec: everything that determines a generated model. Same spec -> same weights -> same ONNX bytes.
 import { BadInputError } from "../errors/bad-input.ts";
 import { checkRopeScaling, type RopeScaling } from "./rope-scaling.ts";
+import { checkRecurrent, type RecurrentSpec } from "./mamba2.ts";
 
 export type Dtype = "float32" | "float64";
 
@@ -38,6 +39,11 @@ export interface ModelSpec {
   slidingWindow?: { size: number; layers: number[] };
   /** Scaled RoPE (linear or YaRN, as transformers' rope_scaling): model/rope-scaling.ts. Absent: plain RoPE. */
   ropeScaling?: RopeScaling;
+  /**
+   * Hybrid models (Bamba, Granite 4 hybrids, Nemotron-H, Falcon-H1): the listed layers mix with a Mamba2 block
+   * (per-request recurrent state) instead of attention: model/mamba2.ts. Absent: every layer attends.
+   */
+  recurrent?: RecurrentSpec;
 }
 
 export type DraftKind =
@@ -197,6 +203,10 @@ export function validateModelSpec(spec: ModelSpec): void {
   if (spec.preamble.some((t) => !Number.isInteger(t) || t < 0 || t >= spec.vocab))
     throw new SpecError("preamble", "token ids must be below vocab");
   validateSlidingWindow(spec);
+  if (spec.recurrent !== undefined)
+    checkRecurrent(spec.recurrent, spec.layers, (field, reason) => {
+      throw new SpecError(field, reason);
+    });
   if (spec.ropeScaling !== undefined)
     checkRopeScaling(spec.ropeScaling, (field, reason) => {
       throw new SpecError(field, reason);
@@ -226,6 +236,7 @@ function validateSlidingWindow(spec: ModelSpec): void {
  * GGUF writers would drop them silently): no engine can declare them, so their cases stay with the reference.
  */
 export function modelFamilyOutside(spec: ModelSpec): string | undefined {
+  if (spec.recurrent) return "hybrid recurrent (Mamba2) layers (not exported yet)";
   if (spec.slidingWindow) return "sliding-window attention (not exported yet)";
   if (spec.ropeScaling) return `${spec.ropeScaling.type}-scaled RoPE (not exported yet)`;
   return undefined;

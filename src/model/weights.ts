@@ -2,6 +2,7 @@
 // Values are stored as float64; for float32 specs they are rounded to float32 at generation, so the
 // ONNX graph and the float64 TypeScript forward use bit-identical weights.
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+import { generateMambaWeights, isRecurrentLayer, type MambaWeights } from "./mamba2.ts";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import type { RandomGenerator } from "pure-rand/types/RandomGenerator";
@@ -25,6 +26,8 @@ export interface LayerWeights {
   wGate: Float64Array;
   wUp: Float64Array;
   wDown: Float64Array;
+  /** Hybrid models: this layer mixes with a Mamba2 block instead of attention (its wq..wo unused). */
+  mamba?: MambaWeights;
 }
 
 export interface TargetWeights {
@@ -137,6 +140,13 @@ export function generateTargetWeights(spec: ModelSpec): TargetWeights {
     }
   }
   const finalNorm = r(gauss.fill(spec.hidden, 0.1, 1));
+  if (spec.recurrent) {
+    // A stream of their own: the attention weights of every other family keep their values.
+    const mambaGauss = new Gaussian(spec.seed * 7907 + 101);
+    layers.forEach((layer, l) => {
+      if (isRecurrentLayer(spec, l)) layer.mamba = generateMambaWeights(spec, mambaGauss, r);
+    });
+  }
   // The final-normed hidden has unit RMS, so this std gives logits of std logitStd.
   const lmHead = r(gauss.fill(spec.hidden * spec.vocab, spec.logitStd / Math.sqrt(spec.hidden)));
   return { embed, layers, finalNorm, lmHead };
@@ -171,6 +181,9 @@ export function perturbTargetWeights(spec: ModelSpec, weights: TargetWeights, dr
       wGate: perturb(layer.wGate)!,
       wUp: perturb(layer.wUp)!,
       wDown: perturb(layer.wDown)!,
+      ...(layer.mamba
+        ? { mamba: { ...layer.mamba, inProj: perturb(layer.mamba.inProj)!, outProj: perturb(layer.mamba.outProj)! } }
+        : {}),
     })),
     finalNorm: weights.finalNorm,
     lmHead: weights.lmHead,
