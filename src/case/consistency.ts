@@ -35,6 +35,7 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
       );
     }
   }
+  if (spec.recurrent) checkHybrid(testCase);
   testCase.workload.requests.forEach((request, i) => {
     if (ids.has(request.id)) throw new ConfigError(`/workload/requests/${i}/id`, `duplicate request id ${request.id}`);
     ids.add(request.id);
@@ -80,4 +81,24 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
       throw new ConfigError(`/workload/retracts/${i}/request`, `no request with id ${retract.request}`);
   });
   checkPoolSize(testCase);
+}
+
+/**
+ * Hybrid models (recurrent layers, model/mamba2.ts): what the reference engine does not run with recurrent state
+ * (engine/recurrent-states.ts), refused by field rather than run wrong.
+ */
+function checkHybrid(testCase: Case): void {
+  const engine = testCase.engine;
+  if (engine.prefixCache)
+    throw new ConfigError(
+      "/engine/prefixCache",
+      "hybrid models: cached pages hold no recurrent state (state checkpoints at page boundaries are not implemented)",
+    );
+  if (engine.graphReplay)
+    throw new ConfigError("/engine/graphReplay", "hybrid models: graph replay does not carry recurrent state");
+  if (engine.mode !== "speculative") return;
+  if (engine.multiLayer)
+    throw new ConfigError("/engine/multiLayer", "hybrid models: multi-layer drafting is not supported");
+  if (testCase.draft?.kind === "eagle3-mirror")
+    throw new ConfigError("/draft/kind", "hybrid models: the EAGLE-3 mirror is not built with recurrent state");
 }

@@ -117,6 +117,22 @@ export const FAULT_NAMES = [
    * (linear or YaRN), so its positions rotate at other frequencies: acceptance decays while output stays lossless.
    */
   "draft-rope-unscaled",
+  /**
+   * Hybrid models, vllm#40738 / sglang#26351 (the class: the verify pass writes one recurrent state per draft
+   * position and the wrong one is kept): the state committed after verify is read at index accept_len, the first
+   * rejected draft's (in bounds, silent), instead of accept_len - 1.
+   */
+  "recurrent-state-wrong-slot",
+  /**
+   * Hybrid models, vllm#39273 / llama.cpp#20075 / ik_llama.cpp#1754: nothing rolls the recurrence back after a
+   * rejection; the state after the whole verified block, rejected drafts included, is committed.
+   */
+  "recurrent-rejected-drafts-kept",
+  /**
+   * Hybrid models, vllm#48475 / #56531: the committed state is indexed by accepted drafts minus one over the
+   * drafts' states, so a round accepting none reads index -1, which wraps to the last draft's (Python's negative index).
+   */
+  "recurrent-zero-accepted-wraps",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

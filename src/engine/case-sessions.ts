@@ -16,10 +16,13 @@ export async function engineSessions(testCase: Case, models: LoadedModels): Prom
     models.spec,
     runtime,
     models.target.graph.window,
+    models.target.graph.recurrentInitial,
   );
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
   const drafts = await Promise.all(
-    draftGraphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime, graph.window)),
+    draftGraphs.map((graph) =>
+      sessionFor(graph.bytes, graph.digest, models.spec, runtime, graph.window, graph.recurrentInitial),
+    ),
   );
   const multiLayer = testCase.engine.multiLayer === true;
   const eagle3 = testCase.engine.mode === "speculative" ? models.draft?.eagle3 : undefined;

@@ -6,7 +6,8 @@
 //
 // It is a cache of a pure function, not a shortcut: a session's outputs depend only on its inputs, and
 // repeated runs on the same inputs are bitwise identical (ECOSYSTEM.md, CPU). The key is every input the
-// graph reads: tokens, positions, hidden rows (and EAGLE-3 auxiliary rows), the mask, and the K/V rows it gathers. Those rows are named
+// graph reads: tokens, positions, hidden rows (and EAGLE-3 auxiliary rows), the mask, hybrid models' recurrent
+// states and sources, and the K/V rows it gathers. Those rows are named
 // by content ids the pool keeps per slot (the forward and row that wrote the slot, or zero for a slot
 // never written), so an equal id means equal bytes. A hit compares the inputs exactly, not by hash, and
 // returns copies of the outputs. Everything around the forward (slots, masks, K/V writes, the trace) still
@@ -71,6 +72,7 @@ function copyResult(result: ForwardResult): ForwardResult {
     kNew: result.kNew.slice(),
     vNew: result.vNew.slice(),
     layerHidden: result.layerHidden?.slice(),
+    recOut: result.recOut?.slice(),
   });
 }
 
@@ -96,6 +98,8 @@ export class ForwardMemo {
       ctxContent,
       feeds.hiddenIn ?? NONE,
       feeds.auxIn ?? NONE,
+      feeds.recInit ?? NONE,
+      feeds.recSrc ?? NONE,
     ];
     const withLogits = feeds.withLogits === true;
     const hash = hashOf(inputs);
@@ -110,7 +114,12 @@ export class ForwardMemo {
     this.misses += 1;
     // Kept as is, not copied: the engine only reads a forward's outputs (hits get copies of them).
     const result = await session.run(feeds);
-    const kept: Inputs = [...inputs.slice(0, 4), feeds.hiddenIn?.slice() ?? NONE, feeds.auxIn?.slice() ?? NONE];
+    const kept: Inputs = [
+      ...inputs.slice(0, 4),
+      feeds.hiddenIn?.slice() ?? NONE,
+      feeds.auxIn?.slice() ?? NONE,
+      ...inputs.slice(6), // rec_init and rec_src are built afresh per forward (recurrent-states.ts)
+    ];
     const entry = { inputs: kept, withLogits, result, contentBase: freshContentBlock() };
     if (candidates) candidates.push(entry);
     else bySession.set(hash, [entry]);

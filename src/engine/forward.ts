@@ -20,6 +20,7 @@ import type { ReplayOutput, ReplayWrites } from "./padded-replay.ts";
 import { sampleRow, type RowSampler, type SampledRow } from "./row-sampler.ts";
 import { OUTSIDE_WINDOW, windowStart } from "../model/window.ts";
 import type { TraceRecorder } from "./trace-recorder.ts";
+import { keepRecurrentStates, recurrentFeeds } from "./recurrent-states.ts";
 
 /** Additive mask value for "not attended": finite so the mirror's prefix columns can be derived by * 0. */
 export const MASKED = -1e9;
@@ -211,6 +212,11 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   const ctxSlotTensor = int64Array(ctxSlots);
   // EAGLE-3 graphs take both inputs: a row fed auxiliary states has a zero hidden input and vice versa.
   const { hiddenIn, auxIn } = draftFeeds(context, plan, pool.dtype, numRows);
+  // Hybrid models: each row's recurrent state source (recurrent-states.ts).
+  const recurrent =
+    plan.session.recurrent && pool.recurrent
+      ? recurrentFeeds(pool.recurrent, rows, (slot) => pool.ownerOf(slot)?.position)
+      : undefined;
   const feeds: ForwardFeeds = {
     tokens,
     positions,
@@ -223,6 +229,8 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
     mask,
     // Processing needs the whole row of logits; other forwards fetch only the graph's top-K.
     withLogits,
+    recInit: recurrent?.recInit,
+    recSrc: recurrent?.recSrc,
   };
   // Graph replay (padded or not) runs on its own static buffers: not memoized.
   let memoized;
@@ -256,6 +264,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
   rows.forEach((row) => {
     if (row.temporary) pool.setTemporaryPosition(row.writeSlot, row.position);
   });
+  if (recurrent && pool.recurrent && result.recOut) keepRecurrentStates(pool.recurrent, rows, result.recOut);
 
   const predict: number[] = [];
   const margins: number[] = [];
@@ -303,6 +312,7 @@ export async function runForward(context: ForwardContext, plan: ForwardPlan): Pr
           window: windowed
             ? readAttended(row.request, mask, r * width, width, columnOwners, pool, ctxSlots, false)
             : undefined,
+          recurrent: recurrent?.read[r],
           grammarState: row.grammarState ?? row.sampler?.context.grammarState,
         }),
       );

@@ -13,6 +13,7 @@
  * last holder lets go. With `tracksReferences` on, every take and drop of a reference is reported
  * (onReference) so the trace can follow each slot's holders.
  */
+import type { RecurrentStates } from "./recurrent-states.ts";
 import { giveBackBuffer, takeZeroedBuffer } from "./kv-buffers.ts";
 import { findIntegrityViolations } from "./kv-integrity.ts";
 import type { IntegrityViolation } from "../trace/run-result.ts";
@@ -119,6 +120,8 @@ export class KvPool {
 
   private readonly numPages: number;
   private readonly state: KvPoolInternals;
+  /** Hybrid models: the per-request recurrent states of this pool's model, freed with the request's slots. */
+  recurrent: RecurrentStates | undefined;
 
   constructor(options: KvPoolOptions) {
     const { name, numSlots, pageSize, layers, kvDim, dtype } = options;
@@ -436,6 +439,7 @@ export class KvPool {
       table.temporarySlots.delete(slot);
       this.state.slotOwners[slot] = undefined;
     }
+    this.recurrent?.freeTemporary(toFree);
     if (toFree.length > 0) {
       this.onReference?.({ holder: request, change: "drop", slots: toFree });
       this.onReference?.({ holder: request, change: "free", slots: toFree });
@@ -455,6 +459,7 @@ export class KvPool {
 
   /** Frees everything the request owns, persisted and temporary; unknown request: no-op. Mutates. */
   freeRequest(request: number): void {
+    this.recurrent?.free(request);
     if (!this.state.tables.has(request)) return;
     this.freeTemporary(request);
     this.truncatePersisted(request, 0);

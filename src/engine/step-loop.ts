@@ -10,6 +10,7 @@ import { EngineContext, type Drafter, type EngineSessions } from "./context.ts";
 import { Faults } from "../case/faults.ts";
 import type { ForwardMemo } from "./forward-memo.ts";
 import { placeholderOf } from "./future-ring.ts";
+import { RecurrentStates } from "./recurrent-states.ts";
 import { KvPool, KvPoolExhaustedError } from "./kv-pool.ts";
 import type { IntegrityViolation, PoolCheck } from "../trace/run-result.ts";
 import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
@@ -61,6 +62,13 @@ export class Engine {
     this.checkPoolsEachStep = options.checkPools ?? true;
     const recorder = new TraceRecorder(options.trace);
     const allPools = [pools.target, ...(pools.draft ? [pools.draft] : []), ...(pools.draftModules ?? [])];
+    // Hybrid models: each pool's model keeps its own per-request recurrent state (recurrent-states.ts).
+    for (const [pool, session] of [
+      [pools.target, sessions.target],
+      [pools.draft, sessions.draft],
+    ] as const)
+      if (pool && session?.recurrent)
+        pool.recurrent = new RecurrentStates(session.recurrent.width, session.recurrent.initial, spec.dtype);
     for (const pool of allPools) pool.onRelease = (slots) => recorder.release(pool.name, slots);
     this.context = new EngineContext(
       config,

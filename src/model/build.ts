@@ -3,6 +3,8 @@ import { createHash } from "node:crypto";
 import { writeEagle3Graph, writeEagle3MirrorGraph } from "./eagle3-graphs.ts";
 import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "./graphs.ts";
 import { stackWindow } from "./window.ts";
+import { recurrentWidth } from "./mamba2.ts";
+import { referenceTarget } from "./reference-forward.ts";
 import {
   eagle3Options,
   isEagle3,
@@ -33,6 +35,8 @@ export interface BuiltGraph {
   layers: number;
   /** Sliding-window attention: the window of the graph's windowed layers (undefined: none is windowed). */
   window?: number;
+  /** Hybrid models: a request's recurrent state before its first row (a mirror's: after its prefix). */
+  recurrentInitial?: Float64Array;
 }
 
 export interface TargetModel {
@@ -68,10 +72,11 @@ export function digestOf(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-function built(bytes: Uint8Array, layers: number, window?: number): BuiltGraph {
-  return window === undefined
-    ? { bytes, digest: digestOf(bytes), layers }
-    : { bytes, digest: digestOf(bytes), layers, window };
+function built(bytes: Uint8Array, layers: number, window?: number, recurrentInitial?: Float64Array): BuiltGraph {
+  const graph: BuiltGraph = { bytes, digest: digestOf(bytes), layers };
+  if (window !== undefined) graph.window = window;
+  if (recurrentInitial && recurrentInitial.length > 0) graph.recurrentInitial = recurrentInitial;
+  return graph;
 }
 
 const targetCache = new Map<string, TargetModel>();
@@ -90,7 +95,12 @@ export function buildTarget(spec: ModelSpec, layerStreams = false): TargetModel 
     model = {
       spec,
       weights,
-      graph: built(writeTargetGraph(spec, weights, layerStreams), spec.layers, stackWindow(spec)),
+      graph: built(
+        writeTargetGraph(spec, weights, layerStreams),
+        spec.layers,
+        stackWindow(spec),
+        new Float64Array(recurrentWidth(spec)),
+      ),
       layerStreams,
     };
     targetCache.set(key, model);
@@ -151,7 +161,11 @@ export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1
       let graph = mirrorGraphCache.get(graphKey);
       if (!graph) {
         const options = { stack, layerCount, step, tap: tap && { vector: tap, delta: draft.tapDelta } };
-        graph = built(writeMirrorGraph(spec, draft, options), layerCount, stackWindow(spec, layerCount));
+        // A mirror skips its prefix (BOS, preamble[0..step]) in the graph: its recurrence starts after it.
+        const initial = spec.recurrent
+          ? referenceTarget(spec, stack, spec.preamble.slice(0, step + 1), undefined, layerCount).recurrentState
+          : undefined;
+        graph = built(writeMirrorGraph(spec, draft, options), layerCount, stackWindow(spec, layerCount), initial);
         mirrorGraphCache.set(graphKey, graph);
       }
       return graph;

@@ -6,6 +6,7 @@ import type { ModelSpec } from "../model/spec.ts";
 import { markOutsideWindow } from "../model/window.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import type { TeacherForcedTarget } from "./cache-free.ts";
+import { causalParents, recurrentRowFeeds } from "./recurrent-rows.ts";
 
 export interface KvRows {
   /** [layers, length, kvDim] */
@@ -36,6 +37,7 @@ async function run(
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
     ctxSlots: new BigInt64Array(0),
     mask,
+    ...recurrentRowFeeds(session, causalParents(rows)),
   });
   return { keys: result.kNew, values: result.vNew };
 }

@@ -8,6 +8,7 @@ import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "../engine/topk.ts";
 import { auxStates, toTargetPrediction, zeros } from "./eagle3-rows.ts";
 import type { Eagle3Reading } from "./eagle3-reading.ts";
+import { causalParents, recurrentRowFeeds } from "./recurrent-rows.ts";
 
 export interface RowPrediction {
   /** A target id (an EAGLE-3 draft's argmax mapped through the checkpoint's d2t). */
@@ -66,6 +67,7 @@ async function runCacheFree(
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
     ctxSlots: new BigInt64Array(0),
     mask: causalMask(positions, spec.dtype, session.window),
+    ...recurrentRowFeeds(session, causalParents(tokens.length)),
     ...(withLogits ? { withLogits } : {}),
   });
   const predictions: RowPrediction[] = tokens.map((_, row) => {

@@ -8,6 +8,7 @@ import { markOutsideWindow } from "../model/window.ts";
 import type { FloatArray, ModelSession } from "../runtime/ort.ts";
 import { rowTop } from "../engine/topk.ts";
 import type { RowPrediction } from "./cache-free.ts";
+import { recurrentRowFeeds } from "./recurrent-rows.ts";
 
 /** Additive mask value for "not attended" (the engine's value: finite, so mirror prefix columns stay exact). */
 const MASKED = -1e9;
@@ -57,10 +58,15 @@ function runInputs(
   const hiddenIn = width > 0 ? new FloatCtor(count * width) : undefined;
   const auxIn = auxWidth > 0 ? new FloatCtor(count * auxWidth) : undefined;
   const mask = new FloatCtor(count * count).fill(MASKED);
+  // Hybrid models: a row's recurrence continues the attended row one position before it (-1: none).
+  const parents: number[] = new Array(count).fill(-1);
   let r = 0;
   for (const segment of segments) {
     const offset = r;
     for (const row of segment) {
+      const [first, last] = row.attendRange;
+      for (const other of [...(row.attendRows ?? []), ...Array.from({ length: last - first }, (_, i) => first + i)])
+        if (segment[other].position === row.position - 1) parents[r] = offset + other;
       tokens[r] = BigInt(row.token);
       positions[r] = BigInt(row.position);
       if (auxIn && row.aux) {
@@ -83,7 +89,7 @@ function runInputs(
     const rowPositions = Array.from(positions, Number);
     markOutsideWindow(mask, rowPositions, rowPositions, window);
   }
-  return { tokens, positions, hiddenIn, auxIn, mask, count };
+  return { tokens, positions, hiddenIn, auxIn, mask, count, parents };
 }
 
 /** One forward over segments packed end to end, with an empty KV context: every row sees only its mask's rows. */
@@ -97,7 +103,7 @@ async function runPacked(
   const FloatCtor = spec.dtype === "float32" ? Float32Array : Float64Array;
   const emptyCache = new FloatCtor(layers * spec.kvHeads * spec.headDim);
   if (session.hasAuxInput && auxWidth === 0) throw new Error("an EAGLE-3 draft's packed rows need the aux width");
-  const { tokens, positions, hiddenIn, auxIn, mask, count } = runInputs(
+  const { tokens, positions, hiddenIn, auxIn, mask, count, parents } = runInputs(
     segments,
     spec.dtype,
     session.hasHiddenInput ? spec.hidden : 0,
@@ -114,6 +120,7 @@ async function runPacked(
     cacheDims: [layers, 1, spec.kvHeads * spec.headDim],
     ctxSlots: new BigInt64Array(0),
     mask,
+    ...recurrentRowFeeds(session, parents),
   });
   const predictions: RowPrediction[] = new Array(count);
   for (let r = 0; r < count; r++) {

@@ -54,6 +54,9 @@ export interface ForwardFeeds {
   ctxSlots: BigInt64Array;
   /** [T, C + T] additive. */
   mask: FloatArray;
+  /** Hybrid models: [Z, W] initial recurrent states and [T] each row's source (model/mamba2-graph.ts). */
+  recInit?: FloatArray;
+  recSrc?: BigInt64Array;
   /** Also copy the full [T, V] logits back (tests and exports); the engine needs only the top-K. */
   withLogits?: boolean;
 }
@@ -72,6 +75,8 @@ export interface ForwardResult {
   vNew: FloatArray;
   /** Targets built for EAGLE-3 drafts: [layers + 1, T, hidden], the residual stream before each layer and after the last. */
   layerHidden?: FloatArray;
+  /** Hybrid models: [T, W], every row's recurrent state after it. */
+  recOut?: FloatArray;
 }
 
 /**
@@ -90,6 +95,7 @@ export function forwardResult(fields: ForwardResult): ForwardResult {
     kNew: fields.kNew,
     vNew: fields.vNew,
     layerHidden: fields.layerHidden,
+    recOut: fields.recOut,
   };
 }
 
@@ -214,6 +220,11 @@ export class ModelSession {
      * OUTSIDE_WINDOW mask columns as attended by its full layers only: model/window.ts). Undefined: none.
      */
     readonly window: number | undefined,
+    /**
+     * Hybrid models: the graph takes rec_init/rec_src and returns rec_out; `initial` is a request's state before
+     * its first row (zeros for a target; a mirror's is the state after the prefix it skips). Undefined: none.
+     */
+    readonly recurrent: { width: number; initial: Float64Array } | undefined,
   ) {}
 
   static async create(
@@ -222,6 +233,7 @@ export class ModelSession {
     hiddenSize: number,
     options: RuntimeOptions,
     window?: number,
+    recurrentInitial?: Float64Array,
   ): Promise<ModelSession> {
     if (options.ep === "webgpu" && dtype === "float64") {
       throw new RuntimeError(
@@ -261,6 +273,9 @@ export class ModelSession {
         inputNames.includes("aux_in"),
         outputNames.includes("layer_hidden"),
         window,
+        inputNames.includes("rec_init")
+          ? { width: recurrentInitial?.length ?? 0, initial: recurrentInitial ?? new Float64Array(0) }
+          : undefined,
       );
     } catch (error) {
       const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
@@ -293,6 +308,12 @@ export class ModelSession {
       if (!feeds.auxIn) throw new Error("EAGLE-3 draft forward without aux_in");
       inputs.aux_in = new ort.Tensor(floatType, feeds.auxIn, [rows, rows > 0 ? feeds.auxIn.length / rows : 0]);
     }
+    if (this.recurrent) {
+      if (!feeds.recInit || !feeds.recSrc) throw new Error("hybrid forward without rec_init and rec_src");
+      const width = this.recurrent.width;
+      inputs.rec_init = new ort.Tensor(floatType, feeds.recInit, [feeds.recInit.length / width, width]);
+      inputs.rec_src = new ort.Tensor("int64", feeds.recSrc, [rows]);
+    }
     return inputs;
   }
 
@@ -301,6 +322,7 @@ export class ModelSession {
     return [
       ...ENGINE_OUTPUTS,
       ...(this.hasLayerStreams ? ["layer_hidden"] : []),
+      ...(this.recurrent ? ["rec_out"] : []),
       ...(feeds.withLogits ? ["logits"] : []),
     ];
   }
@@ -326,6 +348,7 @@ export class ModelSession {
       kNew: out.k_new.data as FloatArray,
       vNew: out.v_new.data as FloatArray,
       layerHidden: this.hasLayerStreams ? (out.layer_hidden.data as FloatArray) : undefined,
+      recOut: this.recurrent ? (out.rec_out.data as FloatArray) : undefined,
     });
     const nonFinite = nonFiniteOutput(result, this.hiddenSize, this.ep);
     if (nonFinite) throw nonFinite;

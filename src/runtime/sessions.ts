@@ -13,11 +13,13 @@ export function sessionFor(
   runtime: RuntimeOptions,
   /** The graph's sliding window (BuiltGraph.window): a property of the bytes, so the digest keys it too. */
   window?: number,
+  /** Hybrid models: a request's state before its first row (BuiltGraph.recurrentInitial), also of the bytes. */
+  recurrentInitial?: Float64Array,
 ): Promise<ModelSession> {
   const key = `${digest}:${JSON.stringify(runtime)}`;
   let session = sessionCache.get(key);
   if (!session) {
-    session = ModelSession.create(bytes, spec.dtype, spec.hidden, runtime, window);
+    session = ModelSession.create(bytes, spec.dtype, spec.hidden, runtime, window, recurrentInitial);
     sessionCache.set(key, session);
     session.catch(() => sessionCache.delete(key));
   }

@@ -38,6 +38,7 @@ export function traceRow(fields: TraceRow): TraceRow {
     rawPredict: fields.rawPredict,
     attended: fields.attended,
     window: fields.window,
+    recurrent: fields.recurrent,
     candidate: fields.candidate,
     children: fields.children,
     childMargin: fields.childMargin,

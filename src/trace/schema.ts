@@ -205,6 +205,24 @@ export const TraceRowSchema = Type.Object(
           "Models with sliding-window attention: what the row's windowed layers attend (`attended` is what its full-attention layers do). Read from the same mask, so window metadata a path lost shows here.",
       }),
     ),
+    recurrent: Type.Optional(
+      Type.Object(
+        {
+          request: Type.Integer({
+            description: "The request whose tokens the state this row started from had absorbed.",
+          }),
+          length: Type.Integer({
+            minimum: 0,
+            description:
+              "How many of its tokens (positions 0 .. length - 1 of this pool; a draft pool's by anchor): a row at position p must start from length p.",
+          }),
+        },
+        {
+          description:
+            "Hybrid models (recurrent layers): the recurrent state this row's recurrent layers started from, as the engine's state bookkeeping says of the state it fed (the one it carried with the state, not the one it meant): a committed state, a temporary row's, or the previous row of the same forward.",
+        },
+      ),
+    ),
     candidate: Type.Optional(
       Type.Integer({
         minimum: 0,

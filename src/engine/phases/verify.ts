@@ -80,6 +80,18 @@ function commitWindow(context: EngineContext, request: Request, tree: DraftTree,
     request.targetWindowStart -= context.faults.has("window-rollback-to-round-start") ? blockDepth : rejected;
 }
 
+/**
+ * The verify node whose recurrent state is committed: the accepted path's last. The three faults are the ways
+ * engines were seen to pick another (docs/laws.md, the recurrent state law); each reads a state in bounds.
+ */
+function committedNode(context: EngineContext, path: readonly number[], blockSize: number): number {
+  const accepted = path[path.length - 1];
+  if (context.faults.has("recurrent-state-wrong-slot")) return Math.min(path.length, blockSize - 1);
+  if (context.faults.has("recurrent-rejected-drafts-kept")) return blockSize - 1;
+  if (context.faults.has("recurrent-zero-accepted-wraps") && path.length === 1 && blockSize > 1) return blockSize - 1;
+  return accepted;
+}
+
 /** The root-first path to a node (parents are numbered before their children). */
 function ancestorsOf(tree: DraftTree, node: number): number[] {
   const chain: number[] = [];
@@ -220,6 +232,18 @@ export async function runVerify(
     for (let j = 0; j <= numSteps; j++)
       context.acceptBuffer[r * (numSteps + 1) + j] = acceptTokens[r * (numSteps + 1) + j];
   });
+
+  // Hybrid models: the verify forward left one recurrent state per node; the accepted position's is committed.
+  const recOut = output.result.recOut;
+  if (pool.recurrent && recOut)
+    rounds.forEach((round, r) => {
+      const blockSize = trees.get(round.request.id)!.tokens.length;
+      const row = blockStarts[r] + committedNode(context, round.path, blockSize);
+      pool.recurrent!.commit(round.request.id, recOut, row, {
+        request: rows[row].request,
+        length: rows[row].position + 1,
+      });
+    });
 
   // Compaction: copy the path's K/V into the request's persisted positions, then free the verify slots.
   for (const round of rounds) {
