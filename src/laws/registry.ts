@@ -14,6 +14,7 @@ import { law as draftReference } from "./draft-reference.ts";
 import { law as mirrorAcceptance } from "./mirror-acceptance.ts";
 import { law as positions } from "./positions.ts";
 import { law as slidingWindow } from "./sliding-window.ts";
+import { law as recurrentState } from "./recurrent-state.ts";
 import { law as rowTokens } from "./row-tokens.ts";
 import { law as phaseContracts } from "./phase-contracts.ts";
 import { law as auxProvenance } from "./aux-provenance.ts";
@@ -52,6 +53,7 @@ export const LAWS: readonly Law[] = [
   mirrorAcceptance,
   positions,
   slidingWindow,
+  recurrentState,
   rowTokens,
   phaseContracts,
   auxProvenance,

@@ -4,6 +4,7 @@
 // that dimension with those properties only, and a coverage label of that dimension is judged over the
 // runs of spaces that draw it (a run from another space could never reach it).
 import type { FaultName } from "../case/faults.ts";
+import { getPreset } from "../model/presets.ts";
 import { GRAMMAR_COVERAGE_LABELS } from "../check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../check/schedule-coverage.ts";
 import type { CoverageLabel } from "../check/coverage.ts";
@@ -14,11 +15,16 @@ type SpaceTest = (space: Omit<CaseSpace, "faults">) => boolean;
 
 const drawsGrammars: SpaceTest = (space) => space.grammar === true && space.sampling.options.includes("grammar");
 const drawsSchedules: SpaceTest = (space) => space.draftSchedule === true;
+/** Hybrid models (recurrent layers) are drawn only by the spaces naming their presets. */
+const drawsHybrids: SpaceTest = (space) => space.presets.some((name) => getPreset(name).recurrent !== undefined);
 
 /** Faults only cases of a dimension can show. */
 const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
   "grammar-advanced-by-rejected-drafts": drawsGrammars,
   "draft-kv-not-caught-up": drawsSchedules,
+  "recurrent-state-wrong-slot": drawsHybrids,
+  "recurrent-rejected-drafts-kept": drawsHybrids,
+  "recurrent-zero-accepted-wraps": drawsHybrids,
 };
 
 /** Coverage labels only cases of a dimension can reach. */

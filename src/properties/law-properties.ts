@@ -26,6 +26,7 @@ import retractResumes from "./laws/retract-resume.ts";
 import phaseContracts from "./laws/phase-contracts.ts";
 import positions from "./laws/positions.ts";
 import slidingWindow from "./laws/sliding-window.ts";
+import recurrentState from "./laws/recurrent-state.ts";
 import referenceDecode from "./laws/reference-decode.ts";
 import rowTokens from "./laws/row-tokens.ts";
 import treeSelection from "./laws/tree-selection.ts";
@@ -79,6 +80,8 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   grammarAcceptance,
   grammarState,
   draftSchedule,
+  // The only property over the hybrid presets; mutants hunts their faults with it alone (dimensions.ts).
+  recurrentState,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */

@@ -218,6 +218,23 @@ const EXPOSURE: Record<
     laws: ["grammar state", "grammar acceptance"],
     sampling: [{ grammar: FAULT_GRAMMAR }, { grammar: FAULT_GRAMMAR }, { grammar: FAULT_GRAMMAR }],
   },
+  // Hybrid models: the noisy mirror rejects drafts (and whole rounds), so verify's per-position states must be
+  // rolled back; the state kept shows in the next round's rows and, where it moves an argmax, in the tokens.
+  "recurrent-state-wrong-slot": {
+    draft: "noisy-mirror",
+    laws: ["recurrent state", "lossless", "acceptance correctness"],
+    preset: "hybrid",
+  },
+  "recurrent-rejected-drafts-kept": {
+    draft: "noisy-mirror",
+    laws: ["recurrent state", "lossless", "acceptance correctness"],
+    preset: "hybrid",
+  },
+  "recurrent-zero-accepted-wraps": {
+    draft: "noisy-mirror",
+    laws: ["recurrent state", "lossless", "acceptance correctness"],
+    preset: "hybrid",
+  },
 };
 
 function faultCase(

@@ -8,6 +8,7 @@ import { embed, matmul, rmsNorm, runLayers, type PrefixKv } from "../../model/re
 import type { ModelSpec } from "../../model/spec.ts";
 import type { TargetWeights } from "../../model/weights.ts";
 import { layerWindows } from "../../model/window.ts";
+import { recurrentWidth } from "../../model/mamba2.ts";
 
 const CONTINUATION = 6;
 /** Prompt suffixes continued (after the preamble): several starts find the tokens most outputs share. */
@@ -30,6 +31,8 @@ export function greedyContinuation(
   const tokens = [...sequence];
   const kv: PrefixKv = { keys: [], values: [], length: 0 };
   let rows: readonly number[] = [...sequence];
+  // Hybrid models: the recurrent state carried from step to step as the K/V are.
+  const recurrentState = new Float64Array(recurrentWidth(spec));
   for (let step = 0; step < steps; step++) {
     const positions = rows.map((_, i) => kv.length + i);
     const stack = runLayers(
@@ -40,6 +43,7 @@ export function greedyContinuation(
       kv.length > 0 ? kv : undefined,
       undefined,
       layerWindows(spec),
+      recurrentState,
     );
     const last = stack.residual.subarray((rows.length - 1) * spec.hidden);
     const logits = matmul(
