@@ -111,6 +111,26 @@ export const ModelSpecSchema = Type.Object(
         },
       ),
     ),
+    recurrent: Type.Optional(
+      Type.Object(
+        {
+          layers: Type.Array(Type.Integer({ minimum: 0, maximum: INT32_MAX }), {
+            minItems: 1,
+            maxItems: 1024,
+            description: "The layers whose mixer is a Mamba2 block (the others attend).",
+          }),
+          heads: Type.Integer({ minimum: 1, maximum: 4096, description: "mamba_n_heads." }),
+          headDim: Type.Integer({ minimum: 1, maximum: 4096, description: "mamba_d_head." }),
+          stateSize: Type.Integer({ minimum: 1, maximum: 4096, description: "mamba_d_state (N)." }),
+          convKernel: Type.Integer({ minimum: 2, maximum: 64, description: "mamba_d_conv (K)." }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "Hybrid models: the listed layers mix with a Mamba2 block (per-request recurrent state, one group) instead of attention, as Bamba and llama.cpp's mamba2 compute it.",
+        },
+      ),
+    ),
     ropeScaling: Type.Optional(
       Type.Union(
         [
