@@ -4,7 +4,9 @@
 // not cut by EOS, a stop id or max new tokens, ties, and the verdicts of mirror acceptance and lossless: the
 // README's table. A mode that lowered acceptance would show here before any output changed.
 //
-// --presets picks the model family (issue 29: `--presets swa,swa-f64`, the sliding-window presets).
+// --presets picks the model family (issue 29: `--presets swa,swa-f64`, the sliding-window presets; `--presets
+// hybrid,hybrid-f64`, the hybrid presets, in the modes the engine runs them with: no prefix cache, graph replay or
+// multi-layer drafting, case/consistency.ts).
 //
 //   npx tsx scripts/mirror-modes.ts [--runs 100] [--seed 1] [--presets tiny,tiny-f64,...] [--json]
 import fc from "fast-check";
@@ -14,6 +16,7 @@ import { defineFlags, parseFlags } from "../src/cli/args.ts";
 import { checkLaws } from "../src/check/runner.ts";
 import { readRounds } from "../src/laws/rounds.ts";
 import { referenceSource } from "../src/sources/reference.ts";
+import { getPreset } from "../src/model/presets.ts";
 
 const FLAGS = defineFlags({
   runs: { type: "integer", min: 1, default: 100, description: "generated cases per mode" },
@@ -48,7 +51,10 @@ interface ModeNumbers {
 const { values } = parseFlags(FLAGS, process.argv.slice(2));
 const source = referenceSource();
 const report: Record<string, ModeNumbers> = {};
+const hybrid = values.presets.split(",").some((name) => getPreset(name).recurrent !== undefined);
+const HYBRID_SPACE: Partial<CaseSpace> = { multiLayer: [false], graphReplay: [false], tightPool: [false] };
 for (const [mode, overrides] of Object.entries(MODES)) {
+  if (hybrid && (overrides.prefixCache?.[0] || overrides.padded?.[0])) continue;
   const cases = fc.sample(
     // Greedy requests without processing options: a processed target is no longer the mirror's argmax.
     caseArbitrary(
@@ -57,6 +63,7 @@ for (const [mode, overrides] of Object.entries(MODES)) {
         drafts: ["mirror", "tapped-mirror"],
         draftWeights: {},
         sampling: { options: [] },
+        ...(hybrid ? HYBRID_SPACE : {}),
         ...overrides,
       }),
     ),
