@@ -2,22 +2,14 @@
 // case with runCase and writes one response line to `output`. `specconf adapter` serves it on
 // stdin/stdout; it is both the protocol's worked example and what the adapter test drives end to end.
 import type { Readable, Writable } from "node:stream";
-import { createInterface } from "node:readline";
 import { preflightCase } from "../case/preflight.ts";
 import type { FaultName } from "../case/faults.ts";
 import { runCase } from "../engine/run-case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 import { requestOutputsOf } from "./reference-outputs.ts";
 import { SAMPLING_OPTIONS } from "../sampling/params.ts";
-import { validateAgainst } from "../schema/validator.ts";
-import {
-  AdapterRequestSchema,
-  HelloRequestSchema,
-  type AdapterRequest,
-  type AdapterResponse,
-  type Capabilities,
-  type HelloResponse,
-} from "./protocol.ts";
+import type { AdapterResponse, Capabilities, HelloResponse } from "./protocol.ts";
+import { helloIssue, isHello, parseRequest, serveLines } from "./respond.ts";
 
 /** The reference engine runs every case specconf generates: its handshake declares all of it. */
 export const REFERENCE_CAPABILITIES: Capabilities = {
@@ -71,21 +63,15 @@ export interface ServeOptions {
 }
 
 export async function respond(value: unknown, options: ServeOptions = {}): Promise<AdapterResponse | HelloResponse> {
-  if (typeof value === "object" && value !== null && "hello" in value) {
-    const hello = validateAgainst(HelloRequestSchema, value, "hello");
-    if (!hello.ok)
-      return { requestId: 0, error: `invalid hello: ${hello.errors[0].path || "/"} ${hello.errors[0].message}` };
+  if (isHello(value)) {
+    const issue = helloIssue(value);
+    if (issue) return { requestId: 0, error: `invalid hello: ${issue}` };
     const faults = options.faults?.length ? ` (faults: ${options.faults.join(", ")})` : "";
     return { hello: { name: `specconf-reference${faults}`, version: "0.1.0", capabilities: REFERENCE_CAPABILITIES } };
   }
-  const requestId =
-    typeof value === "object" && value !== null && Number.isInteger((value as { requestId?: unknown }).requestId)
-      ? (value as { requestId: number }).requestId
-      : 0;
-  const checked = validateAgainst<AdapterRequest>(AdapterRequestSchema, value, "adapter request");
-  if (!checked.ok)
-    return { requestId, error: `invalid request: ${checked.errors[0].path || "/"} ${checked.errors[0].message}` };
-  const request = checked.value;
+  const parsed = parseRequest(value);
+  if (!("request" in parsed)) return parsed;
+  const { requestId, request } = parsed;
   const faults = [...new Set([...request.case.engine.faults, ...(options.faults ?? [])])];
   const testCase = { ...request.case, engine: { ...request.case.engine, faults } };
   try {
@@ -100,21 +86,9 @@ export async function respond(value: unknown, options: ServeOptions = {}): Promi
 }
 
 /** Serves until `input` ends. Requests are answered in order, one at a time. */
-export async function serve(input: Readable, output: Writable, options: ServeOptions = {}): Promise<void> {
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  for await (const line of lines) {
-    if (line.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      options.log?.(`ignoring a line that is not JSON: ${(error as Error).message}`);
-      output.write(`${JSON.stringify({ requestId: 0, error: "request line is not JSON" })}\n`);
-      continue;
-    }
-    const response = await respond(value, options);
-    await new Promise<void>((resolve, reject) =>
-      output.write(`${JSON.stringify(response)}\n`, (error) => (error ? reject(error) : resolve())),
-    );
-  }
+export function serve(input: Readable, output: Writable, options: ServeOptions = {}): Promise<void> {
+  return serveLines(input, output, {
+    answer: (value) => respond(value, options),
+    notJson: (message) => options.log?.(`ignoring a line that is not JSON: ${message}`),
+  });
 }

@@ -7,14 +7,9 @@
 // no slots, attention, hidden states, per-row predictions or margins. acceptIndex is the chain path 0..acceptLen-1
 // (one request per event: node-llama-cpp's batch grouping is not observable), padded to numSteps + 1.
 import type { Case } from "../../case/case.ts";
-import type { Trace, TraceEvent } from "../../trace/schema.ts";
+import type { Trace } from "../../trace/schema.ts";
+import { chainTrace, chainVerifyEvent } from "../chain-trace.ts";
 import type { RequestRun } from "./run-on-llama.ts";
-
-/**
- * Events are per request and round; which sequences node-llama-cpp packed into one decode is not seen (an
- * engine field beyond the schema's named ones, which it allows).
- */
-const UNOBSERVED_GROUPING = { batchGrouping: "unobserved" as const };
 
 export interface TraceIdentity {
   engineVersion: string;
@@ -28,55 +23,23 @@ export function llamaTrace(testCase: Case, runs: readonly RequestRun[], identity
   const rounds = runs
     .flatMap((run) => run.rounds.map((round, i) => ({ run, round, last: i === run.rounds.length - 1 })))
     .sort((a, b) => a.round.index - b.round.index);
-  const events: TraceEvent[] = rounds.map(({ run, round, last }, index) => {
+  const events = rounds.map(({ run, round, last }, index) => {
     const id = run.request.id;
     const acceptLen = round.validated + 1;
     if (round.produced.length !== acceptLen)
       throw new Error(`request ${id}: a round produced ${round.produced.length} tokens for accept_len ${acceptLen}`);
     const outputStart = round.rootPosition + 1 - run.request.prompt.length;
-    const acceptIndex = Array.from({ length: numSteps + 1 }, (_, node) => (node < acceptLen ? node : -1));
-    return {
-      index,
-      phase: "verify",
-      model: "target",
-      rows: [round.root, ...round.drafts].map((token, depth) => ({
-        request: id,
-        token,
-        position: round.rootPosition + depth,
-      })),
-      verify: [
-        {
-          request: id,
-          acceptIndex,
-          acceptLen,
-          acceptTokens: [...round.produced],
-          bonus: round.produced[acceptLen - 1],
-          emitted: run.output.tokens.slice(outputStart, outputStart + acceptLen),
-          finished: last,
-        },
-      ],
-    };
+    return chainVerifyEvent(index, numSteps, {
+      request: id,
+      root: round.root,
+      rootPosition: round.rootPosition,
+      drafts: round.drafts,
+      acceptLen,
+      produced: [...round.produced],
+      bonus: round.produced[acceptLen - 1],
+      emitted: run.output.tokens.slice(outputStart, outputStart + acceptLen),
+      finished: last,
+    });
   });
-  return {
-    formatVersion: 1,
-    engine: {
-      name: "llama.cpp",
-      version: identity.engineVersion,
-      dtype: "float32",
-      threads: identity.threads,
-      ...UNOBSERVED_GROUPING,
-    },
-    models: {
-      target: identity.targetDigest,
-      ...(identity.draftDigest && testCase.engine.mode === "speculative" ? { draft: [identity.draftDigest] } : {}),
-    },
-    config: { ...testCase.engine, draft: testCase.draft },
-    requests: runs.map((run) => ({
-      id: run.request.id,
-      prompt: [...run.request.prompt],
-      output: run.output.tokens,
-      finishReason: run.output.finishReason ?? "unfinished",
-    })),
-    events,
-  };
+  return chainTrace(testCase, runs, events, { engineName: "llama.cpp", ...identity });
 }

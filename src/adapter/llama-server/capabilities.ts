@@ -18,8 +18,7 @@
 import type { Capabilities } from "../protocol.ts";
 import type { Case } from "../../case/case.ts";
 import type { DraftKind } from "../../model/spec.ts";
-import { resolveModelSpec } from "../../case/models.ts";
-import { isChunked } from "../../laws/chunk-invariance.ts";
+import { chainCapabilities, chainEngineUnsupportedReason, type ChainEngineLimits } from "../gguf-chain-engine.ts";
 import { samplingOptionsOf, type SamplingOption } from "../../sampling/params.ts";
 
 export const ENGINE_NAME = "llama-server";
@@ -38,60 +37,34 @@ export const SERVER_DRAFT_KINDS: readonly DraftKind[] = [
 ];
 export const SERVER_SAMPLING: readonly SamplingOption[] = ["logitBias", "logprobs", "temperature", "seed"];
 
-export const CAPABILITIES: Capabilities = {
-  modes: ["target-only", "speculative"],
+export const CAPABILITIES: Capabilities = chainCapabilities({
   drafts: [...SERVER_DRAFT_KINDS],
-  modelFormats: ["gguf"],
   maxNumSteps: MAX_NUM_STEPS,
-  maxTopk: 1,
-  multiLayer: false,
-  chunkedPrefill: false,
-  pageSizes: [1],
   maxBatch: MAX_BATCH,
   arrivals: false,
   aborts: false,
-  retracts: false,
-  graphReplay: false,
   prefixCache: true,
-  dtypes: ["float32"],
   sampling: [...SERVER_SAMPLING],
-  observes: ["acceptLens", "firstRoundDrafts", "trace", "verify"],
+});
+
+const LIMITS: ChainEngineLimits = {
+  engine: ENGINE_NAME,
+  maxBatch: MAX_BATCH,
+  maxNumSteps: MAX_NUM_STEPS,
+  draftKinds: SERVER_DRAFT_KINDS,
+  batchLimit: `the server has ${MAX_BATCH} slots`,
 };
 
 /** Why the server cannot run `testCase` as specified (with the JSON path), or undefined when it can. */
 export function unsupportedReason(testCase: Case): string | undefined {
-  const spec = resolveModelSpec(testCase.model);
+  const common = chainEngineUnsupportedReason(testCase, LIMITS);
+  if (common) return common;
   const { engine, workload } = testCase;
-  if (spec.dtype !== "float32") return `/model/spec/dtype: ${spec.dtype} (GGUF F32 weights; float32 only)`;
-  if (engine.faults.length > 0) return "/engine/faults: the reference engine's faults do not exist in llama.cpp";
-  if (engine.chunkSize !== null) return "/engine/chunkSize: chunked prefill is not declared";
-  if (isChunked(testCase)) return `/engine/tokenBudget: ${engine.tokenBudget} splits a prompt (not declared)`;
-  if (engine.pageSize !== 1) return `/engine/pageSize: ${engine.pageSize} (llama.cpp KV cells: page size 1)`;
-  if (engine.graphReplay || engine.graphBuckets) return "/engine/graphReplay: not a llama-server mode";
   if (engine.overlap) return "/engine/overlap: not a llama-server mode";
-  if (workload.requests.length > MAX_BATCH)
-    return `/workload/requests: ${workload.requests.length} requests, the server has ${MAX_BATCH} slots`;
   const late = workload.requests.findIndex((request) => request.arrivalStep !== 0);
   if (late >= 0) return `/workload/requests/${late}/arrivalStep: later arrivals are not declared`;
   if (workload.aborts.length > 0) return "/workload/aborts: aborts are not declared";
-  if ((workload.retracts ?? []).length > 0) return "/workload/retracts: llama-server has no retract";
-  if (engine.mode === "speculative") {
-    if (!testCase.draft) return "/draft: speculative mode needs a draft";
-    if (!SERVER_DRAFT_KINDS.includes(testCase.draft.kind))
-      return `/draft/kind: ${testCase.draft.kind} has no form llama-server loads (supported: ${SERVER_DRAFT_KINDS.join(", ")})`;
-    if (engine.topk !== 1) return `/engine/topk: ${engine.topk} (llama-server drafts chains: topk 1)`;
-    if (engine.multiLayer) return "/engine/multiLayer: not supported";
-    if (engine.numSteps > MAX_NUM_STEPS) return `/engine/numSteps: at most ${MAX_NUM_STEPS}`;
-  }
-  const ids = new Set<number>();
   for (const [i, request] of workload.requests.entries()) {
-    if (ids.has(request.id)) return `/workload/requests/${i}/id: duplicate request id ${request.id}`;
-    ids.add(request.id);
-    const outside = request.prompt.findIndex((token) => token >= spec.vocab);
-    if (outside >= 0) return `/workload/requests/${i}/prompt/${outside}: token outside the vocabulary (${spec.vocab})`;
-    const longest = request.prompt.length + request.maxNewTokens + engine.numDraftTokens + 1;
-    if (longest > spec.maxPositions)
-      return `/workload/requests/${i}: prompt + maxNewTokens + draft tokens (${longest}) exceed maxPositions ${spec.maxPositions}`;
     const undeclared = samplingOptionsOf(request.sampling).find((option) => !SERVER_SAMPLING.includes(option));
     if (undeclared) return `/workload/requests/${i}/sampling/${undeclared}: not declared`;
   }

@@ -5,10 +5,9 @@
 // does not line up is answered with an error (specconf shrinks it like any failing case) and its server is
 // killed (the whole process group) and started afresh by the next case that needs it.
 import { spawnSync } from "node:child_process";
-import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { AdapterRequestSchema, HelloRequestSchema, type AdapterRequest, type AdapterResponse } from "../protocol.ts";
-import { validateAgainst } from "../../schema/validator.ts";
+import type { AdapterResponse } from "../protocol.ts";
+import { helloIssue, isHello, respondToCase, serveLines, type CaseEngine } from "../respond.ts";
 import { modelPaths, type ModelDirOptions } from "../llama-cpp/model-files.ts";
 import { CAPABILITIES, ENGINE_NAME, unsupportedReason } from "./capabilities.ts";
 import { serverArgs, serverKey } from "./launch.ts";
@@ -72,75 +71,57 @@ export class ServerPool {
   }
 }
 
-function requestIdOf(value: unknown): number {
-  const id = typeof value === "object" && value !== null ? (value as { requestId?: unknown }).requestId : undefined;
-  return Number.isInteger(id) ? (id as number) : 0;
+/** The case engine the shared protocol handling (../respond.ts) drives: a case runs on its model set's server. */
+export function serverCaseEngine(pool: ServerPool, options: ServerServeOptions, version: string): CaseEngine {
+  return {
+    unsupportedReason,
+    async run(request) {
+      let key: string | undefined;
+      try {
+        const paths = modelPaths(request, options);
+        const args = serverArgs(request.case, paths);
+        key = serverKey(request.case, paths);
+        const server = await pool.get(key, args);
+        const runs = await runOnServer(server, request.case, options.caseTimeoutMs);
+        const outputs = runs.map((run) => run.output);
+        if (!request.wantTrace) return { outputs };
+        const trace = serverTrace(request.case, runs, {
+          engineVersion: version,
+          targetDigest: request.models.target,
+          draftDigest: request.models.draft,
+        });
+        return { outputs, trace };
+      } catch (error) {
+        if (key) pool.discard(key); // a timeout, crash or unreadable log: the next case gets a fresh server
+        throw error;
+      }
+    },
+  };
 }
 
-export async function respond(
+export function respond(
   pool: ServerPool,
   value: unknown,
   options: ServerServeOptions,
   version: string,
 ): Promise<AdapterResponse> {
-  const requestId = requestIdOf(value);
-  const checked = validateAgainst<AdapterRequest>(AdapterRequestSchema, value, "adapter request");
-  if (!checked.ok)
-    return { requestId, error: `invalid request: ${checked.errors[0].path || "/"} ${checked.errors[0].message}` };
-  const request = checked.value;
-  const reason = unsupportedReason(request.case);
-  if (reason) return { requestId, error: reason, unsupported: true };
-  let key: string | undefined;
-  try {
-    const paths = modelPaths(request, options);
-    const args = serverArgs(request.case, paths);
-    key = serverKey(request.case, paths);
-    const server = await pool.get(key, args);
-    const runs = await runOnServer(server, request.case, options.caseTimeoutMs);
-    const outputs = runs.map((run) => run.output);
-    if (!request.wantTrace) return { requestId, outputs };
-    const trace = serverTrace(request.case, runs, {
-      engineVersion: version,
-      targetDigest: request.models.target,
-      draftDigest: request.models.draft,
-    });
-    return { requestId, outputs, trace };
-  } catch (error) {
-    if (key) pool.discard(key); // a timeout, crash or unreadable log: the next case gets a fresh server
-    return { requestId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
-  }
-}
-
-function write(output: Writable, value: unknown): Promise<void> {
-  return new Promise((resolve, reject) =>
-    output.write(`${JSON.stringify(value)}\n`, (error) => (error ? reject(error) : resolve())),
-  );
+  return respondToCase(value, serverCaseEngine(pool, options, version));
 }
 
 /** Serves until `input` ends, then kills every server it started. */
 export async function serveLlamaServer(input: Readable, output: Writable, options: ServerServeOptions): Promise<void> {
   const version = binaryVersion(options.binary);
   const pool = new ServerPool(options);
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  const engine = serverCaseEngine(pool, options, version);
   try {
-    for await (const line of lines) {
-      if (line.trim() === "") continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        await write(output, { requestId: 0, error: "request line is not JSON" });
-        continue;
-      }
-      if (typeof value === "object" && value !== null && "hello" in value) {
-        const hello = validateAgainst(HelloRequestSchema, value, "hello");
-        if (!hello.ok)
-          options.log(`hello: ${hello.errors[0].path || "/"} ${hello.errors[0].message} (answered anyway)\n`);
-        await write(output, { hello: { name: ENGINE_NAME, version, capabilities: CAPABILITIES } });
-        continue;
-      }
-      await write(output, await respond(pool, value, options, version));
-    }
+    await serveLines(input, output, {
+      async answer(value) {
+        if (!isHello(value)) return respondToCase(value, engine);
+        const issue = helloIssue(value);
+        if (issue) options.log(`hello: ${issue} (answered anyway)\n`);
+        return { hello: { name: ENGINE_NAME, version, capabilities: CAPABILITIES } };
+      },
+    });
   } finally {
     pool.close();
   }

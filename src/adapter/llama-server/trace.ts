@@ -8,7 +8,8 @@
 // forwards, KV cells, attention, hidden states, per-row predictions and margins, which slots shared a batch
 // (events are per request and round: trace.engine.batchGrouping says "unobserved").
 import type { Case } from "../../case/case.ts";
-import type { Trace, TraceEvent } from "../../trace/schema.ts";
+import type { Trace } from "../../trace/schema.ts";
+import { chainTrace, chainVerifyEvent } from "../chain-trace.ts";
 import type { RequestRun } from "./run-case.ts";
 
 export interface TraceIdentity {
@@ -19,58 +20,28 @@ export interface TraceIdentity {
 
 export function serverTrace(testCase: Case, runs: readonly RequestRun[], identity: TraceIdentity): Trace {
   const numSteps = testCase.engine.numSteps;
-  const events: TraceEvent[] = [];
-  for (const run of runs) {
+  const events = runs.flatMap((run) => {
     const sequence = [...run.request.prompt, ...run.output.tokens];
-    for (const round of run.rounds) {
+    return run.rounds.map((round) => {
       const acceptLen = round.accepted + 1;
       const produced = sequence.slice(round.rootPosition + 1, round.rootPosition + 1 + acceptLen);
-      const finished = round.rootPosition + acceptLen >= sequence.length - 1;
-      const drafts = round.drafts ?? produced.slice(0, round.accepted);
-      const acceptIndex = Array.from({ length: numSteps + 1 }, (_, node) => (node < acceptLen ? node : -1));
-      events.push({
-        index: events.length,
-        phase: "verify",
-        model: "target",
-        rows: [round.root, ...drafts].map((token, depth) => ({
-          request: run.request.id,
-          token,
-          position: round.rootPosition + depth,
-        })),
-        verify: [
-          {
-            request: run.request.id,
-            acceptIndex,
-            acceptLen,
-            acceptTokens: produced,
-            bonus: produced[produced.length - 1] ?? round.root,
-            emitted: produced,
-            finished,
-          },
-        ],
-      });
-    }
-  }
-  return {
-    formatVersion: 1,
-    engine: {
-      name: "llama-server",
-      version: identity.engineVersion,
-      dtype: "float32",
-      threads: 1,
-      batchGrouping: "unobserved",
-    },
-    models: {
-      target: identity.targetDigest,
-      ...(identity.draftDigest && testCase.engine.mode === "speculative" ? { draft: [identity.draftDigest] } : {}),
-    },
-    config: { ...testCase.engine, draft: testCase.draft },
-    requests: runs.map((run) => ({
-      id: run.request.id,
-      prompt: [...run.request.prompt],
-      output: run.output.tokens,
-      finishReason: run.output.finishReason ?? "unfinished",
-    })),
-    events,
-  };
+      return {
+        request: run.request.id,
+        root: round.root,
+        rootPosition: round.rootPosition,
+        drafts: round.drafts ?? produced.slice(0, round.accepted),
+        acceptLen,
+        produced,
+        bonus: produced[produced.length - 1] ?? round.root,
+        emitted: produced,
+        finished: round.rootPosition + acceptLen >= sequence.length - 1,
+      };
+    });
+  });
+  return chainTrace(
+    testCase,
+    runs,
+    events.map((round, index) => chainVerifyEvent(index, numSteps, round)),
+    { engineName: "llama-server", threads: 1, ...identity },
+  );
 }
