@@ -14,9 +14,13 @@ export interface SchedulePoint extends AbortEvent {
 
 /** Why the trace cannot place the schedule's points (the missing field), or undefined. Pure. */
 export function unplaceable(trace: Trace): string | undefined {
-  return trace.events.some((event) => event.step === undefined)
-    ? "the trace's forward events carry no step (events[].step), so the case's abort and retract points cannot be placed"
-    : undefined;
+  if (trace.events.some((event) => event.step === undefined))
+    return "the trace's forward events carry no step (events[].step), so the case's abort and retract points cannot be placed";
+  // No events at all, yet tokens came out: the engine recorded none of its forwards (an external engine that
+  // observes only its speculative rounds, and ran none), so there are no steps to place a point among.
+  if (trace.events.length === 0 && (trace.requests ?? []).some((request) => request.output.length > 0))
+    return "the trace records none of the forwards that produced its outputs (no events), so the case's abort and retract points cannot be placed";
+  return undefined;
 }
 
 /** The schedule's points located in the trace (events carry their step: check unplaceable first). Pure. */

@@ -96,4 +96,12 @@ describe("abort finality", async () => {
     expect(result.status).toBe("not-checkable");
     expect(result.reason).toMatch(/events\[\]\.step/);
   });
+
+  it("a trace with outputs but no events (forwards not recorded) is not checkable", () => {
+    const eventless = copy();
+    eventless.events = [];
+    const result = checkAbortFinality(testCase, eventless);
+    expect(result.status).toBe("not-checkable");
+    expect(result.reason).toMatch(/no events/);
+  });
 });

@@ -6,6 +6,8 @@
 //   ngram-simple). Chains only (its drafters draft chains; topk 1).
 // - maxBatch: the server's parallel slots (-np); each request of a case is pinned to its own slot (id_slot) and
 //   all are sent at once, so the server batches them (continuous batching).
+// - arrivals and aborts: a later request is sent, and an aborted one's connection closed (the server cancels
+//   its task), once the server has run that many steps of the case (run-case.ts, completion.ts).
 // - prefixCache: the request field cache_prompt (reuse of the slot's KV for the common prefix of the previous
 //   prompt it served, and the server's prompt cache); a case without it sends cache_prompt false.
 // - sampling: logit bias (logit_bias, added to the logits as specconf's bias is), logprobs (n_probs: see
@@ -14,7 +16,7 @@
 // Not declared, because the server does not expose them as the laws define them: stop token ids (it stops on
 // strings), min new tokens, penalties (llama.cpp's repeat/presence/frequency penalties act over the last
 // repeat_last_n tokens of its own window), top-k/top-p/min-p with temperature (llama.cpp applies temperature
-// after them), chunked prefill, page sizes, arrivals, aborts, retracts, trees, multi-layer drafts.
+// after them), chunked prefill, page sizes, retracts, trees, multi-layer drafts.
 import type { Capabilities } from "../protocol.ts";
 import type { Case } from "../../case/case.ts";
 import type { DraftKind } from "../../model/spec.ts";
@@ -41,8 +43,8 @@ export const CAPABILITIES: Capabilities = chainCapabilities({
   drafts: [...SERVER_DRAFT_KINDS],
   maxNumSteps: MAX_NUM_STEPS,
   maxBatch: MAX_BATCH,
-  arrivals: false,
-  aborts: false,
+  arrivals: true,
+  aborts: true,
   prefixCache: true,
   sampling: [...SERVER_SAMPLING],
 });
@@ -61,9 +63,6 @@ export function unsupportedReason(testCase: Case): string | undefined {
   if (common) return common;
   const { engine, workload } = testCase;
   if (engine.overlap) return "/engine/overlap: not a llama-server mode";
-  const late = workload.requests.findIndex((request) => request.arrivalStep !== 0);
-  if (late >= 0) return `/workload/requests/${late}/arrivalStep: later arrivals are not declared`;
-  if (workload.aborts.length > 0) return "/workload/aborts: aborts are not declared";
   for (const [i, request] of workload.requests.entries()) {
     const undeclared = samplingOptionsOf(request.sampling).find((option) => !SERVER_SAMPLING.includes(option));
     if (undeclared) return `/workload/requests/${i}/sampling/${undeclared}: not declared`;

@@ -93,6 +93,25 @@ export class ServerProcess {
     }
   }
 
+  /**
+   * Resolves once `test()` holds, tried on every new log line and every 50 ms (it may read state other than
+   * the log); rejects when the process exits or `signal` aborts.
+   */
+  async waitFor(test: () => boolean, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      if (test()) return;
+      if (this.exited) throw new Error(this.exited);
+      signal.throwIfAborted();
+      await new Promise<void>((wake) => {
+        const timer = setTimeout(wake, 50);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          wake();
+        });
+      });
+    }
+  }
+
   static async start(options: ServerOptions): Promise<ServerProcess> {
     for (let attempt = 0; ; attempt++) {
       const port = await freePort();

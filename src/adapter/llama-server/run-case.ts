@@ -1,22 +1,20 @@
-// One case on llama-server: every request of the workload is sent at once to POST /completion, pinned to its
-// own slot (id_slot = its index), as token ids (BOS included by the case), greedy through the one-sampler chain
-// ["top_k"] with top_k 1 (the argmax; ties to the lower id), or the temperature chain for a stochastic request;
-// n_predict is maxNewTokens, cache_prompt the case's prefixCache (S is the server's flag: launch.ts). The server's replies
-// give the tokens, the stop type and the totals draft_n / draft_n_accepted; its log gives the rounds
-// (log-rounds.ts), which are checked against the tokens and the totals before anything is reported.
+// One case on llama-server: every request goes to POST /completion (completion.ts), pinned to its own slot
+// (id_slot = its index). A request arriving at step 0 is sent when the case starts; one arriving at step k > 0
+// once the server has run k steps of this case, a step being one pass of its update_slots loop (the `posting
+// NEXT_RESPONSE` debug line it writes per pass while a slot is busy), or at once when every request sent
+// before it is done (an idle server runs no steps). An abort at step k closes its request's connection once
+// the server has run k steps (the server cancels the task: completion.ts): the tokens received by then are
+// the output, finish reason abort, unless the request finished first. The steps are the server's, not the
+// reference engine's (a server step decodes every busy slot once), so arrivals and aborts land at comparable
+// points, never at exactly the reference engine's forwards; the laws that run such cases compare outputs,
+// which must not depend on when a request arrives or is cut. The replies give the tokens, the stop type and
+// the totals draft_n / draft_n_accepted; the log gives the rounds (log-rounds.ts), checked against the tokens
+// and the totals before anything is reported.
 import type { Case, CaseRequest } from "../../case/case.ts";
 import type { ReportedOutput } from "../../trace/outputs-line.ts";
-import { isStochastic } from "../../sampling/params.ts";
+import { complete, completeStreamed, completionBody, type ServerReply } from "./completion.ts";
 import { readSlotLogs, STOP_PROCESSING, type LoggedRound, type SlotLog } from "./log-rounds.ts";
 import type { ServerProcess } from "./process.ts";
-
-export interface ServerReply {
-  tokens: number[];
-  stop_type: string;
-  tokens_cached?: number;
-  timings?: { draft_n?: number; draft_n_accepted?: number };
-  completion_probabilities?: { id: number; logprob: number; top_logprobs: { id: number; logprob: number }[] }[];
-}
 
 export interface RequestRun {
   request: CaseRequest;
@@ -24,77 +22,107 @@ export interface RequestRun {
   rounds: LoggedRound[];
 }
 
-/** The /completion body of one request (exported for the reproducers in docs/findings: the same JSON). */
-export function completionBody(testCase: Case, request: CaseRequest, slot: number): Record<string, unknown> {
-  const sampling = request.sampling;
-  const body: Record<string, unknown> = {
-    prompt: request.prompt,
-    n_predict: request.maxNewTokens,
-    return_tokens: true,
-    cache_prompt: testCase.engine.prefixCache === true,
-    id_slot: slot,
-  };
-  if (isStochastic(sampling)) {
-    Object.assign(body, {
-      samplers: ["temperature"],
-      temperature: sampling!.temperature,
-      seed: sampling!.seed ?? request.id,
-    });
-  } else Object.assign(body, { samplers: ["top_k"], top_k: 1 });
-  if (sampling?.logitBias) body.logit_bias = Object.entries(sampling.logitBias).map(([id, bias]) => [Number(id), bias]);
-  if (sampling?.logprobs !== undefined) body.n_probs = Math.max(1, sampling.logprobs);
-  return body;
-}
+/** The debug line update_slots() writes once per pass while any slot is busy: one server step. */
+const SERVER_STEP = /posting NEXT_RESPONSE/;
 
-async function complete(
-  server: ServerProcess,
-  body: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<ServerReply> {
-  const response = await fetch(`${server.url}/completion`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`llama-server answered ${response.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as ServerReply;
+/** Counts the server's steps in its log from line `from` on (incrementally). */
+class StepCounter {
+  private scanned: number;
+  private count = 0;
+
+  constructor(
+    private readonly server: ServerProcess,
+    from: number,
+  ) {
+    this.scanned = from;
+  }
+
+  get steps(): number {
+    const lines = this.server.lines;
+    for (; this.scanned < lines.length; this.scanned++) if (SERVER_STEP.test(lines[this.scanned])) this.count++;
+    return this.count;
+  }
 }
 
 function finishReason(reply: ServerReply): ReportedOutput["finishReason"] {
+  if (reply.aborted) return "abort";
   if (reply.stop_type === "eos") return "eos";
   if (reply.stop_type === "limit") return "length";
   return "unfinished";
 }
 
-/** Rounds checked against the reply: root and accepted drafts are the request's own tokens, totals agree. */
-function checkRounds(request: CaseRequest, reply: ServerReply, log: SlotLog): void {
+/**
+ * The rounds checked against the reply: every root is the request's own token, and the totals agree with the
+ * reply's. An aborted request has no totals (its final event never came) and the server may have run rounds
+ * past the tokens received before the close: only the rounds whose tokens were all received are kept.
+ */
+function checkRounds(request: CaseRequest, reply: ServerReply, log: SlotLog): LoggedRound[] {
   const sequence = [...request.prompt, ...reply.tokens];
-  for (const round of log.rounds) {
+  const rounds = reply.aborted
+    ? log.rounds.filter((round) => round.rootPosition + round.accepted + 1 <= sequence.length - 1)
+    : log.rounds;
+  for (const round of rounds) {
     const where = `request ${request.id}, round at position ${round.rootPosition}`;
     if (sequence[round.rootPosition] !== round.root)
       throw new Error(
         `${where}: the logged root ${round.root} is not the request's token ${sequence[round.rootPosition]}`,
       );
   }
-  const drafted = log.rounds.reduce((sum, round) => sum + round.numDrafts, 0);
-  const accepted = log.rounds.reduce((sum, round) => sum + round.accepted, 0);
+  if (reply.aborted) return rounds;
+  const drafted = rounds.reduce((sum, round) => sum + round.numDrafts, 0);
+  const accepted = rounds.reduce((sum, round) => sum + round.accepted, 0);
   const timings = reply.timings ?? {};
   if ((timings.draft_n ?? 0) !== drafted || (timings.draft_n_accepted ?? 0) !== accepted)
     throw new Error(
       `request ${request.id}: the log's rounds hold ${drafted} drafts / ${accepted} accepted, the reply's timings ${timings.draft_n ?? 0} / ${timings.draft_n_accepted ?? 0}`,
     );
+  return rounds;
+}
+
+/** Sends every request at its arrival, aborts the aborted ones at their step; the replies by slot. */
+async function sendAll(server: ServerProcess, testCase: Case, mark: number, signal: AbortSignal) {
+  const requests = testCase.workload.requests;
+  const counter = new StepCounter(server, mark);
+  const done = new Set<number>();
+  const replies: Promise<ServerReply>[] = [];
+  const order = requests.map((_, slot) => slot).sort((a, b) => requests[a].arrivalStep - requests[b].arrivalStep);
+  for (const [rank, slot] of order.entries()) {
+    const request = requests[slot];
+    const before = order.slice(0, rank);
+    if (request.arrivalStep > 0)
+      await server.waitFor(
+        () => counter.steps >= request.arrivalStep || before.every((earlier) => done.has(earlier)),
+        signal,
+      );
+    const body = completionBody(testCase, request, slot);
+    const abortSteps = testCase.workload.aborts.filter((abort) => abort.request === request.id);
+    let reply: Promise<ServerReply>;
+    if (abortSteps.length === 0) reply = complete(server, body, signal);
+    else {
+      // The abort waits for the request's first event (its task is running on the slot), then for its step.
+      const cut = new AbortController();
+      const abortStep = Math.min(...abortSteps.map((abort) => abort.step));
+      const started = () =>
+        void server
+          .waitFor(() => done.has(slot) || counter.steps >= abortStep, signal)
+          .then(
+            () => cut.abort(),
+            () => cut.abort(),
+          );
+      reply = completeStreamed(server, body, signal, cut.signal, started);
+    }
+    replies[slot] = reply.finally(() => done.add(slot));
+    replies[slot].catch(() => undefined); // awaited below, all together
+  }
+  return Promise.all(replies);
 }
 
 export async function runOnServer(server: ServerProcess, testCase: Case, timeoutMs: number): Promise<RequestRun[]> {
   const requests = testCase.workload.requests;
   const mark = server.lines.length;
-  const signal = AbortSignal.timeout(timeoutMs);
-  const replies = await Promise.all(
-    requests.map((request, slot) => complete(server, completionBody(testCase, request, slot), signal)),
-  );
-  // Every slot's release line closes its log; the log thread writes it around the reply.
+  const replies = await sendAll(server, testCase, mark, AbortSignal.timeout(timeoutMs));
+  // Every slot's release line closes its log; the log thread writes it around the reply (a cancelled request's
+  // when the cancel task lands: the server polls a closed connection once a second).
   const slots = requests.map((_, slot) => slot);
   let end = mark;
   for (const slot of slots) {
@@ -105,16 +133,15 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
   server.lines.length = 0; // every line of this case is read: the next case starts a fresh log
   return requests.map((request, slot) => {
     const reply = replies[slot];
-    const log = logs.get(slot)!;
-    checkRounds(request, reply, log);
+    const rounds = checkRounds(request, reply, logs.get(slot)!);
     const output: ReportedOutput = {
       id: request.id,
       tokens: reply.tokens,
       finishReason: finishReason(reply),
     };
     if (testCase.engine.mode === "speculative") {
-      output.acceptLens = log.rounds.map((round) => round.accepted + 1);
-      const first = log.rounds[0]?.drafts;
+      output.acceptLens = rounds.map((round) => round.accepted + 1);
+      const first = rounds[0]?.drafts;
       if (first) output.firstRoundDrafts = first;
     }
     if (request.sampling?.logprobs !== undefined && reply.completion_probabilities) {
@@ -125,6 +152,6 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
         top: entry.top_logprobs.slice(0, alternatives).map((top) => ({ token: top.id, logprob: top.logprob })),
       }));
     }
-    return { request, output, rounds: log.rounds };
+    return { request, output, rounds };
   });
 }

@@ -34,7 +34,8 @@ export function serverTrace(testCase: Case, runs: readonly RequestRun[], identit
         produced,
         bonus: produced[produced.length - 1] ?? round.root,
         emitted: produced,
-        finished: round.rootPosition + acceptLen >= sequence.length - 1,
+        // An aborted request was cut between rounds (its rounds are those whose tokens all arrived).
+        finished: run.output.finishReason !== "abort" && round.rootPosition + acceptLen >= sequence.length - 1,
       };
     });
   });

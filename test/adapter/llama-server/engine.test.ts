@@ -69,6 +69,43 @@ describe("llama-server through the protocol", () => {
     }
   });
 
+  it(
+    "a later arrival and an abort: the laws hold; the aborted request stops early, the others as if sent at once",
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      try {
+        for (const kind of ["mirror", "ngram", null] as const) {
+          const together = serverCase(kind, 3, [...PROMPTS, [1, 7, 7, 7, 2]], 48);
+          const staggered = structuredClone(together);
+          staggered.workload.requests[1].arrivalStep = 3;
+          staggered.workload.requests[2].arrivalStep = 6;
+          staggered.workload.aborts = [{ request: 0, step: 2, beforeForward: 0 }];
+          const check = await checkLaws(source, staggered);
+          expect(check.skipped, `${kind}`).toBeUndefined();
+          const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+          expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+          const [plain, cut] = [await source.run(together), await source.run(staggered)];
+          // Cut after 2 of the server's steps: the first tokens came, far from all 48 (the server cancelled it).
+          expect(cut.outputs[0].finishReason, `${kind}`).toBe("abort");
+          expect(cut.outputs[0].tokens.length).toBeGreaterThan(0);
+          expect(cut.outputs[0].tokens.length).toBeLessThan(plain.outputs[0].tokens.length);
+          expect(cut.outputs[0].tokens).toEqual(plain.outputs[0].tokens.slice(0, cut.outputs[0].tokens.length));
+          // Greedy outputs do not depend on when a request arrives.
+          expect(cut.outputs.slice(1).map((output) => output.tokens)).toEqual(
+            plain.outputs.slice(1).map((output) => output.tokens),
+          );
+          if (kind === "mirror")
+            expect(cut.outputs.flatMap((output) => output.acceptLens ?? []).every((len) => len === 4)).toBe(true);
+        }
+      } finally {
+        await source.close();
+      }
+    },
+  );
+
   it("refuses a case outside its capabilities with the JSON path", { timeout: 60_000 }, async () => {
     const pool = new ServerPool(options(60_000));
     const chunked = serverCase("mirror", 2, PROMPTS);

@@ -1,0 +1,119 @@
+// One request on llama-server's POST /completion, as token ids (BOS included by the case), pinned to its own
+// slot (id_slot), greedy through the one-sampler chain ["top_k"] with top_k 1 (the argmax; ties to the lower
+// id), or the temperature chain for a stochastic request; n_predict is maxNewTokens, cache_prompt the case's
+// prefixCache (S is the server's flag: launch.ts). A request the case aborts is streamed (stream: true, one
+// server-sent event per token, the last one with the stop type and the totals) so that closing the connection
+// cancels it mid-flight: the server polls the connection (server-http.cpp hands httplib's is_connection_closed
+// to the handler as should_stop) and, once it is closed, server_response_reader::stop() posts a
+// SERVER_TASK_TYPE_CANCEL at the front of the task queue, which releases the slot (server-context.cpp). What
+// was received before the close is the request's output, finish reason abort.
+import type { Case, CaseRequest } from "../../case/case.ts";
+import { isStochastic } from "../../sampling/params.ts";
+import type { ServerProcess } from "./process.ts";
+
+export interface ProbabilityEntry {
+  id: number;
+  logprob: number;
+  top_logprobs: { id: number; logprob: number }[];
+}
+
+export interface ServerReply {
+  tokens: number[];
+  stop_type: string;
+  tokens_cached?: number;
+  timings?: { draft_n?: number; draft_n_accepted?: number };
+  completion_probabilities?: ProbabilityEntry[];
+  /** Set when the connection was closed (the case's abort) before the server's final event. */
+  aborted?: boolean;
+}
+
+/** The /completion body of one request (exported for the reproducers in docs/findings: the same JSON). */
+export function completionBody(testCase: Case, request: CaseRequest, slot: number): Record<string, unknown> {
+  const sampling = request.sampling;
+  const body: Record<string, unknown> = {
+    prompt: request.prompt,
+    n_predict: request.maxNewTokens,
+    return_tokens: true,
+    cache_prompt: testCase.engine.prefixCache === true,
+    id_slot: slot,
+  };
+  if (isStochastic(sampling)) {
+    Object.assign(body, {
+      samplers: ["temperature"],
+      temperature: sampling!.temperature,
+      seed: sampling!.seed ?? request.id,
+    });
+  } else Object.assign(body, { samplers: ["top_k"], top_k: 1 });
+  if (sampling?.logitBias) body.logit_bias = Object.entries(sampling.logitBias).map(([id, bias]) => [Number(id), bias]);
+  if (sampling?.logprobs !== undefined) body.n_probs = Math.max(1, sampling.logprobs);
+  return body;
+}
+
+async function post(server: ServerProcess, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+  const response = await fetch(`${server.url}/completion`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok)
+    throw new Error(`llama-server answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  return response;
+}
+
+/** One request, answered in one reply. */
+export async function complete(
+  server: ServerProcess,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ServerReply> {
+  return JSON.parse(await (await post(server, body, signal)).text()) as ServerReply;
+}
+
+/**
+ * One request streamed; `abort` closes the connection (the request is cancelled), `signal` is the case's
+ * budget (an error). Tokens and probabilities are gathered event by event. `started` is called on the first
+ * event: the server answers (headers included) only once the task runs on its slot, so a close before it
+ * could cancel a task still queued, or one never sent.
+ */
+export async function completeStreamed(
+  server: ServerProcess,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+  abort: AbortSignal,
+  started: () => void,
+): Promise<ServerReply> {
+  const reply: ServerReply = { tokens: [], stop_type: "none", aborted: true };
+  let events = 0;
+  const take = (event: Record<string, unknown>) => {
+    if (event.error !== undefined) throw new Error(`llama-server streamed an error: ${JSON.stringify(event.error)}`);
+    if (events++ === 0) started();
+    reply.tokens.push(...((event.tokens as number[] | undefined) ?? []));
+    const probabilities = event.completion_probabilities as ProbabilityEntry[] | undefined;
+    if (probabilities) (reply.completion_probabilities ??= []).push(...probabilities);
+    if (event.stop === true) {
+      reply.aborted = false;
+      reply.stop_type = String(event.stop_type);
+      reply.tokens_cached = event.tokens_cached as number | undefined;
+      reply.timings = event.timings as ServerReply["timings"];
+    }
+  };
+  try {
+    const response = await post(server, { ...body, stream: true }, AbortSignal.any([signal, abort]));
+    const decoder = new TextDecoder();
+    let pending = "";
+    for await (const chunk of response.body!) {
+      pending += decoder.decode(chunk as Uint8Array, { stream: true });
+      const events = pending.split("\n\n");
+      pending = events.pop() ?? "";
+      for (const event of events) {
+        const data = event.split("\n").find((line) => line.startsWith("data: "));
+        if (data && data !== "data: [DONE]") take(JSON.parse(data.slice(6)) as Record<string, unknown>);
+      }
+      if (!reply.aborted) break;
+    }
+  } catch (error) {
+    if (signal.aborted || !abort.aborted || events === 0) throw error; // the budget, or a real failure
+  }
+  return reply;
+}
