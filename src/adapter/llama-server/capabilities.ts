@@ -10,12 +10,13 @@
 //   its task), once the server has run that many steps of the case (run-case.ts, completion.ts).
 // - prefixCache: the request field cache_prompt (reuse of the slot's KV for the common prefix of the previous
 //   prompt it served, and the server's prompt cache); a case without it sends cache_prompt false.
-// - sampling: logit bias (logit_bias, added to the logits as specconf's bias is), logprobs (n_probs: see
+// - sampling: logit bias (logit_bias, added to the logits as specconf's bias is), the repetition penalty (the
+//   penalties sampler over a window of the whole sequence: completion.ts), logprobs (n_probs: see
 //   docs/llama-server.md for which logits they are taken from), temperature with a seed (samplers
 //   ["temperature"]: the full softmax at that temperature, the case's other options absent).
 // Not declared, because the server does not expose them as the laws define them: stop token ids (it stops on
-// strings), min new tokens, penalties (llama.cpp's repeat/presence/frequency penalties act over the last
-// repeat_last_n tokens of its own window), top-k/top-p/min-p with temperature (llama.cpp applies temperature
+// strings), min new tokens, presence and frequency penalties (llama.cpp counts the prompt's tokens too, vLLM
+// only the output's), top-k/top-p/min-p with temperature (llama.cpp applies temperature
 // after them), chunked prefill, page sizes, retracts, trees, multi-layer drafts.
 import type { Capabilities } from "../protocol.ts";
 import type { Case } from "../../case/case.ts";
@@ -37,7 +38,13 @@ export const SERVER_DRAFT_KINDS: readonly DraftKind[] = [
   "eagle3",
   "ngram",
 ];
-export const SERVER_SAMPLING: readonly SamplingOption[] = ["logitBias", "logprobs", "temperature", "seed"];
+export const SERVER_SAMPLING: readonly SamplingOption[] = [
+  "logitBias",
+  "repetitionPenalty",
+  "logprobs",
+  "temperature",
+  "seed",
+];
 
 export const CAPABILITIES: Capabilities = chainCapabilities({
   drafts: [...SERVER_DRAFT_KINDS],

@@ -8,6 +8,7 @@
 // SERVER_TASK_TYPE_CANCEL at the front of the task queue, which releases the slot (server-context.cpp). What
 // was received before the close is the request's output, finish reason abort.
 import type { Case, CaseRequest } from "../../case/case.ts";
+import { resolveModelSpec } from "../../case/models.ts";
 import { isStochastic } from "../../sampling/params.ts";
 import type { ServerProcess } from "./process.ts";
 
@@ -37,13 +38,26 @@ export function completionBody(testCase: Case, request: CaseRequest, slot: numbe
     cache_prompt: testCase.engine.prefixCache === true,
     id_slot: slot,
   };
+  // The repetition penalty as vLLM defines it (every token of the prompt and the output seen so far): llama.cpp's
+  // penalties sampler counts the tokens its sampler accepted, which are the prompt's and then the output's,
+  // over a window of repeat_last_n; a window of the model's positions holds them all. It runs after the logit
+  // bias (a sampler of its own, first in the chain) and before temperature, vLLM's order.
+  const penalties = sampling?.repetitionPenalty !== undefined && sampling.repetitionPenalty !== 1;
+  if (penalties)
+    Object.assign(body, {
+      repeat_penalty: sampling!.repetitionPenalty,
+      repeat_last_n: resolveModelSpec(testCase.model).maxPositions,
+      frequency_penalty: 0,
+      presence_penalty: 0,
+    });
+  const chain = penalties ? ["penalties"] : [];
   if (isStochastic(sampling)) {
     Object.assign(body, {
-      samplers: ["temperature"],
+      samplers: [...chain, "temperature"],
       temperature: sampling!.temperature,
       seed: sampling!.seed ?? request.id,
     });
-  } else Object.assign(body, { samplers: ["top_k"], top_k: 1 });
+  } else Object.assign(body, { samplers: [...chain, "top_k"], top_k: 1 });
   if (sampling?.logitBias) body.logit_bias = Object.entries(sampling.logitBias).map(([id, bias]) => [Number(id), bias]);
   if (sampling?.logprobs !== undefined) body.n_probs = Math.max(1, sampling.logprobs);
   return body;

@@ -106,6 +106,26 @@ describe("llama-server through the protocol", () => {
     },
   );
 
+  it("the repetition penalty: processing parity holds; the outputs change", { timeout: 120_000 }, async () => {
+    const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+    try {
+      for (const kind of ["mirror", null] as const) {
+        const plain = serverCase(kind, 3, PROMPTS, 24);
+        const penalized = structuredClone(plain);
+        for (const request of penalized.workload.requests) request.sampling = { repetitionPenalty: 3 };
+        const check = await checkLaws(source, penalized);
+        const byLaw = new Map(check.results.map((result) => [result.law, result.status]));
+        if (kind) expect(byLaw.get("processing parity"), `${kind}`).toBe("holds"); // speculative runs only
+        const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+        expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+        const [before, after] = [await source.run(plain), await source.run(penalized)];
+        expect(after.outputs.map((output) => output.tokens)).not.toEqual(before.outputs.map((output) => output.tokens));
+      }
+    } finally {
+      await source.close();
+    }
+  });
+
   it("refuses a case outside its capabilities with the JSON path", { timeout: 60_000 }, async () => {
     const pool = new ServerPool(options(60_000));
     const chunked = serverCase("mirror", 2, PROMPTS);
