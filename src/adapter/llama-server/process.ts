@@ -1,10 +1,13 @@
-// One llama-server process: started on 127.0.0.1 with a free ephemeral port, in its own process group (so a
+// One llama-server process: started on 127.0.0.1 with `--port 0`, so the server binds a free ephemeral port
+// itself (httplib's bind_to_any_port, tools/server/server-http.cpp) and logs it (`listening on
+// http://127.0.0.1:PORT`); the port is read from that line of its own log. (Picking a free port first and
+// passing it raced with other servers started side by side: one that lost the bind saw the winner's /health
+// answer 200, and its requests went to another model's server.) It runs in its own process group (so a
 // timeout or close kills it and anything it started), ready once GET /health answers 200. Its stderr (every
 // leveled log line, in order: common/log.cpp writes them all to stderr) is kept as numbered lines, which
 // log-rounds.ts reads for the per-round data the HTTP API does not return. A process that exits is marked
 // dead with its last log lines; the engine starts a fresh one for the next case.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { dirname } from "node:path";
 
 export interface ServerOptions {
@@ -16,18 +19,7 @@ export interface ServerOptions {
   log: (message: string) => void;
 }
 
-/** A free TCP port on 127.0.0.1 (the kernel picks it; the brief race with another binder is retried by start). */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolvePort(port));
-    });
-  });
-}
+const LISTENING = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -37,9 +29,11 @@ export class ServerProcess {
   private exited: string | undefined;
   private waiters: (() => void)[] = [];
 
+  /** The port the server bound (0 until its log says). */
+  port = 0;
+
   private constructor(
     readonly child: ChildProcess,
-    readonly port: number,
     readonly commandLine: string,
   ) {
     child.stderr!.on("data", (chunk: Buffer) => this.take(chunk.toString()));
@@ -113,40 +107,38 @@ export class ServerProcess {
   }
 
   static async start(options: ServerOptions): Promise<ServerProcess> {
-    for (let attempt = 0; ; attempt++) {
-      const port = await freePort();
-      const args = [...options.args, "--host", "127.0.0.1", "--port", String(port)];
-      // A watchdog shell around the server, in one process group of their own (kill() reaches both): it ends
-      // the server when this process is gone (even killed with SIGKILL), and exits when the server does.
-      const watchdog = `"$0" "$@" & server=$!; trap 'kill -9 $server 2>/dev/null' EXIT; while kill -0 ${process.pid} 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5; done; kill -0 $server 2>/dev/null || { wait $server; exit $?; }`;
-      const child = spawn("bash", ["-c", watchdog, options.binary, ...args], {
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, LLAMA_TRACE: "1", LD_LIBRARY_PATH: dirname(options.binary) },
-      });
-      const server = new ServerProcess(child, port, [options.binary, ...args].join(" "));
-      try {
-        await server.waitHealthy(options.startTimeoutMs);
-        options.log(`llama-server ready on port ${port} (pid ${child.pid})\n`);
-        return server;
-      } catch (error) {
-        server.kill();
-        const bound = server.lines.some((line) => /bind|address already in use/i.test(line));
-        if (bound && attempt < 3) continue;
-        throw error;
-      }
+    const args = [...options.args, "--host", "127.0.0.1", "--port", "0"];
+    // A watchdog shell around the server, in one process group of their own (kill() reaches both): it ends
+    // the server when this process is gone (even killed with SIGKILL), and exits when the server does.
+    const watchdog = `"$0" "$@" & server=$!; trap 'kill -9 $server 2>/dev/null' EXIT; while kill -0 ${process.pid} 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5; done; kill -0 $server 2>/dev/null || { wait $server; exit $?; }`;
+    const child = spawn("bash", ["-c", watchdog, options.binary, ...args], {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, LLAMA_TRACE: "1", LD_LIBRARY_PATH: dirname(options.binary) },
+    });
+    const server = new ServerProcess(child, [options.binary, ...args].join(" "));
+    try {
+      await server.waitHealthy(options.startTimeoutMs);
+      options.log(`llama-server ready on port ${server.port} (pid ${child.pid})\n`);
+      return server;
+    } catch (error) {
+      server.kill();
+      throw error;
     }
   }
 
+  /** Its own log names the port it bound; then GET /health answers 200 once the models are loaded. */
   private async waitHealthy(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    const line = await this.waitForLine(0, (text) => LISTENING.test(text), timeoutMs);
+    this.port = Number(LISTENING.exec(this.lines[line])![1]);
     while (Date.now() < deadline) {
       if (this.exited) throw new Error(this.exited);
       try {
         const response = await fetch(`${this.url}/health`, { signal: AbortSignal.timeout(1000) });
         if (response.ok) return;
       } catch {
-        // not listening yet
+        // not answering yet
       }
       await sleep(50);
     }
