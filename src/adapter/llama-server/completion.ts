@@ -102,9 +102,16 @@ export async function completeStreamed(
   const take = (event: Record<string, unknown>) => {
     if (event.error !== undefined) throw new Error(`llama-server streamed an error: ${JSON.stringify(event.error)}`);
     if (events++ === 0) started();
-    reply.tokens.push(...((event.tokens as number[] | undefined) ?? []));
+    const tokens = (event.tokens as number[] | undefined) ?? [];
+    reply.tokens.push(...tokens);
     const probabilities = event.completion_probabilities as ProbabilityEntry[] | undefined;
     if (probabilities) (reply.completion_probabilities ??= []).push(...probabilities);
+    // A token of a speculative round carries prob 1 and no alternatives (server-context.cpp: "TODO: set
+    // result.probs"); the stream leaves such an entry out where the one-reply JSON writes it as logprob 0
+    // with no alternatives (docs/findings/llama-server-logprobs-of-accepted-drafts.md). Written here as the
+    // one-reply JSON writes it, so both forms of a reply say the same.
+    else if (body.n_probs !== undefined)
+      (reply.completion_probabilities ??= []).push(...tokens.map((id) => ({ id, logprob: 0, top_logprobs: [] })));
     if (event.stop === true) {
       reply.aborted = false;
       reply.stop_type = String(event.stop_type);
