@@ -7,6 +7,7 @@
 // to the handler as should_stop) and, once it is closed, server_response_reader::stop() posts a
 // SERVER_TASK_TYPE_CANCEL at the front of the task queue, which releases the slot (server-context.cpp). What
 // was received before the close is the request's output, finish reason abort.
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { Case, CaseRequest } from "../../case/case.ts";
 import { resolveModelSpec } from "../../case/models.ts";
 import { isStochastic } from "../../sampling/params.ts";
@@ -63,16 +64,41 @@ export function completionBody(testCase: Case, request: CaseRequest, slot: numbe
   return body;
 }
 
-async function post(server: ServerProcess, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
-  const response = await fetch(`${server.url}/completion`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal,
+/**
+ * POST /completion on a connection of its own (agent: false; closed after the reply). Pooled keep-alive
+ * connections do not survive here: after a streamed reply the server closes its side, and a later request
+ * sent on that pooled connection failed with "other side closed" (undici's UND_ERR_SOCKET).
+ */
+function post(server: ServerProcess, body: Record<string, unknown>, signal: AbortSignal): Promise<IncomingMessage> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      `${server.url}/completion`,
+      {
+        method: "POST",
+        agent: false,
+        signal,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+      },
+      (response) => {
+        if (response.statusCode === 200) return resolve(response);
+        readText(response).then(
+          (text) => reject(new Error(`llama-server answered ${response.statusCode}: ${text.slice(0, 300)}`)),
+          reject,
+        );
+      },
+    );
+    request.on("error", (error: Error & { code?: string }) =>
+      reject(signal.aborted ? error : new Error(`slot ${body.id_slot}: ${error.code ?? ""} ${error.message}`)),
+    );
+    request.end(payload);
   });
-  if (!response.ok)
-    throw new Error(`llama-server answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
-  return response;
+}
+
+async function readText(response: IncomingMessage): Promise<string> {
+  let text = "";
+  for await (const chunk of response) text += chunk;
+  return text;
 }
 
 /** One request, answered in one reply. */
@@ -81,7 +107,7 @@ export async function complete(
   body: Record<string, unknown>,
   signal: AbortSignal,
 ): Promise<ServerReply> {
-  return JSON.parse(await (await post(server, body, signal)).text()) as ServerReply;
+  return JSON.parse(await readText(await post(server, body, signal))) as ServerReply;
 }
 
 /**
@@ -123,8 +149,8 @@ export async function completeStreamed(
     const response = await post(server, { ...body, stream: true }, AbortSignal.any([signal, abort]));
     const decoder = new TextDecoder();
     let pending = "";
-    for await (const chunk of response.body!) {
-      pending += decoder.decode(chunk as Uint8Array, { stream: true });
+    for await (const chunk of response) {
+      pending += decoder.decode(chunk as Buffer, { stream: true });
       const events = pending.split("\n\n");
       pending = events.pop() ?? "";
       for (const event of events) {
