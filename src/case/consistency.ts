@@ -1,5 +1,5 @@
 // What a case's JSON schema cannot check: consistency between the engine config, the model and the workload
-// (draft kind against mode, multi-layer preambles, request ids, vocabulary, positions, pool size). Every
+// (draft kind against mode, multi-layer preambles, request ids, vocabulary, the context boundary, pool size). Every
 // command runs it through preflight before building anything. (Split out of engine/run-case.ts, issue 24.)
 import type { Case } from "./case.ts";
 import { checkCaseBounds, checkPoolSize } from "./limits.ts";
@@ -7,6 +7,7 @@ import { ConfigError, validateEngineConfig } from "./engine-config.ts";
 import { isEagle3, isHead, type ModelSpec } from "../model/spec.ts";
 import { checkSampling } from "./sampling-checks.ts";
 import { checkDraftSchedule } from "./draft-schedule.ts";
+import { checkContextLimits } from "./context-limit.ts";
 
 /** Checks what the schema cannot: consistency between config, model and workload. Throws ConfigError. */
 export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
@@ -64,14 +65,8 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
     }
     checkSampling(request, `/workload/requests/${i}`, spec);
     checkDraftSchedule(request, `/workload/requests/${i}`, testCase.engine);
-    const longest = request.prompt.length + request.maxNewTokens + testCase.engine.numDraftTokens + 1;
-    if (longest > spec.maxPositions) {
-      throw new ConfigError(
-        `/workload/requests/${i}`,
-        `prompt + maxNewTokens + draft tokens (${longest}) exceed the model's maxPositions ${spec.maxPositions}`,
-      );
-    }
   });
+  checkContextLimits(testCase, spec);
   testCase.workload.aborts.forEach((abort, i) => {
     if (!ids.has(abort.request))
       throw new ConfigError(`/workload/aborts/${i}/request`, `no request with id ${abort.request}`);

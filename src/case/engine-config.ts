@@ -94,6 +94,22 @@ export const EngineConfigSchema = Type.Object(
           "Prefix cache (SGLang's radix cache): page-aligned prompt prefixes keyed with the draft's lookahead tokens share target and draft KV between requests, reference-counted, evicted (LRU) under pool pressure.",
       }),
     ),
+    contextLength: Type.Optional(
+      Type.Integer({
+        minimum: 2,
+        maximum: INT32_MAX,
+        description:
+          "The engine's context per request (vLLM max_model_len, a llama.cpp slot's context, SGLang context_length), at most the model's maxPositions: prompt + output tokens at most this, no target row at a position at or past it; speculation drafts only what fits (src/case/context-limit.ts). Absent: the model's maxPositions.",
+      }),
+    ),
+    draftContextLength: Type.Optional(
+      Type.Integer({
+        minimum: 2,
+        maximum: INT32_MAX,
+        description:
+          "The draft model's own context, shorter than the target's (vLLM speculative_config.max_model_len): no draft row feeds a token at a position at or past it (a row at anchor a feeds position a + 1); past it the request decodes without speculation. Absent: the target's context.",
+      }),
+    ),
     runtime: CloneType(RuntimeSchema, {
       description: "ONNX Runtime settings: execution provider, threads, graph optimization level.",
     }),

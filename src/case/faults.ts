@@ -133,6 +133,12 @@ export const FAULT_NAMES = [
    * drafts' states, so a round accepting none reads index -1, which wraps to the last draft's (Python's negative index).
    */
   "recurrent-zero-accepted-wraps",
+  /**
+   * vllm#57941 (the draft's RoPE table overrun), TensorRT-LLM#16826, llama.cpp's test_slot_ctx_not_exceeded: the
+   * room for speculation is checked at the current length only, so a round near the context limit drafts and
+   * verifies its whole K + 1 lookahead past the target's or the draft's context.
+   */
+  "lookahead-past-limit",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

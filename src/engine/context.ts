@@ -1,4 +1,5 @@
 // What every phase needs: config, models, pools, the recorder and the between-forwards hook.
+import { contextLimitsOf, type ContextLimits } from "../case/context-limit.ts";
 import type { ModelSpec } from "../model/spec.ts";
 import type { ForwardFeeds, ForwardResult, ModelSession } from "../runtime/ort.ts";
 import { identityMap } from "./draft-vocabulary.ts";
@@ -110,6 +111,11 @@ export class EngineContext {
   /** Speculative with prompt lookup: no draft model, no draft pool. */
   get ngram(): boolean {
     return this.config.mode === "speculative" && this.drafter === "ngram";
+  }
+
+  /** The target's and the draft's contexts (case/context-limit.ts); no draft model: the draft's is Infinity. */
+  get contextLimits(): ContextLimits {
+    return contextLimitsOf(this.config, this.spec, this.ngram ? { kind: "ngram" } : { kind: "mirror" });
   }
 
   get overlap(): boolean {

@@ -110,7 +110,11 @@ export class Request {
   /** The first event of the work in flight (its results not processed yet): discarded if a retract or abort lands. */
   inFlightSince = 0;
 
-  constructor(init: RequestInit) {
+  /** Draft tokens a round whose bonus sits at a position may verify within the context limits (context-limit.ts). */
+  private readonly lookahead: (bonusPosition: number) => number;
+
+  constructor(init: RequestInit, lookahead: (bonusPosition: number) => number = () => Infinity) {
+    this.lookahead = lookahead;
     this.id = init.id;
     this.prompt = [...init.prompt];
     this.maxNewTokens = init.maxNewTokens;
@@ -160,9 +164,13 @@ export class Request {
     return this.grammar.stateWith(inFlight.length > 0 ? [...inFlight, ...pathTokens] : pathTokens);
   }
 
-  /** Draft steps of the request's next round (its rounds so far: the accept lengths recorded). */
+  /**
+   * Draft steps of the request's next round (its rounds so far: the accept lengths recorded), cut to what fits
+   * before the context limits with the bonus at position L (a request past its draft's context: 0).
+   */
   draftSteps(numSteps: number): number {
-    return draftStepsOf(this.draftSchedule, this.acceptLens.length, numSteps);
+    const scheduled = draftStepsOf(this.draftSchedule, this.acceptLens.length, numSteps);
+    return Math.min(scheduled, this.lookahead(this.targetKvLength));
   }
 
   /**

@@ -17,6 +17,7 @@ import { runSpeculativeRound, runTargetDecode } from "./phases/decode-round.ts";
 import { runPrefill } from "./phases/prefill.ts";
 import { PrefixCache } from "./prefix-cache.ts";
 import { Request, type RequestInit } from "./request.ts";
+import { lookaheadRoom } from "./context-limit.ts";
 import { TraceRecorder } from "./trace-recorder.ts";
 
 export interface EngineOptions {
@@ -100,7 +101,8 @@ export class Engine {
   /** Mutates: queues a request; it is admitted before the step numbered arrivalStep. */
   addRequest(init: RequestInit): Request {
     if (this.requests.has(init.id)) throw new Error(`duplicate request id ${init.id}`);
-    const request = new Request(init);
+    const limits = this.context.contextLimits;
+    const request = new Request(init, (bonusPosition) => lookaheadRoom(limits, bonusPosition, this.context.faults));
     this.requests.set(init.id, request);
     this.waiting.push(request);
     return request;

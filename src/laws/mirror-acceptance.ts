@@ -1,5 +1,5 @@
 // Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts (a speculation
-// schedule's own count for the request's round, 0 included), except
+// schedule's own count for the request's round, 0 included, cut to what fits before the context limits), except
 // rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
 // With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S). Requests whose
 // sampling options process the logits (penalties, bias, min tokens) are not judged: the mirror drafts the
@@ -14,6 +14,8 @@ import type { ReferenceOracle } from "../reference/oracle.ts";
 import { readRounds, sequenceOf } from "./rounds.ts";
 import type { Law } from "./definition.ts";
 import { draftStepsOf } from "../case/draft-schedule.ts";
+import { contextLimitsOf, roundDraftSteps } from "../case/context-limit.ts";
+import { resolveModelSpec } from "../case/models.ts";
 
 export const MIRROR_ACCEPTANCE = "mirror acceptance";
 
@@ -55,8 +57,11 @@ export async function checkMirrorAcceptance(
   numDraftTokens: number,
   oracle: ReferenceOracle,
   processed: ReadonlySet<number> = new Set(),
-  /** Draft steps of a request's round (0-based), where a speculation schedule sets them; default numSteps. */
-  stepsOf: (request: number, round: number) => number = () => numSteps,
+  /**
+   * Draft steps of a request's round (0-based) whose bonus sits at a position, where a speculation schedule or
+   * the context limits set them (case/context-limit.ts); default numSteps.
+   */
+  stepsOf: (request: number, round: number, bonusPosition: number) => number = () => numSteps,
 ): Promise<LawResult> {
   if (numDraftTokens - 1 < numSteps)
     return notCheckable(
@@ -70,7 +75,7 @@ export async function checkMirrorAcceptance(
   const full = rounds.map((round) => {
     const index = roundsSoFar.get(round.request) ?? 0;
     roundsSoFar.set(round.request, index + 1);
-    return stepsOf(round.request, index) + 1;
+    return stepsOf(round.request, index, round.verifyRows[0].position) + 1;
   });
   if (rounds.some((round, i) => !round.result.finished && round.result.acceptLen !== full[i]))
     await oracle.prepareRequests(trace.requests);
@@ -158,7 +163,9 @@ export const law: Law = {
     const { numSteps, numDraftTokens } = testCase.engine;
     const processed = processedRequests(testCase);
     const schedules = new Map(testCase.workload.requests.map((request) => [request.id, request.draftSchedule]));
-    const stepsOf = (request: number, round: number) => draftStepsOf(schedules.get(request), round, numSteps);
+    const limits = contextLimitsOf(testCase.engine, resolveModelSpec(testCase.model), testCase.draft);
+    const stepsOf = (request: number, round: number, bonusPosition: number) =>
+      roundDraftSteps(draftStepsOf(schedules.get(request), round, numSteps), limits, bonusPosition);
     // A trace's verify events when it has them; else the accept lengths the outputs report.
     if (
       readRounds(run.trace).length > 0 ||

@@ -39,6 +39,7 @@ import { law as abortFinality } from "./abort-finality.ts";
 import { law as grammarAcceptance } from "./grammar-acceptance.ts";
 import { law as grammarState } from "./grammar-state.ts";
 import { law as draftSchedule } from "./draft-schedule.ts";
+import { law as contextLimit } from "./context-limit.ts";
 
 export const LAWS: readonly Law[] = [
   referenceDecode,
@@ -78,6 +79,7 @@ export const LAWS: readonly Law[] = [
   grammarAcceptance,
   grammarState,
   draftSchedule,
+  contextLimit,
 ];
 
 export const LAW_NAMES: readonly string[] = LAWS.map((law) => law.name);

@@ -213,6 +213,13 @@ const EXPOSURE: Record<
       [1, 0, 3],
     ],
   },
+  // Prompts 16, 7 and 13 with 12 new tokens: request 0 reaches the target's context of 28 exactly, and the
+  // requests pass the draft's context of 19 mid-request, where a round drafting its whole lookahead feeds past it.
+  "lookahead-past-limit": {
+    draft: "mirror",
+    laws: ["context limit"],
+    engine: { contextLength: 28, draftContextLength: 19 },
+  },
   "grammar-advanced-by-rejected-drafts": {
     draft: "eagle",
     laws: ["grammar state", "grammar acceptance"],

@@ -14,6 +14,7 @@ import { planPrefillChunks, type PrefillChunk } from "../scheduler.ts";
 import { runDraftExtend } from "./draft-extend.ts";
 import { keepTargetHidden, runModuleExtends } from "./multi-layer.ts";
 import { applyPrefixHit, cachePrefix } from "./prefix-hit.ts";
+import { draftAnchorEnd } from "../../case/context-limit.ts";
 
 export async function runPrefill(context: EngineContext, prefilling: readonly Request[]): Promise<void> {
   const pool = context.pools.target;
@@ -144,6 +145,19 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     // Anchors a prefix hit already gave the draft pool are not extended again (the unaligned-length fault
     // leaves it past the target's page-aligned start).
     const skip = Math.min(end - start, Math.max(0, request.draftKvLength - start));
+    // Anchors at or past the draft's context are not extended (case/context-limit.ts): a final chunk cut there
+    // yields no root, and the request decodes on without speculation.
+    const inside = Math.max(skip, Math.min(end, draftAnchorEnd(context.contextLimits)) - start);
+    if (inside < end - start) {
+      if (final) {
+        request.status = "decoding";
+        cachePrefix(context, request);
+      }
+      if (inside === skip) continue;
+      segments.push({ request, firstAnchor: start + skip, tokens: tokens.slice(skip, inside), yieldsDraft: false });
+      hiddenParts.push(captureDraftInput(context, output, range(firstRow + skip, firstRow + inside)));
+      continue;
+    }
     if (skip === end - start && !final) continue;
     segments.push({ request, firstAnchor: start + skip, tokens: tokens.slice(skip), yieldsDraft: final });
     hiddenParts.push(captureDraftInput(context, output, range(firstRow + skip, lastRow + 1)));

@@ -76,11 +76,13 @@ export async function runTreeDraft(
     candidates.set(request.id, first);
     frontiers.set(request.id, [...first].sort(byScore));
   }
+  // A request past its draft's context has no root (case/context-limit.ts): it drafts nothing.
+  const rooted = decoding.filter((request) => request.rootHidden !== undefined);
   let draftPhaseHidden: HiddenRows | undefined =
-    decoding.length > 0
+    rooted.length > 0
       ? HiddenRows.concat(
           width,
-          decoding.map((request) => request.rootHidden!),
+          rooted.map((request) => request.rootHidden!),
         )
       : undefined;
   const earlyIncrement = context.faults.has("draft-position-early-increment") ? 1 : 0;
