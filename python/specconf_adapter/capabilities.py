@@ -38,6 +38,11 @@ class Capabilities:
     overlap: bool | None = None
     prefix_cache: bool | None = None
     dtypes: tuple | None = None
+    draft_schedule: bool | None = None
+    """Per-request speculation schedules (/workload/requests/i/draftSchedule): draft steps per round, 0 for off."""
+    context_limits: bool | None = None
+    """The engine's context (/engine/contextLength) and a shorter draft context (/engine/draftContextLength):
+    requests reach the context; speculation drafts only what fits; past the draft's context, no speculation."""
     sampling: tuple | None = None
     """Request sampling options honored: stopTokenIds, minNewTokens, ..., temperature, seed (docs/adapter.md)."""
     observes: tuple = ()

@@ -67,6 +67,16 @@ class EngineConfig:
     def speculative(self):
         return self.mode == "speculative"
 
+    @property
+    def context_length(self):
+        """The engine's context per request (prompt + output at most this), or None: the model's maxPositions."""
+        return self.raw.get("contextLength")
+
+    @property
+    def draft_context_length(self):
+        """The draft's own context (no draft row feeds a position at or past it), or None: the target's."""
+        return self.raw.get("draftContextLength")
+
     @staticmethod
     def from_json(engine, where="/case/engine"):
         return EngineConfig(

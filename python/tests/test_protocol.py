@@ -80,6 +80,11 @@ class CapabilitiesTest(unittest.TestCase):
             "chunkedPrefill": True, "pageSizes": [1, 16], "observes": ["trace"],
         })
 
+    def test_the_dimension_capabilities_have_their_wire_names(self):
+        capabilities = Capabilities(draft_schedule=True, context_limits=True)
+        self.assertEqual({key: value for key, value in capabilities.to_json().items() if value is True},
+                         {"draftSchedule": True, "contextLimits": True})
+
     def test_bad_values_are_refused_naming_the_field(self):
         with self.assertRaisesRegex(ValueError, "capabilities.modes"):
             Capabilities(modes=("beam",))

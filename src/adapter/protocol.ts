@@ -120,6 +120,12 @@ export const CapabilitiesSchema = Type.Object(
           "Per-request speculation schedules (case /workload/requests/i/draftSchedule): draft steps per round, 0 switching speculation off for a round, with chain drafting (topk 1), no multi-layer, no overlap.",
       }),
     ),
+    contextLimits: Type.Optional(
+      Type.Boolean({
+        description:
+          "Context limits (case /engine/contextLength and /engine/draftContextLength): requests whose prompt + output reach the engine's context, speculation drafting only what fits before it, and a draft model with a shorter context of its own (past it, decoding without speculation); chain drafting (topk 1), no multi-layer, no overlap, no prefix cache with a draft context.",
+      }),
+    ),
     sampling: Type.Optional(
       Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))), {
         description:

@@ -32,6 +32,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   dtypes: ["float32", "float64"],
   sampling: [...SAMPLING_OPTIONS],
   draftSchedule: true,
+  contextLimits: true,
   observes: [
     "acceptLens",
     "firstRoundDrafts",

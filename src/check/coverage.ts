@@ -11,6 +11,7 @@ import { SAMPLING_COVERAGE_LABELS, samplingCoverageLabels } from "./sampling-cov
 import { STOCHASTIC_COVERAGE_LABELS, stochasticCoverageLabels } from "./stochastic-coverage.ts";
 import { GRAMMAR_COVERAGE_LABELS, grammarCoverageLabels } from "./grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS, scheduleCoverageLabels } from "./schedule-coverage.ts";
+import { CONTEXT_COVERAGE_LABELS, contextCoverageLabels } from "./context-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -45,6 +46,7 @@ export const COVERAGE_LABELS = [
   ...STOCHASTIC_COVERAGE_LABELS,
   ...GRAMMAR_COVERAGE_LABELS,
   ...SCHEDULE_COVERAGE_LABELS,
+  ...CONTEXT_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -142,6 +144,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
     ...stochasticCoverageLabels(trace),
     ...grammarCoverageLabels(testCase, trace),
     ...scheduleCoverageLabels(testCase, trace),
+    ...contextCoverageLabels(testCase, trace),
   );
   return labels;
 }

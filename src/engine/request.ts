@@ -96,6 +96,12 @@ export class Request {
   /** The stale-draft-KV fault: resume skipped the draft pools, so the next prefill must not extend them. */
   skipDraftOnResume = false;
   /**
+   * Resumed while its next round has speculation off (draft-schedule.ts): where its draft KV ended at the retract.
+   * The re-prefill rewrites the draft KV up to there; the positions after it wait for the catch-up again, as
+   * they did before the retract.
+   */
+  draftWaitsFrom: number | undefined;
+  /**
    * Overlap: finished while its next step was already planned. It still runs that step on the device (one
    * extra delayed round, as SGLang, vLLM and TensorRT-LLM do), whose results are discarded; then it is freed.
    */
@@ -164,13 +170,17 @@ export class Request {
     return this.grammar.stateWith(inFlight.length > 0 ? [...inFlight, ...pathTokens] : pathTokens);
   }
 
+  /** Draft steps its schedule gives the request's next round (its rounds so far: the accept lengths recorded). */
+  scheduledSteps(numSteps: number): number {
+    return draftStepsOf(this.draftSchedule, this.acceptLens.length, numSteps);
+  }
+
   /**
    * Draft steps of the request's next round (its rounds so far: the accept lengths recorded), cut to what fits
    * before the context limits with the bonus at position L (a request past its draft's context: 0).
    */
   draftSteps(numSteps: number): number {
-    const scheduled = draftStepsOf(this.draftSchedule, this.acceptLens.length, numSteps);
-    return Math.min(scheduled, this.lookahead(this.targetKvLength));
+    return Math.min(this.scheduledSteps(numSteps), this.lookahead(this.targetKvLength));
   }
 
   /**
@@ -193,6 +203,8 @@ export class Request {
     this.targetKvLength = 0;
     this.retracts += 1;
     if (keepDraftState) return;
+    // A retract during a resume's re-prefill keeps the first retract's mark (the re-prefill had not reached it).
+    this.draftWaitsFrom = this.output.length > 0 ? (this.draftWaitsFrom ?? this.draftKvLength) : undefined;
     this.pendingExtends.length = 0;
     this.draftKvLength = 0;
     this.draftRoot = undefined;

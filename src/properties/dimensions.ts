@@ -1,12 +1,14 @@
-// Case dimensions that only some spaces draw, and what depends on them. A dimension such as grammars is off
-// in the mixed space and the older laws' spaces, so that their draws (and the checked-in kills replaying
-// them) stay as they were; only the properties focused on it draw it. So `specconf mutants` hunts a fault of
-// that dimension with those properties only, and a coverage label of that dimension is judged over the
-// runs of spaces that draw it (a run from another space could never reach it).
+// Case dimensions that only some spaces draw (grammars, speculation schedules, the context boundary), and what
+// depends on them. A dimension such as grammars is off in the mixed space and the older laws' spaces, so that
+// their draws (and the checked-in kills replaying them) stay as they were; only the properties focused on it
+// draw it. So `specconf mutants` hunts a fault of that dimension with those properties only, and a coverage
+// label of that dimension is judged over the runs of spaces that draw it (a run from another space could never
+// reach it).
 import type { FaultName } from "../case/faults.ts";
 import { getPreset } from "../model/presets.ts";
 import { GRAMMAR_COVERAGE_LABELS } from "../check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../check/schedule-coverage.ts";
+import { CONTEXT_COVERAGE_LABELS } from "../check/context-coverage.ts";
 import type { CoverageLabel } from "../check/coverage.ts";
 import type { CaseSpace } from "./arbitraries/space.ts";
 import type { LawProperty } from "./law-property.ts";
@@ -17,6 +19,7 @@ const drawsGrammars: SpaceTest = (space) => space.grammar === true && space.samp
 const drawsSchedules: SpaceTest = (space) => space.draftSchedule === true;
 /** Hybrid models (recurrent layers) are drawn only by the spaces naming their presets. */
 const drawsHybrids: SpaceTest = (space) => space.presets.some((name) => getPreset(name).recurrent !== undefined);
+const drawsContextBoundary: SpaceTest = (space) => space.contextBoundary === true;
 
 /** Faults only cases of a dimension can show. */
 const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
@@ -25,12 +28,14 @@ const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
   "recurrent-state-wrong-slot": drawsHybrids,
   "recurrent-rejected-drafts-kept": drawsHybrids,
   "recurrent-zero-accepted-wraps": drawsHybrids,
+  "lookahead-past-limit": drawsContextBoundary,
 };
 
 /** Coverage labels only cases of a dimension can reach. */
 const LABEL_DIMENSIONS: [readonly CoverageLabel[], SpaceTest][] = [
   [GRAMMAR_COVERAGE_LABELS, drawsGrammars],
   [SCHEDULE_COVERAGE_LABELS, drawsSchedules],
+  [CONTEXT_COVERAGE_LABELS, drawsContextBoundary],
 ];
 
 /**

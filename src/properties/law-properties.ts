@@ -40,6 +40,7 @@ import abortFinality from "./laws/abort-finality.ts";
 import grammarAcceptance from "./laws/grammar-acceptance.ts";
 import grammarState from "./laws/grammar-state.ts";
 import draftSchedule from "./laws/draft-schedule.ts";
+import contextLimit from "./laws/context-limit.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   // First: the only property over the sliding-window and scaled-RoPE presets (the mixed space has none), so the
@@ -82,6 +83,7 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   draftSchedule,
   // The only property over the hybrid presets; mutants hunts their faults with it alone (dimensions.ts).
   recurrentState,
+  contextLimit,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */

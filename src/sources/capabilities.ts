@@ -30,6 +30,7 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     sampling: [],
     observes: [],
     draftSchedule: false,
+    contextLimits: false,
     ...capabilities,
   };
 }
@@ -64,6 +65,8 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   const options = new Set(workload.requests.flatMap((request) => samplingOptionsOf(request.sampling)));
   const undeclared = [...options].find((option) => !capabilities.sampling.includes(option));
   if (undeclared) return `sampling option ${undeclared}`;
+  if (!capabilities.contextLimits && (engine.contextLength !== undefined || engine.draftContextLength !== undefined))
+    return "context limits";
   if (engine.mode !== "speculative") return undefined;
   if (!capabilities.draftSchedule && workload.requests.some((request) => request.draftSchedule))
     return "speculation schedules";
@@ -103,6 +106,7 @@ export function featuresOf(testCase: Readonly<Case>): string[] {
   for (const option of options) features.push(`sampling ${option}`);
   if (engine.mode === "speculative" && testCase.workload.requests.some((request) => request.draftSchedule))
     features.push("speculation schedules");
+  if (engine.contextLength !== undefined || engine.draftContextLength !== undefined) features.push("context limits");
   return features;
 }
 
@@ -130,6 +134,7 @@ export function declaredFeatures(declared: Capabilities): string[] {
   if (capabilities.chunkedPrefill) features.push("chunked prefill");
   features.push(...capabilities.sampling.map((option) => `sampling ${option}`));
   if (capabilities.draftSchedule) features.push("speculation schedules");
+  if (capabilities.contextLimits) features.push("context limits");
   return features;
 }
 
@@ -185,6 +190,9 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     "grammar round rejects a draft": verifies && honors("grammar"),
     "speculation resumes after a round off": verifies && capabilities.draftSchedule,
     "speculation resized mid-request": verifies && capabilities.draftSchedule,
+    "request reaches the context limit": capabilities.contextLimits,
+    "lookahead cut at the context limit": verifies && capabilities.contextLimits,
+    "decoding past the draft's context": verifies && capabilities.contextLimits,
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

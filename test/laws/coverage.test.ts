@@ -10,6 +10,7 @@ import { SAMPLING_COVERAGE_LABELS, type SamplingCoverageLabel } from "../../src/
 import { STOCHASTIC_COVERAGE_LABELS } from "../../src/check/stochastic-coverage.ts";
 import { GRAMMAR_COVERAGE_LABELS } from "../../src/check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../../src/check/schedule-coverage.ts";
+import { CONTEXT_COVERAGE_LABELS } from "../../src/check/context-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 
@@ -88,11 +89,26 @@ describe("coverage labels", () => {
         !(SAMPLING_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(STOCHASTIC_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(GRAMMAR_COVERAGE_LABELS as readonly string[]).includes(label) &&
-        !(SCHEDULE_COVERAGE_LABELS as readonly string[]).includes(label),
+        !(SCHEDULE_COVERAGE_LABELS as readonly string[]).includes(label) &&
+        !(CONTEXT_COVERAGE_LABELS as readonly string[]).includes(label),
     );
     expect([...new Set([...classic, ...scheduling, ...paddedLabels, ...ragged])].sort()).toEqual(
       [...engineLabels].sort(),
     );
+  });
+
+  it("finds the context-boundary corners in a run driven to its contexts, and not in the same run without them", async () => {
+    // S = 3 with the mirror: rounds at L = 6 (room 3), L = 10 (the draft's context of 12 leaves 2), then past the
+    // draft's context without speculation until prompt + output reaches the context of 16.
+    const built = testCase({ numSteps: 3 }, [[[1, 5, 9, 13, 17, 3], 10, 0]], {}, "mirror");
+    const isContextLabel = (label: string) => (CONTEXT_COVERAGE_LABELS as readonly string[]).includes(label);
+    expect(coverageLabels(built, (await runCase(built)).trace).filter(isContextLabel)).toEqual([]);
+    const bounded = { ...built, engine: { ...built.engine, contextLength: 16, draftContextLength: 12 } };
+    expect(
+      coverageLabels(bounded, (await runCase(bounded)).trace)
+        .filter(isContextLabel)
+        .sort(),
+    ).toEqual([...CONTEXT_COVERAGE_LABELS].sort());
   });
 
   it("finds the stochastic verification corners in a sampling tree run, and not in the same run greedy", async () => {

@@ -17,6 +17,7 @@ import { proposeNgramTrees } from "./ngram-draft.ts";
 import { launchPlaceholders, runTreeDraft } from "./tree-draft.ts";
 import { runVerify, type DraftTree } from "./verify.ts";
 import { catchUp, type PendingExtend } from "../draft-schedule.ts";
+import { insideDraftContext } from "../context-limit.ts";
 
 /** Launch: placeholders resolved from the previous step's outputs, ring entries for this step's. Mutates. */
 function launch(context: EngineContext, requests: readonly Request[], draft: boolean): void {
@@ -190,24 +191,29 @@ export async function runSpeculativeRound(context: EngineContext, decoding: read
   }
   // Row at anchor L + m pairs the path's verify hidden h_{L+m} with x_{L+m+1}, the m-th emitted token. A request
   // whose next round has speculation off keeps its rows waiting; the next extend catches up over them.
-  const extending: { request: Request; extend: PendingExtend }[] = [];
+  // A request past its draft's context (context-limit.ts) drafts no more: the extend covers what fits, no root.
+  const limits = context.contextLimits;
+  const extending: { request: Request; extend: PendingExtend; yieldsDraft: boolean }[] = [];
   for (const { request, path, pathHidden } of kept) {
     const L = request.targetKvLength;
     request.targetKvLength = L + path.length;
     const current = { firstAnchor: L, tokens: request.tokens.slice(L + 1, L + 1 + path.length), hidden: pathHidden };
-    if (request.draftSteps(context.numSteps) === 0) {
+    const pastDraftContext = request.targetKvLength >= limits.draft;
+    if (request.draftSteps(context.numSteps) === 0 && !pastDraftContext) {
       request.pendingExtends.push(current);
       continue;
     }
-    extending.push({ request, extend: catchUp(request.pendingExtends, current, context.faults) });
+    const extend = catchUp(request.pendingExtends, current, context.faults);
     request.pendingExtends.length = 0;
+    const inside = pastDraftContext ? insideDraftContext(extend, limits) : extend;
+    if (inside) extending.push({ request, extend: inside, yieldsDraft: !pastDraftContext });
   }
   if (extending.length === 0) return;
-  const segments = extending.map(({ request, extend }) => ({
+  const segments = extending.map(({ request, extend, yieldsDraft }) => ({
     request,
     firstAnchor: extend.firstAnchor,
     tokens: extend.tokens,
-    yieldsDraft: true,
+    yieldsDraft,
   }));
   const expectedRows = segments.reduce((sum, segment) => sum + segment.tokens.length, 0);
   const hidden =

@@ -145,6 +145,10 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
     // Anchors a prefix hit already gave the draft pool are not extended again (the unaligned-length fault
     // leaves it past the target's page-aligned start).
     const skip = Math.min(end - start, Math.max(0, request.draftKvLength - start));
+    // Resumed while speculation is off (draft-schedule.ts): the draft KV is rewritten as far as it reached at the
+    // retract; the positions verified since wait for the catch-up again, as in the run without the retract.
+    const waitsFrom = request.scheduledSteps(context.numSteps) === 0 ? request.draftWaitsFrom : undefined;
+    if (final) request.draftWaitsFrom = undefined;
     // Anchors at or past the draft's context are not extended (case/context-limit.ts): a final chunk cut there
     // yields no root, and the request decodes on without speculation.
     const inside = Math.max(skip, Math.min(end, draftAnchorEnd(context.contextLimits)) - start);
@@ -156,6 +160,24 @@ export async function runPrefill(context: EngineContext, prefilling: readonly Re
       if (inside === skip) continue;
       segments.push({ request, firstAnchor: start + skip, tokens: tokens.slice(skip, inside), yieldsDraft: false });
       hiddenParts.push(captureDraftInput(context, output, range(firstRow + skip, firstRow + inside)));
+      continue;
+    }
+    if (waitsFrom !== undefined) {
+      const extendTo = Math.max(skip, Math.min(end - start, waitsFrom - start));
+      if (extendTo > skip) {
+        segments.push({ request, firstAnchor: start + skip, tokens: tokens.slice(skip, extendTo), yieldsDraft: false });
+        hiddenParts.push(captureDraftInput(context, output, range(firstRow + skip, firstRow + extendTo)));
+      }
+      if (extendTo < end - start)
+        request.pendingExtends.push({
+          firstAnchor: start + extendTo,
+          tokens: tokens.slice(extendTo),
+          hidden: captureDraftInput(context, output, range(firstRow + extendTo, lastRow + 1)),
+        });
+      if (final) {
+        request.status = "decoding";
+        cachePrefix(context, request);
+      }
       continue;
     }
     if (skip === end - start && !final) continue;

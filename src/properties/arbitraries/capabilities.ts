@@ -101,6 +101,8 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
     sampling: { ...space.sampling, options: samplingOptions },
     // Speculation schedules only where declared (capabilities.draftSchedule).
     ...(space.draftSchedule && !capabilities.draftSchedule ? { draftSchedule: false } : {}),
+    // The context boundary only where declared (capabilities.contextLimits).
+    ...(space.contextBoundary && !capabilities.contextLimits ? { contextBoundary: false } : {}),
     mode: speculative ? "speculative" : "target-only",
   };
 }

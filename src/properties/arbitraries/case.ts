@@ -7,6 +7,7 @@ import { getPreset } from "../../model/presets.ts";
 import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
 import { draftArbitrary, presetArbitrary } from "./model.ts";
 import { checkSpace, type CaseSpace } from "./space.ts";
+import { atContextBoundary, contextDrawArbitrary, type ContextDraw } from "./context.ts";
 import {
   abortsArbitrary,
   abortsOf,
@@ -27,6 +28,8 @@ export interface CaseDraw {
   retracts: AbortDraw[];
   /** Copies of each request (replicas; 1 without). */
   copies: number;
+  /** Spaces at the context boundary only (absent elsewhere, so their draws stay as they were). */
+  context?: ContextDraw;
 }
 
 export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
@@ -39,6 +42,7 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
     aborts: abortsArbitrary(s),
     retracts: retractsArbitrary(s),
     copies: s.replicas ? fc.integer(s.replicas) : fc.constant(1),
+    ...(s.contextBoundary ? { context: contextDrawArbitrary } : {}),
   });
 }
 
@@ -47,7 +51,8 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
  * wait for room and the cache evicts under pressure.
  */
 export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
-  const testCase = roomyCaseOf(draw, s);
+  const roomy = roomyCaseOf(draw, s);
+  const testCase = draw.context ? atContextBoundary(roomy, draw.context, draw.requests) : roomy;
   // Only a prefix cache makes use of the room left: without one a tight pool would only serialize requests.
   if (!draw.engine.tightPool || !draw.engine.prefixCache) return testCase;
   return { ...testCase, engine: { ...testCase.engine, poolSlots: minimumPoolSlots(testCase) } };

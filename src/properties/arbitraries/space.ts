@@ -66,6 +66,12 @@ export interface CaseSpace {
    * five; chain drafting only (topk 1, no multi-layer, no overlap: src/engine/draft-schedule.ts).
    */
   draftSchedule?: boolean;
+  /**
+   * Cases driven to the context boundary (src/case/context-limit.ts): an engine context a few tokens past the
+   * longest prompt, each request's prompt + output at it minus 0..S + 1, and a draft context shorter than the
+   * target's half the time; chain drafting only (topk 1, no multi-layer, no overlap) and no prefix cache.
+   */
+  contextBoundary?: boolean;
   /** Requests draw a grammar (src/sampling/grammar.ts) four times in five; "grammar" must be a sampling option too. */
   grammar?: boolean;
   /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */

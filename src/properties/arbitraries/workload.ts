@@ -22,6 +22,8 @@ export interface RequestDraw {
   grammar?: GrammarDraw | null;
   /** Spaces with speculation schedules only: raw draft steps per round (0 and 1: off; else capped at numSteps). */
   schedule?: number[] | null;
+  /** Spaces at the context boundary only: how far below the context the request's prompt + output ends (raw). */
+  contextGap?: number;
 }
 
 export interface AbortDraw {
@@ -43,6 +45,7 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     ...(s.draftSchedule
       ? { schedule: fc.option(fc.array(fc.nat({ max: 6 }), { minLength: 1, maxLength: 6 }), { nil: null, freq: 5 }) }
       : {}),
+    ...(s.contextBoundary ? { contextGap: fc.nat({ max: 7 }) } : {}),
   });
   return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
