@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { LAW_PROPERTIES, propertyFor } from "../../src/properties/law-properties.ts";
 import { runLawProperty } from "../../src/properties/law-property.ts";
 import { PADDING_POISON_INVARIANCE } from "../../src/laws/padding-poison-invariance.ts";
+import { CONTEXT_LIMIT } from "../../src/laws/context-limit.ts";
 
 /** The runs `mutants` gives each property in its first round at its default --max-runs (cli/mutants.ts). */
 const RUNS_PER_PROPERTY = Math.max(1, Math.min(20, Math.floor(400 / (LAW_PROPERTIES.length + 1))));
@@ -19,6 +20,23 @@ describe("stale-padding-slot is killed at every seed", () => {
         numRuns: RUNS_PER_PROPERTY,
         seed,
         faults: ["stale-padding-slot"],
+        shrinkSeconds: 0,
+        failureDir: false,
+      });
+      expect(run.error).toBeUndefined();
+      expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+    }, 300_000);
+});
+
+// Issue 28: a fault of a dimension only some spaces draw is hunted with those properties alone
+// (properties/dimensions.ts), each getting `mutants`' full batch of 20 runs in its first round.
+describe("the context boundary's fault is killed at every seed", () => {
+  for (const seed of [1, 2, 3, 4, 5])
+    it(`seed ${seed}: lookahead-past-limit fails the context limit property within 20 runs`, async () => {
+      const run = await runLawProperty(propertyFor(CONTEXT_LIMIT)!, {
+        numRuns: 20,
+        seed,
+        faults: ["lookahead-past-limit"],
         shrinkSeconds: 0,
         failureDir: false,
       });
