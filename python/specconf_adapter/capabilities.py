@@ -43,6 +43,8 @@ class Capabilities:
     context_limits: bool | None = None
     """The engine's context (/engine/contextLength) and a shorter draft context (/engine/draftContextLength):
     requests reach the context; speculation drafts only what fits; past the draft's context, no speculation."""
+    request_slots: bool | None = None
+    """Request slots (/engine/requestSlots) reused in sequence by later requests; trace requests carry `slot`."""
     sampling: tuple | None = None
     """Request sampling options honored: stopTokenIds, minNewTokens, ..., temperature, seed (docs/adapter.md)."""
     observes: tuple = ()

@@ -77,6 +77,11 @@ class EngineConfig:
         """The draft's own context (no draft row feeds a position at or past it), or None: the target's."""
         return self.raw.get("draftContextLength")
 
+    @property
+    def request_slots(self):
+        """Request slots later requests reuse (a slot's drafter state must start fresh), or None: a slot each."""
+        return self.raw.get("requestSlots")
+
     @staticmethod
     def from_json(engine, where="/case/engine"):
         return EngineConfig(

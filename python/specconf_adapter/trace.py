@@ -239,20 +239,22 @@ class TraceBuilder:
             return hidden
         raise ValueError(f"hidden: {hidden!r} is not 'target', 'draft', a RowRef or None")
 
-    def build(self, outputs):
-        """The trace: requests from the case's prompts and the outputs, and every event."""
+    def build(self, outputs, slots=None):
+        """The trace: requests from the case's prompts and the outputs, and every event. `slots`: request id ->
+        the request slot it ran on, for engines declaring request_slots (the law slot history)."""
         by_id = {output.id: output for output in outputs}
         requests = []
         for workload_request in self._request.case.requests:
             output = by_id.get(workload_request.id)
-            requests.append(
-                {
-                    "id": workload_request.id,
-                    "prompt": list(workload_request.prompt),
-                    "output": list(output.tokens) if output else [],
-                    "finishReason": (output.finish_reason if output else None) or "unfinished",
-                }
-            )
+            entry = {
+                "id": workload_request.id,
+                "prompt": list(workload_request.prompt),
+                "output": list(output.tokens) if output else [],
+                "finishReason": (output.finish_reason if output else None) or "unfinished",
+            }
+            if slots and workload_request.id in slots:
+                entry["slot"] = slots[workload_request.id]
+            requests.append(entry)
         models = {"target": self._request.target_digest}
         if self._request.draft_digest and self._request.case.engine.speculative:
             models["draft"] = [self._request.draft_digest]

@@ -81,9 +81,9 @@ class CapabilitiesTest(unittest.TestCase):
         })
 
     def test_the_dimension_capabilities_have_their_wire_names(self):
-        capabilities = Capabilities(draft_schedule=True, context_limits=True)
+        capabilities = Capabilities(draft_schedule=True, context_limits=True, request_slots=True)
         self.assertEqual({key: value for key, value in capabilities.to_json().items() if value is True},
-                         {"draftSchedule": True, "contextLimits": True})
+                         {"draftSchedule": True, "contextLimits": True, "requestSlots": True})
 
     def test_bad_values_are_refused_naming_the_field(self):
         with self.assertRaisesRegex(ValueError, "capabilities.modes"):

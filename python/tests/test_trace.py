@@ -132,6 +132,11 @@ class BuildTest(unittest.TestCase):
         self.assertEqual([event["index"] for event in built["events"]], [0, 1])
         self.assertEqual(built["events"][1]["rows"], [{"request": 0, "token": 33, "position": 4, "predict": 12}])
 
+    def test_requests_carry_the_slot_they_ran_on_when_given(self):
+        built = builder().build([Output(0, [33], "length")], slots={0: 1})
+        self.assertEqual(built["requests"][0]["slot"], 1)
+        self.assertNotIn("slot", builder().build([Output(0, [33], "length")])["requests"][0])
+
     def test_unknown_phase_is_refused(self):
         with self.assertRaises(ValueError):
             builder().event("extend")

@@ -126,6 +126,12 @@ export const CapabilitiesSchema = Type.Object(
           "Context limits (case /engine/contextLength and /engine/draftContextLength): requests whose prompt + output reach the engine's context, speculation drafting only what fits before it, and a draft model with a shorter context of its own (past it, decoding without speculation); chain drafting (topk 1), no multi-layer, no overlap, no prefix cache with a draft context.",
       }),
     ),
+    requestSlots: Type.Optional(
+      Type.Boolean({
+        description:
+          "Request slots (case /engine/requestSlots): requests admitted into a fixed number of slots, later requests reusing a slot an earlier one held (llama.cpp's server slots); the trace's requests say which slot each ran on (`slot`).",
+      }),
+    ),
     sampling: Type.Optional(
       Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))), {
         description:

@@ -33,6 +33,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   sampling: [...SAMPLING_OPTIONS],
   draftSchedule: true,
   contextLimits: true,
+  requestSlots: true,
   observes: [
     "acceptLens",
     "firstRoundDrafts",

@@ -110,6 +110,14 @@ export const EngineConfigSchema = Type.Object(
           "The draft model's own context, shorter than the target's (vLLM speculative_config.max_model_len): no draft row feeds a token at a position at or past it (a row at anchor a feeds position a + 1); past it the request decodes without speculation. Absent: the target's context.",
       }),
     ),
+    requestSlots: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: INT32_MAX,
+        description:
+          "Request slots (llama.cpp's server slots, SGLang's req_to_token rows): a request is admitted into the lowest free slot and holds it until it ends; later requests reuse it, and the drafter's per-slot state (prompt lookup's n-gram history) must start fresh for each (src/engine/slot-drafter.ts). Absent: every request on a fresh slot of its own.",
+      }),
+    ),
     runtime: CloneType(RuntimeSchema, {
       description: "ONNX Runtime settings: execution provider, threads, graph optimization level.",
     }),

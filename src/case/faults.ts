@@ -139,6 +139,12 @@ export const FAULT_NAMES = [
    * verifies its whole K + 1 lookahead past the target's or the draft's context.
    */
   "lookahead-past-limit",
+  /**
+   * llama.cpp#27852 (the n-gram cache's begin() a no-op), the class of llama.cpp#22105 and #26741: a slot's drafter
+   * state (prompt lookup's n-gram history and its ingested-token watermark) is not reset when a request takes a
+   * slot another request used; it drafts from the previous request's tokens.
+   */
+  "drafter-state-kept-on-slot-reuse",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

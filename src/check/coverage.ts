@@ -12,6 +12,7 @@ import { STOCHASTIC_COVERAGE_LABELS, stochasticCoverageLabels } from "./stochast
 import { GRAMMAR_COVERAGE_LABELS, grammarCoverageLabels } from "./grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS, scheduleCoverageLabels } from "./schedule-coverage.ts";
 import { CONTEXT_COVERAGE_LABELS, contextCoverageLabels } from "./context-coverage.ts";
+import { SLOT_COVERAGE_LABELS, slotCoverageLabels } from "./slot-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -47,6 +48,7 @@ export const COVERAGE_LABELS = [
   ...GRAMMAR_COVERAGE_LABELS,
   ...SCHEDULE_COVERAGE_LABELS,
   ...CONTEXT_COVERAGE_LABELS,
+  ...SLOT_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -145,6 +147,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
     ...grammarCoverageLabels(testCase, trace),
     ...scheduleCoverageLabels(testCase, trace),
     ...contextCoverageLabels(testCase, trace),
+    ...slotCoverageLabels(trace),
   );
   return labels;
 }

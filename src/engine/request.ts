@@ -15,6 +15,7 @@ import { draftStepsOf } from "../case/draft-schedule.ts";
 import type { PendingExtend } from "./draft-schedule.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import { Penalizer } from "./penalizer.ts";
+import { SlotDrafter } from "./slot-drafter.ts";
 import type { RowSampler } from "./row-sampler.ts";
 import type { TopK } from "./topk.ts";
 
@@ -93,6 +94,9 @@ export class Request {
   /** Rounds cut short by EOS, a stop id or max new tokens (they cannot accept everything). */
   cutRounds = 0;
   retracts = 0;
+  /** The request slot it was admitted into (engine.requestSlots), and that slot's drafter state. */
+  slot: number | undefined;
+  slotDrafter = new SlotDrafter();
   /** The stale-draft-KV fault: resume skipped the draft pools, so the next prefill must not extend them. */
   skipDraftOnResume = false;
   /**
@@ -202,6 +206,7 @@ export class Request {
     this.prefilledLength = 0;
     this.targetKvLength = 0;
     this.retracts += 1;
+    this.slotDrafter.rollBack();
     if (keepDraftState) return;
     // A retract during a resume's re-prefill keeps the first retract's mark (the re-prefill had not reached it).
     this.draftWaitsFrom = this.output.length > 0 ? (this.draftWaitsFrom ?? this.draftKvLength) : undefined;

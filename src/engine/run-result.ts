@@ -53,6 +53,8 @@ export function runResult(
         stopTokenId: output.stopTokenId,
         finishedLength: output.finishedLength,
         logprobs: output.logprobs,
+        // Only with request slots: without them every request has a fresh one of its own.
+        slot: testCase.engine.requestSlots !== undefined ? engine.requests.get(output.id)!.slot : undefined,
       }),
     ),
     events: engine.context.recorder.events,

@@ -18,6 +18,7 @@ import { runPrefill } from "./phases/prefill.ts";
 import { PrefixCache } from "./prefix-cache.ts";
 import { Request, type RequestInit } from "./request.ts";
 import { lookaheadRoom } from "./context-limit.ts";
+import { SlotDrafter } from "./slot-drafter.ts";
 import { TraceRecorder } from "./trace-recorder.ts";
 
 export interface EngineOptions {
@@ -38,6 +39,8 @@ export class Engine {
   /** Integrity and accounting violations found after each step (KV conservation). */
   readonly poolChecks: PoolCheck[] = [];
   private readonly waiting: Request[] = [];
+  /** Each request slot's drafter state, by slot (reused by the requests that take the slot). */
+  private readonly slotDrafters: SlotDrafter[] = [];
   private readonly checkPoolsEachStep: boolean;
 
   constructor(config: EngineConfig, spec: ModelSpec, sessions: EngineSessions, options: EngineOptions) {
@@ -203,10 +206,33 @@ export class Engine {
           capacity * context.config.pageSize,
         );
       if (reserved + need > capacity) break;
+      const slot = this.freeSlot();
+      if (slot === undefined) break;
       reserved += need;
       this.waiting.splice(this.waiting.indexOf(request), 1);
       request.status = "prefilling";
+      this.takeSlot(request, slot);
     }
+  }
+
+  /**
+   * The lowest request slot no running request holds (engine.requestSlots); without slots, a fresh one per
+   * request. Undefined when every slot is held.
+   */
+  private freeSlot(): number | undefined {
+    const slots = this.context.config.requestSlots;
+    if (slots === undefined) return this.slotDrafters.length;
+    const held = new Set([...this.requests.values()].filter((request) => request.running).map((r) => r.slot));
+    for (let slot = 0; slot < slots; slot++) if (!held.has(slot)) return slot;
+    return undefined;
+  }
+
+  /** Mutates: the request takes the slot and begins its drafter state (slot-drafter.ts). */
+  private takeSlot(request: Request, slot: number): void {
+    this.slotDrafters[slot] ??= new SlotDrafter();
+    request.slot = slot;
+    request.slotDrafter = this.slotDrafters[slot];
+    request.slotDrafter.begin(this.context.faults);
   }
 
   /**

@@ -40,6 +40,7 @@ import { law as grammarAcceptance } from "./grammar-acceptance.ts";
 import { law as grammarState } from "./grammar-state.ts";
 import { law as draftSchedule } from "./draft-schedule.ts";
 import { law as contextLimit } from "./context-limit.ts";
+import { law as slotHistory } from "./slot-history.ts";
 
 export const LAWS: readonly Law[] = [
   referenceDecode,
@@ -80,6 +81,7 @@ export const LAWS: readonly Law[] = [
   grammarState,
   draftSchedule,
   contextLimit,
+  slotHistory,
 ];
 
 export const LAW_NAMES: readonly string[] = LAWS.map((law) => law.name);

@@ -1,4 +1,5 @@
-// Case dimensions that only some spaces draw (grammars, speculation schedules, the context boundary), and what
+// Case dimensions that only some spaces draw (grammars, speculation schedules, the context boundary, slot
+// reuse), and what
 // depends on them. A dimension such as grammars is off in the mixed space and the older laws' spaces, so that
 // their draws (and the checked-in kills replaying them) stay as they were; only the properties focused on it
 // draw it. So `specconf mutants` hunts a fault of that dimension with those properties only, and a coverage
@@ -9,6 +10,7 @@ import { getPreset } from "../model/presets.ts";
 import { GRAMMAR_COVERAGE_LABELS } from "../check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../check/schedule-coverage.ts";
 import { CONTEXT_COVERAGE_LABELS } from "../check/context-coverage.ts";
+import { SLOT_COVERAGE_LABELS } from "../check/slot-coverage.ts";
 import type { CoverageLabel } from "../check/coverage.ts";
 import type { CaseSpace } from "./arbitraries/space.ts";
 import type { LawProperty } from "./law-property.ts";
@@ -20,6 +22,7 @@ const drawsSchedules: SpaceTest = (space) => space.draftSchedule === true;
 /** Hybrid models (recurrent layers) are drawn only by the spaces naming their presets. */
 const drawsHybrids: SpaceTest = (space) => space.presets.some((name) => getPreset(name).recurrent !== undefined);
 const drawsContextBoundary: SpaceTest = (space) => space.contextBoundary === true;
+const drawsSlotReuse: SpaceTest = (space) => space.slotReuse === true;
 
 /** Faults only cases of a dimension can show. */
 const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
@@ -29,6 +32,7 @@ const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
   "recurrent-rejected-drafts-kept": drawsHybrids,
   "recurrent-zero-accepted-wraps": drawsHybrids,
   "lookahead-past-limit": drawsContextBoundary,
+  "drafter-state-kept-on-slot-reuse": drawsSlotReuse,
 };
 
 /** Coverage labels only cases of a dimension can reach. */
@@ -36,6 +40,7 @@ const LABEL_DIMENSIONS: [readonly CoverageLabel[], SpaceTest][] = [
   [GRAMMAR_COVERAGE_LABELS, drawsGrammars],
   [SCHEDULE_COVERAGE_LABELS, drawsSchedules],
   [CONTEXT_COVERAGE_LABELS, drawsContextBoundary],
+  [SLOT_COVERAGE_LABELS, drawsSlotReuse],
 ];
 
 /**

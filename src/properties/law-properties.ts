@@ -41,6 +41,7 @@ import grammarAcceptance from "./laws/grammar-acceptance.ts";
 import grammarState from "./laws/grammar-state.ts";
 import draftSchedule from "./laws/draft-schedule.ts";
 import contextLimit from "./laws/context-limit.ts";
+import slotHistory from "./laws/slot-history.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   // First: the only property over the sliding-window and scaled-RoPE presets (the mixed space has none), so the
@@ -84,6 +85,7 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   // The only property over the hybrid presets; mutants hunts their faults with it alone (dimensions.ts).
   recurrentState,
   contextLimit,
+  slotHistory,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */

@@ -31,6 +31,7 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     observes: [],
     draftSchedule: false,
     contextLimits: false,
+    requestSlots: false,
     ...capabilities,
   };
 }
@@ -67,6 +68,7 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (undeclared) return `sampling option ${undeclared}`;
   if (!capabilities.contextLimits && (engine.contextLength !== undefined || engine.draftContextLength !== undefined))
     return "context limits";
+  if (!capabilities.requestSlots && engine.requestSlots !== undefined) return "request slots";
   if (engine.mode !== "speculative") return undefined;
   if (!capabilities.draftSchedule && workload.requests.some((request) => request.draftSchedule))
     return "speculation schedules";
@@ -107,6 +109,7 @@ export function featuresOf(testCase: Readonly<Case>): string[] {
   if (engine.mode === "speculative" && testCase.workload.requests.some((request) => request.draftSchedule))
     features.push("speculation schedules");
   if (engine.contextLength !== undefined || engine.draftContextLength !== undefined) features.push("context limits");
+  if (engine.requestSlots !== undefined) features.push("request slots");
   return features;
 }
 
@@ -135,6 +138,7 @@ export function declaredFeatures(declared: Capabilities): string[] {
   features.push(...capabilities.sampling.map((option) => `sampling ${option}`));
   if (capabilities.draftSchedule) features.push("speculation schedules");
   if (capabilities.contextLimits) features.push("context limits");
+  if (capabilities.requestSlots) features.push("request slots");
   return features;
 }
 
@@ -193,6 +197,9 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     "request reaches the context limit": capabilities.contextLimits,
     "lookahead cut at the context limit": verifies && capabilities.contextLimits,
     "decoding past the draft's context": verifies && capabilities.contextLimits,
+    // Read from the trace's requests (`slot`) and the order their first rows ran in.
+    "request on a reused slot": capabilities.requestSlots && capabilities.maxBatch > 1,
+    "slot reused after a longer request": capabilities.requestSlots && capabilities.maxBatch > 1,
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

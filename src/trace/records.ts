@@ -76,6 +76,7 @@ export function traceRequest(fields: TraceRequest): TraceRequest {
     stopTokenId: fields.stopTokenId,
     finishedLength: fields.finishedLength,
     logprobs: fields.logprobs,
+    slot: fields.slot,
   };
 }
 

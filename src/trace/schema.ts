@@ -416,6 +416,13 @@ export const TraceRequestSchema = Type.Object(
     logprobs: Type.Optional(
       Type.Array(LogprobEntrySchema, { description: "One entry per output token, for requests asking for logprobs." }),
     ),
+    slot: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "The request slot it ran on (engine requestSlots: later requests reuse a slot; the law slot history).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,8 @@ import { defaultCase } from "../../src/case/default-case.ts";
 import { FAULT_NAMES, type FaultName } from "../../src/case/faults.ts";
 import { runCase } from "../../src/engine/run-case.ts";
 import { checkRun } from "../helpers/check-run.ts";
+import { checkLaws } from "../../src/check/runner.ts";
+import { referenceSource } from "../../src/sources/reference.ts";
 import type { DraftKind } from "../../src/model/spec.ts";
 import type { EngineConfig } from "../../src/case/engine-config.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
@@ -45,6 +47,8 @@ const EXPOSURE: Record<
     preset?: string;
     /** Per request: draft steps per round (case draftSchedule). */
     schedules?: number[][];
+    /** Only a twin law sees it: every law checks the case through the runner, twins included. */
+    twins?: boolean;
   }
 > = {
   "chunked-tail-token": { draft: "mirror", laws: ["draft reference", "rows carry request tokens"] },
@@ -220,6 +224,14 @@ const EXPOSURE: Record<
     laws: ["context limit"],
     engine: { contextLength: 28, draftContextLength: 19 },
   },
+  // One slot, taken in turn: request 1 (prompt 7) takes it after request 0 (prompt 16 + 12 tokens), and prompt
+  // lookup drafts from request 0's tokens.
+  "drafter-state-kept-on-slot-reuse": {
+    draft: "ngram",
+    laws: ["slot history"],
+    engine: { requestSlots: 1 },
+    twins: true,
+  },
   "grammar-advanced-by-rejected-drafts": {
     draft: "eagle",
     laws: ["grammar state", "grammar acceptance"],
@@ -280,7 +292,11 @@ function faultCase(
   };
 }
 
-async function failingLaws(testCase: Case): Promise<string[]> {
+async function failingLaws(testCase: Case, twins = false): Promise<string[]> {
+  if (twins) {
+    const check = await checkLaws(referenceSource(), testCase);
+    return check.results.filter((law) => law.status === "fails").map((law) => law.law);
+  }
   const targetOnly = await runCase({
     ...testCase,
     engine: { ...testCase.engine, mode: "target-only", faults: [] },
@@ -297,13 +313,14 @@ describe("faults are caught by the laws", () => {
   });
   for (const fault of FAULT_NAMES) {
     it(`${fault}: fails ${EXPOSURE[fault].laws.join(" and ")}; passes with the fault off`, async () => {
-      const { draft, laws, engine, retracts, sampling, arrivals, preset, aborts, schedules } = EXPOSURE[fault];
+      const { draft, laws, engine, retracts, sampling, arrivals, preset, aborts, schedules, twins } = EXPOSURE[fault];
       const failing = await failingLaws(
         faultCase(draft, [fault], engine, retracts, sampling, arrivals, preset, aborts, schedules),
+        twins,
       );
       for (const law of laws) expect(failing).toContain(law);
       expect(
-        await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals, preset, aborts, schedules)),
+        await failingLaws(faultCase(draft, [], engine, retracts, sampling, arrivals, preset, aborts, schedules), twins),
       ).toEqual([]);
     });
   }

@@ -11,6 +11,7 @@ import { STOCHASTIC_COVERAGE_LABELS } from "../../src/check/stochastic-coverage.
 import { GRAMMAR_COVERAGE_LABELS } from "../../src/check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../../src/check/schedule-coverage.ts";
 import { CONTEXT_COVERAGE_LABELS } from "../../src/check/context-coverage.ts";
+import { SLOT_COVERAGE_LABELS } from "../../src/check/slot-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
 
@@ -90,7 +91,8 @@ describe("coverage labels", () => {
         !(STOCHASTIC_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(GRAMMAR_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(SCHEDULE_COVERAGE_LABELS as readonly string[]).includes(label) &&
-        !(CONTEXT_COVERAGE_LABELS as readonly string[]).includes(label),
+        !(CONTEXT_COVERAGE_LABELS as readonly string[]).includes(label) &&
+        !(SLOT_COVERAGE_LABELS as readonly string[]).includes(label),
     );
     expect([...new Set([...classic, ...scheduling, ...paddedLabels, ...ragged])].sort()).toEqual(
       [...engineLabels].sort(),
@@ -109,6 +111,26 @@ describe("coverage labels", () => {
         .filter(isContextLabel)
         .sort(),
     ).toEqual([...CONTEXT_COVERAGE_LABELS].sort());
+  });
+
+  it("finds the slot corners when a request takes the slot a longer one held, and not on fresh slots", async () => {
+    const built = testCase(
+      { numSteps: 2 },
+      [
+        [[1, 5, 9, 13, 17, 3], 6, 0],
+        [[1, 5, 9, 13, 17, 4], 4, 0],
+      ],
+      {},
+      "mirror",
+    );
+    const isSlotLabel = (label: string) => (SLOT_COVERAGE_LABELS as readonly string[]).includes(label);
+    expect(coverageLabels(built, (await runCase(built)).trace).filter(isSlotLabel)).toEqual([]);
+    const oneSlot = { ...built, engine: { ...built.engine, requestSlots: 1 } };
+    expect(
+      coverageLabels(oneSlot, (await runCase(oneSlot)).trace)
+        .filter(isSlotLabel)
+        .sort(),
+    ).toEqual([...SLOT_COVERAGE_LABELS].sort());
   });
 
   it("finds the stochastic verification corners in a sampling tree run, and not in the same run greedy", async () => {

@@ -9,6 +9,7 @@ import { LAW_PROPERTIES, propertyFor } from "../../src/properties/law-properties
 import { runLawProperty } from "../../src/properties/law-property.ts";
 import { PADDING_POISON_INVARIANCE } from "../../src/laws/padding-poison-invariance.ts";
 import { CONTEXT_LIMIT } from "../../src/laws/context-limit.ts";
+import { SLOT_HISTORY } from "../../src/laws/slot-history.ts";
 
 /** The runs `mutants` gives each property in its first round at its default --max-runs (cli/mutants.ts). */
 const RUNS_PER_PROPERTY = Math.max(1, Math.min(20, Math.floor(400 / (LAW_PROPERTIES.length + 1))));
@@ -37,6 +38,21 @@ describe("the context boundary's fault is killed at every seed", () => {
         numRuns: 20,
         seed,
         faults: ["lookahead-past-limit"],
+        shrinkSeconds: 0,
+        failureDir: false,
+      });
+      expect(run.error).toBeUndefined();
+      expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+    }, 300_000);
+});
+
+describe("the slot history's fault is killed at every seed", () => {
+  for (const seed of [1, 2, 3, 4, 5])
+    it(`seed ${seed}: drafter-state-kept-on-slot-reuse fails the slot history property within 20 runs`, async () => {
+      const run = await runLawProperty(propertyFor(SLOT_HISTORY)!, {
+        numRuns: 20,
+        seed,
+        faults: ["drafter-state-kept-on-slot-reuse"],
         shrinkSeconds: 0,
         failureDir: false,
       });

@@ -165,6 +165,27 @@ describe("case arbitraries", () => {
     const grammarCases = fc.sample(caseArbitrary({ ...FULL_SPACE, grammar: true }), { seed: 13, numRuns: 100 });
     expect(grammarCases.some((c) => c.workload.requests.some((r) => r.sampling?.grammar !== undefined))).toBe(true);
     expect(requests.some((r) => r.draftSchedule !== undefined)).toBe(false);
+    // Nor the context boundary or request slots (issue 28): their spaces draw them on every case.
+    expect(cases.some((c) => c.engine.contextLength !== undefined || c.engine.requestSlots !== undefined)).toBe(false);
+    const bounded = fc.sample(
+      caseArbitrary({
+        ...FULL_SPACE,
+        contextBoundary: true,
+        topks: [1],
+        multiLayer: [false],
+        overlap: [false],
+        prefixCache: [false],
+      }),
+      { seed: 13, numRuns: 50 },
+    );
+    for (const c of bounded) {
+      const context = c.engine.contextLength!;
+      for (const r of c.workload.requests)
+        expect(context - r.prompt.length - r.maxNewTokens).toBeLessThanOrEqual(c.engine.numSteps + 1);
+    }
+    expect(bounded.some((c) => c.engine.draftContextLength !== undefined)).toBe(true);
+    const slotted = fc.sample(caseArbitrary({ ...FULL_SPACE, slotReuse: true }), { seed: 13, numRuns: 20 });
+    expect(slotted.every((c) => c.engine.requestSlots === 1)).toBe(true);
   });
 
   it("N is valid for every S and K", () => {

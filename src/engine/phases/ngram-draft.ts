@@ -36,7 +36,8 @@ export function proposeNgramTrees(
   const trees = new Map<number, DraftTree>();
   for (const request of requests) {
     const root = rootOf(request);
-    const history = [...request.tokens.slice(0, request.targetKvLength), root];
+    // The slot's history of x_0..x_{L-1} (slot-drafter.ts), then the root.
+    const history = [...request.slotDrafter.historyOf(request.tokens, request.targetKvLength), root];
     // A chain of the proposed drafts after the root (the bonus token x_L, or its launch-time resolution).
     trees.set(
       request.id,

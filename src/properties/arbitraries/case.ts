@@ -30,6 +30,8 @@ export interface CaseDraw {
   copies: number;
   /** Spaces at the context boundary only (absent elsewhere, so their draws stay as they were). */
   context?: ContextDraw;
+  /** Spaces reusing request slots only: engine.requestSlots. */
+  requestSlots?: number;
 }
 
 export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
@@ -43,6 +45,7 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
     retracts: retractsArbitrary(s),
     copies: s.replicas ? fc.integer(s.replicas) : fc.constant(1),
     ...(s.contextBoundary ? { context: contextDrawArbitrary } : {}),
+    ...(s.slotReuse ? { requestSlots: fc.constant(1) } : {}),
   });
 }
 
@@ -68,7 +71,11 @@ function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sam
     formatVersion: CASE_FORMAT_VERSION,
     model: { preset: draw.preset },
     draft: draw.draft,
-    engine: { ...engine, mode: s.mode ?? "speculative" },
+    engine: {
+      ...engine,
+      mode: s.mode ?? "speculative",
+      ...(draw.requestSlots !== undefined ? { requestSlots: draw.requestSlots } : {}),
+    },
     workload: {
       requests,
       aborts: abortsOf(draw.aborts, draw.requests.length),

@@ -72,6 +72,11 @@ export interface CaseSpace {
    * target's half the time; chain drafting only (topk 1, no multi-layer, no overlap) and no prefix cache.
    */
   contextBoundary?: boolean;
+  /**
+   * Request slots reused in sequence (engine.requestSlots 1 or 2, src/engine/slot-drafter.ts): later requests
+   * take a slot an earlier one held.
+   */
+  slotReuse?: boolean;
   /** Requests draw a grammar (src/sampling/grammar.ts) four times in five; "grammar" must be a sampling option too. */
   grammar?: boolean;
   /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */
