@@ -6,7 +6,7 @@
 // sees a C-core machine (its default workers follow the affinity): the 2-core CI machine's figure, J at a time.
 //
 //   npx tsx scripts/time-to-detect.ts [--fault F]... [--seed 1] [--workers N] [--limit 120] [--json FILE]
-//     [--jobs J --cpus-per C]
+//     [--jobs J --cpus-per C [--first-cpu K]]
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -22,10 +22,12 @@ const { values } = parseArgs({
     json: { type: "string" },
     jobs: { type: "string", default: "1" },
     "cpus-per": { type: "string" },
+    "first-cpu": { type: "string", default: "0" },
   },
 });
 const jobs = Number(values.jobs);
 const cpusPer = values["cpus-per"] === undefined ? undefined : Number(values["cpus-per"]);
+const firstCpu = Number(values["first-cpu"]);
 
 interface Detection {
   fault: string;
@@ -40,7 +42,10 @@ function detect(fault: string, slot: number): Promise<Detection> {
   const [command, commandArgs] =
     cpusPer === undefined
       ? [process.execPath, args]
-      : ["taskset", ["-c", `${slot * cpusPer}-${slot * cpusPer + cpusPer - 1}`, process.execPath, ...args]];
+      : [
+          "taskset",
+          ["-c", `${firstCpu + slot * cpusPer}-${firstCpu + slot * cpusPer + cpusPer - 1}`, process.execPath, ...args],
+        ];
   const start = performance.now();
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { stdio: ["ignore", "ignore", "pipe"], detached: true });
