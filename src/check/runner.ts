@@ -87,15 +87,21 @@ export async function checkLaws(source: RunSource, testCase: Case, options: Chec
       check.seconds[key] = (check.seconds[key] ?? 0) + (performance.now() - start) / 1000;
     }
   };
+  const laws = applicableLaws(testCase, options.laws);
   const endWith = (what: string, error: unknown): CaseCheck => {
     if (error instanceof Unavailable) check.skipped = error.reason;
     else {
       check.crash = `${what}: ${error instanceof Error ? error.message : String(error)}`;
+      // What the failed run's own checks saw before it failed, for the laws that read them.
+      const before = error instanceof RunFailure ? error.before : undefined;
+      for (const law of before ? laws : []) {
+        const result = law.checkCrashed?.(before!);
+        if (result?.status === "fails") check.results.push(result);
+      }
       check.results.push(failed(RUNS_TO_COMPLETION, check.crash));
     }
     return check;
   };
-  const laws = applicableLaws(testCase, options.laws);
 
   let run: RunResult;
   try {

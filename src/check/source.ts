@@ -3,7 +3,7 @@
 // three questions; the runner (src/check/runner.ts) memoizes the answers per case and never asks which
 // source it is talking to.
 import type { Case } from "../case/case.ts";
-import type { RunResult } from "../trace/run-result.ts";
+import type { CrashedRun, RunResult } from "../trace/run-result.ts";
 import type { TwinSpec } from "../laws/definition.ts";
 import type { ReferenceOracle } from "../reference/oracle.ts";
 
@@ -26,6 +26,8 @@ export class RunFailure extends Error {
   constructor(
     readonly kind: "crash" | "timeout" | "protocol" | "engine-error",
     message: string,
+    /** What the engine's own per-step checks recorded before it failed (the reference engine's crashes). */
+    readonly before?: CrashedRun["before"],
   ) {
     super(message);
     this.name = "RunFailure";

@@ -8,7 +8,8 @@ import { checkCaseConsistency } from "../case/consistency.ts";
 import { stepBound } from "../case/limits.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
 import { buildDraft } from "../model/build.ts";
-import type { RunResult } from "../trace/run-result.ts";
+import { CrashedRun, type RunResult } from "../trace/run-result.ts";
+import { BadInputError } from "../errors/bad-input.ts";
 import { engineSessions } from "./case-sessions.ts";
 import { runResult } from "./run-result.ts";
 import { Engine, type EngineOptions } from "./step-loop.ts";
@@ -77,6 +78,10 @@ export async function runCase(testCase: Case, options: RunOptions = {}): Promise
   const draftGraphs = testCase.engine.mode === "speculative" ? (models.draft?.graphs ?? []) : [];
   try {
     return await runEngine(testCase, engine, models, draftGraphs, options);
+  } catch (error) {
+    // Bad input is not a crash; a crash keeps what the per-step pool checks saw before it.
+    if (error instanceof BadInputError) throw error;
+    throw new CrashedRun(error, { poolChecks: [...engine.poolChecks], steps: engine.step });
   } finally {
     engine.release();
   }

@@ -3,7 +3,7 @@
 // engine internals), why a given run cannot show it, and a pure check over read-only inputs. The runner
 // (runner.ts) reads these fields and nothing else: it never asks which law it is running.
 import type { Case } from "../case/case.ts";
-import type { RunResult } from "../trace/run-result.ts";
+import type { CrashedRun, RunResult } from "../trace/run-result.ts";
 import type { LawResult } from "./law.ts";
 import type { ReferenceOracle } from "../reference/oracle.ts";
 
@@ -68,6 +68,11 @@ export interface Law {
    */
   unavailable?(inputs: LawInputs): string | undefined;
   check(inputs: LawInputs): LawResult | Promise<LawResult>;
+  /**
+   * What a run that failed part way still shows of this law: the engine's own per-step checks recorded
+   * before it failed (a slot leak that later exhausts the pool). Undefined: nothing to judge. Pure.
+   */
+  checkCrashed?(before: CrashedRun["before"]): LawResult | undefined;
 }
 
 /** A law result carrying its law's name. */

@@ -297,6 +297,9 @@ export const law: Law = {
   summary: "no slot leaked or written while another request holds it; pools empty at the end",
   appliesTo: () => true,
   needs: { baseline: "also-check" },
+  // A leak seen by a step's pool check before the run crashed (the leaked slots exhausted the pool).
+  checkCrashed: ({ poolChecks, steps }) =>
+    poolChecks.length > 0 ? checkKvConservation(poolChecks, steps, 0) : undefined,
   unavailable: ({ run }) =>
     shows(run) ? undefined : "the trace records no slot releases, and the engine's own pool checks are not exposed",
   check: ({ run, baseline }) => {

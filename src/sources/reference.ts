@@ -5,7 +5,7 @@ import { ForwardMemo } from "../engine/forward-memo.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 import { loadModels } from "../case/models.ts";
 import { runCase, type RunOptions } from "../engine/run-case.ts";
-import type { RunResult } from "../trace/run-result.ts";
+import { CrashedRun, type RunResult } from "../trace/run-result.ts";
 import { ReferenceOracle } from "../reference/oracle.ts";
 import { RunFailure, targetOnlyCase, type RunSource } from "../check/source.ts";
 
@@ -15,7 +15,8 @@ async function guarded(work: () => Promise<RunResult>): Promise<RunResult> {
   } catch (error) {
     // Bad input (the case, the model spec, the EP) is not the engine crashing.
     if (error instanceof BadInputError) throw error;
-    throw new RunFailure("crash", error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new RunFailure("crash", message, error instanceof CrashedRun ? error.before : undefined);
   }
 }
 

@@ -50,6 +50,21 @@ export interface PrefixHitRecord {
   values: FloatArray;
 }
 
+/**
+ * A run that failed part way (the engine threw), with what its own per-step checks had recorded by then: a
+ * leak that exhausts the pool is still a leak, and the step it was first seen names it (not only the crash).
+ * Its name and message are the cause's, so a report reads as the crash itself.
+ */
+export class CrashedRun extends Error {
+  constructor(
+    cause: unknown,
+    readonly before: { poolChecks: readonly PoolCheck[]; steps: number },
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = cause instanceof Error ? cause.name : "Error";
+  }
+}
+
 /** What only the reference engine knows about its own run: a third-party run has none of it. */
 export interface EngineInternals {
   poolChecks: PoolCheck[];

@@ -160,3 +160,48 @@ describe("the runner", () => {
     expect(targetOnlyCase(testCase).engine).toMatchObject({ mode: "target-only", faults: [] });
   });
 });
+
+describe("a run that crashes part way", () => {
+  // Leaked rejected slots exhaust the pool a few rounds in: the crash is "runs to completion", and the leak the
+  // per-step pool check saw at its first step is KV conservation's (mutants at seed 4 found only the crash).
+  const leaking: Case = {
+    formatVersion: 1,
+    model: { preset: "tiny" },
+    draft: { kind: "eagle", noiseAlpha: 0.2, tapDelta: 0.1, truncatedLayers: 1, seed: 1 },
+    engine: {
+      mode: "speculative",
+      numSteps: 3,
+      topk: 2,
+      numDraftTokens: 6,
+      chunkSize: null,
+      pageSize: 4,
+      tokenBudget: 10,
+      poolSlots: 40,
+      faults: ["leaked-rejected-slots"],
+      runtime: { ep: "cpu", threads: 1, graphOptimizationLevel: "basic" },
+      graphReplay: true,
+      overlap: true,
+      prefixCache: true,
+    },
+    workload: {
+      requests: [
+        { id: 0, prompt: [1, 5, 9, 13, 17, 61, 46, 52], maxNewTokens: 6, arrivalStep: 2 },
+        { id: 1, prompt: [1, 5, 9, 13, 17, 61, 46], maxNewTokens: 3, arrivalStep: 3 },
+      ],
+      aborts: [],
+    },
+  };
+
+  it("still shows what its own per-step checks saw before it failed", async () => {
+    const check = await checkLaws(reference, leaking);
+    const failedLaws = failures(check).map((result) => result.law);
+    expect(failedLaws).toContain(RUNS_TO_COMPLETION);
+    expect(check.crash).toMatch(/KvPoolExhaustedError/);
+    const conservation = check.results.find((result) => result.law === "KV conservation");
+    expect(conservation?.status).toBe("fails");
+    expect(conservation?.violation?.message).toMatch(/^after step \d+, pool /);
+    // Without the fault the same case runs to completion and every law holds.
+    const clean = await checkLaws(reference, { ...leaking, engine: { ...leaking.engine, faults: [] } });
+    expect(failures(clean)).toEqual([]);
+  });
+});
