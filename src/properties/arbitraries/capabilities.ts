@@ -29,8 +29,14 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   const presets = space.presets.filter(
     (name) => capabilities.dtypes.includes(getPreset(name).dtype) && modelFamilyOutside(getPreset(name)) === undefined,
   );
-  if (presets.length === 0)
-    return `no preset in dtypes ${capabilities.dtypes.join(", ")} without sliding windows or scaled RoPE`;
+  if (presets.length === 0) {
+    // Read after "the engine lacks": what the property's presets need that the engine does not declare.
+    const needs = space.presets.map((name) => {
+      const preset = getPreset(name);
+      return modelFamilyOutside(preset) ?? `${preset.dtype} (declares ${capabilities.dtypes.join(", ")})`;
+    });
+    return `what presets ${space.presets.join(", ")} need: ${[...new Set(needs)].join("; ")}`;
+  }
   // A space that drafts from several kinds keeps what the engine runs; a focus on one kind needs exactly it.
   const several = space.drafts.length >= PROPERTY_DRAFTS.length;
   const candidates = several ? EXTERNAL_DRAFTS : space.drafts;
