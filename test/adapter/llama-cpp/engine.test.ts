@@ -15,7 +15,6 @@ import { engineCommand } from "../../../src/cli/engine.ts";
 import { requestFor } from "../../../src/adapter/client.ts";
 import { HelloResponseSchema, PROTOCOL, PROTOCOL_VERSION } from "../../../src/adapter/protocol.ts";
 import type { Case } from "../../../src/case/case.ts";
-import { defaultEngineConfig } from "../../../src/case/engine-config.ts";
 import { loadModels } from "../../../src/case/models.ts";
 import { runCase } from "../../../src/engine/run-case.ts";
 import { CAPABILITIES } from "../../../src/adapter/llama-cpp/capabilities.ts";
@@ -23,46 +22,29 @@ import { writeCaseGguf } from "../../../src/adapter/llama-cpp/model-files.ts";
 import { checkMirrorAcceptanceFromOutputs } from "../../../src/laws/mirror-acceptance.ts";
 import { checkLaws } from "../../../src/check/runner.ts";
 import { ReferenceOracle } from "../../../src/reference/oracle.ts";
-import { defaultDraftSpec, type DraftKind } from "../../../src/model/spec.ts";
+import { defaultDraftSpec } from "../../../src/model/spec.ts";
 import { validateAgainst } from "../../../src/schema/validator.ts";
 import { ExternalSource } from "../../../src/sources/external.ts";
 import { ModelCache } from "../../../src/sources/model-cache.ts";
 import { targetOnlyCase } from "../../../src/check/source.ts";
+import { tinyCase, TWO_PROMPTS as PROMPTS } from "../../helpers/tiny-case.ts";
 import { compareTokens } from "../../../src/trace/compare.ts";
 import { capture } from "../../helpers/capture.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "specconf-llama-"));
 const command = "node bin/specconf.js engine llama-cpp";
 
-function llamaCase(kind: DraftKind | null, numSteps: number, prompts: number[][], maxNewTokens = 12): Case {
-  return {
-    formatVersion: 1,
-    model: { preset: "tiny" },
-    draft: kind ? defaultDraftSpec(kind) : null,
-    engine: defaultEngineConfig({ mode: kind ? "speculative" : "target-only", numSteps }),
-    workload: {
-      requests: prompts.map((prompt, id) => ({ id, prompt, maxNewTokens, arrivalStep: 0 })),
-      aborts: [],
-    },
-  };
-}
-
-// The tiny preset's preamble, and a second prompt of another length: two sequences in one context.
-const PROMPTS = [
-  [1, 5, 9, 13, 17],
-  [1, 5, 9, 13, 17, 40, 7, 3],
-];
-const targetOnly = llamaCase(null, 3, PROMPTS);
-const mirror = llamaCase("mirror", 3, PROMPTS);
-const truncated = llamaCase("truncated-mirror", 2, PROMPTS);
+const targetOnly = tinyCase(null, 3, PROMPTS);
+const mirror = tinyCase("mirror", 3, PROMPTS);
+const truncated = tinyCase("truncated-mirror", 2, PROMPTS);
 // Prompt lookup on prompts that hold part of the tiny model's greedy continuation, so drafts get proposed.
-const ngram = llamaCase("ngram", 3, [
+const ngram = tinyCase("ngram", 3, [
   [1, 5, 9, 13, 17, 37, 59, 23, 53, 43, 17],
   [1, 5, 9, 13, 17, 37],
 ]);
 // Shrunk by fast-check through the engine (docs/findings/): S = 2 and S = 1 mirror drafts.
-const underAccepted = llamaCase("mirror", 2, [PROMPTS[0]], 1);
-const lostDraftToken = llamaCase("mirror", 1, [PROMPTS[0]], 6);
+const underAccepted = tinyCase("mirror", 2, [PROMPTS[0]], 1);
+const lostDraftToken = tinyCase("mirror", 1, [PROMPTS[0]], 6);
 
 let engine: ExternalSource;
 // Starting llama.cpp takes seconds (node-llama-cpp tests its prebuilt binary in a child process first).

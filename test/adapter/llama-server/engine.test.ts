@@ -5,38 +5,20 @@
 // case over its budget has its server's process group killed.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Case } from "../../../src/case/case.ts";
-import { defaultEngineConfig } from "../../../src/case/engine-config.ts";
 import { buildBinary } from "../../../src/adapter/llama-server/binary.ts";
 import { serverArgs, serverKey } from "../../../src/adapter/llama-server/launch.ts";
 import { respond, ServerPool, type ServerServeOptions } from "../../../src/adapter/llama-server/serve.ts";
 import { requestFor } from "../../../src/adapter/client.ts";
 import { checkLaws } from "../../../src/check/runner.ts";
-import { defaultDraftSpec, type DraftKind } from "../../../src/model/spec.ts";
+import type { DraftKind } from "../../../src/model/spec.ts";
 import { ExternalSource } from "../../../src/sources/external.ts";
 import { ModelCache } from "../../../src/sources/model-cache.ts";
+import { tinyCase, TWO_PROMPTS as PROMPTS } from "../../helpers/tiny-case.ts";
 import { loadPins } from "../../../src/failures/pins.ts";
 
 const COMMAND = "node bin/specconf.js engine llama-server";
 const PINNED = loadPins("docs/findings/llama-server.pins.json").laws;
 let binary = "";
-
-function serverCase(kind: DraftKind | null, numSteps: number, prompts: number[][], maxNewTokens = 12): Case {
-  return {
-    formatVersion: 1,
-    model: { preset: "tiny" },
-    draft: kind ? defaultDraftSpec(kind) : null,
-    engine: defaultEngineConfig({ mode: kind ? "speculative" : "target-only", numSteps }),
-    workload: {
-      requests: prompts.map((prompt, id) => ({ id, prompt, maxNewTokens, arrivalStep: 0 })),
-      aborts: [],
-    },
-  };
-}
-
-const PROMPTS = [
-  [1, 5, 9, 13, 17],
-  [1, 5, 9, 13, 17, 40, 7, 3],
-];
 
 beforeAll(async () => {
   binary = await buildBinary({ log: (text) => process.stderr.write(text) });
@@ -48,7 +30,7 @@ describe("llama-server through the protocol", () => {
     try {
       const kinds: (DraftKind | null)[] = [null, "mirror", "truncated-mirror", "noisy-mirror", "eagle3", "ngram"];
       for (const kind of kinds) {
-        const check = await checkLaws(source, serverCase(kind, 3, PROMPTS));
+        const check = await checkLaws(source, tinyCase(kind, 3, PROMPTS));
         expect(check.skipped, `${kind}`).toBeUndefined();
         // Pinned laws fail by the findings they name (docs/findings/llama-server.pins.json): not judged here.
         const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
@@ -58,7 +40,7 @@ describe("llama-server through the protocol", () => {
         if (kind) expect(held.has("lossless"), `${kind}`).toBe(true);
         if (kind === "mirror") {
           expect(held.has("mirror acceptance")).toBe(true);
-          const run = await source.run(serverCase(kind, 3, PROMPTS));
+          const run = await source.run(tinyCase(kind, 3, PROMPTS));
           // Rounds happened and every one accepted all 3 drafts (the exact copy of the target proposes its tokens).
           expect(run.outputs.every((output) => (output.acceptLens ?? []).length > 0)).toBe(true);
           expect(run.outputs.flatMap((output) => output.acceptLens ?? []).every((len) => len === 4)).toBe(true);
@@ -78,7 +60,7 @@ describe("llama-server through the protocol", () => {
       const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
       try {
         for (const kind of ["mirror", "ngram", null] as const) {
-          const together = serverCase(kind, 3, [...PROMPTS, [1, 7, 7, 7, 2]], 48);
+          const together = tinyCase(kind, 3, [...PROMPTS, [1, 7, 7, 7, 2]], 48);
           const staggered = structuredClone(together);
           staggered.workload.requests[1].arrivalStep = 3;
           staggered.workload.requests[2].arrivalStep = 6;
@@ -110,7 +92,7 @@ describe("llama-server through the protocol", () => {
     const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
     try {
       for (const kind of ["mirror", null] as const) {
-        const plain = serverCase(kind, 3, PROMPTS, 24);
+        const plain = tinyCase(kind, 3, PROMPTS, 24);
         const penalized = structuredClone(plain);
         for (const request of penalized.workload.requests) request.sampling = { repetitionPenalty: 3 };
         const check = await checkLaws(source, penalized);
@@ -128,7 +110,7 @@ describe("llama-server through the protocol", () => {
 
   it("refuses a case outside its capabilities with the JSON path", { timeout: 60_000 }, async () => {
     const pool = new ServerPool(options(60_000));
-    const chunked = serverCase("mirror", 2, PROMPTS);
+    const chunked = tinyCase("mirror", 2, PROMPTS);
     chunked.engine.chunkSize = 2;
     const response = await respond(pool, request(chunked), options(60_000), "test");
     expect(response).toMatchObject({ unsupported: true, error: expect.stringContaining("/engine/chunkSize") });
@@ -136,7 +118,7 @@ describe("llama-server through the protocol", () => {
   });
 
   it("a dead server is started afresh; a case over its budget kills its server", { timeout: 120_000 }, async () => {
-    const testCase = serverCase("mirror", 2, PROMPTS);
+    const testCase = tinyCase("mirror", 2, PROMPTS);
     const pool = new ServerPool(options(60_000));
     const first = await respond(pool, request(testCase), options(60_000), "test");
     expect("outputs" in first).toBe(true);
