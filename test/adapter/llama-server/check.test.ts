@@ -5,12 +5,9 @@
 // (else the finding is stale and this turns red), and no other law may fail.
 import { existsSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { narrowSpace } from "../../../src/properties/arbitraries/capabilities.ts";
-import { LAW_PROPERTIES } from "../../../src/properties/law-properties.ts";
-import { runSuite } from "../../../src/properties/suite.ts";
 import { buildBinary } from "../../../src/adapter/llama-server/binary.ts";
 import { loadPins } from "../../../src/failures/pins.ts";
-import { ExternalSource } from "../../../src/sources/external.ts";
+import { checkPinnedEngine } from "../../helpers/pinned-engine-check.ts";
 
 const PINS = "docs/findings/llama-server.pins.json";
 /** Seconds one case may take on the server before it is killed (the case then fails, as any crash would). */
@@ -25,37 +22,19 @@ describe("llama-server: generated cases through the protocol, findings pinned", 
 
   it(">= 100 cases; only the pinned laws fail, and each of them does", { timeout: 600_000 }, async () => {
     const pins = existsSync(PINS) ? loadPins(PINS).laws : new Map<string, string>();
-    const source = await ExternalSource.start(COMMAND, { timeoutMs: (CASE_BUDGET_S + 30) * 1000 });
-    try {
-      const suite = await runSuite({
-        properties: LAW_PROPERTIES,
-        runs: 7, // ~18 laws' properties reach this engine: >= 100 cases
-        seed: 1,
-        source,
-        engine: { command: COMMAND, name: source.name },
-        narrow: (space) => narrowSpace(space, source.capabilities),
-        pinned: new Set(pins.keys()),
-        failureDir: false,
-      });
-      const runs = suite.runs.reduce((sum, run) => sum + run.runs, 0);
-      expect(runs).toBeGreaterThanOrEqual(100);
-      expect(suite.runs.filter((run) => run.failure).map((run) => run.failure!.laws)).toEqual([]);
-      for (const law of pins.keys())
-        expect(suite.stats.get(law)?.failed ?? 0, `${law} no longer fails`).toBeGreaterThan(0);
-      // Each checked on enough cases to mean something (mirror drafts are one kind among five: fewer cases).
-      const floors: Record<string, number> = {
-        "reference decode": 50,
-        lossless: 50,
-        "acceptance correctness": 20,
-        "mirror acceptance": 3,
-      };
-      for (const [law, floor] of Object.entries(floors)) {
-        const stats = suite.stats.get(law)!;
-        expect(stats.failed, law).toBe(0);
-        expect(stats.passed, law).toBeGreaterThan(floor);
-      }
-    } finally {
-      await source.close();
+    // ~18 laws' properties reach this engine: 7 runs each make >= 100 cases.
+    const suite = await checkPinnedEngine(COMMAND, pins, { runs: 7, timeoutMs: (CASE_BUDGET_S + 30) * 1000 });
+    // Each checked on enough cases to mean something (mirror drafts are one kind among five: fewer cases).
+    const floors: Record<string, number> = {
+      "reference decode": 50,
+      lossless: 50,
+      "acceptance correctness": 20,
+      "mirror acceptance": 3,
+    };
+    for (const [law, floor] of Object.entries(floors)) {
+      const stats = suite.stats.get(law)!;
+      expect(stats.failed, law).toBe(0);
+      expect(stats.passed, law).toBeGreaterThan(floor);
     }
   });
 });
