@@ -84,11 +84,6 @@ export function checkCaseConsistency(testCase: Case, spec: ModelSpec): void {
  */
 function checkHybrid(testCase: Case): void {
   const engine = testCase.engine;
-  if (engine.prefixCache)
-    throw new ConfigError(
-      "/engine/prefixCache",
-      "hybrid models: cached pages hold no recurrent state (state checkpoints at page boundaries are not implemented)",
-    );
   if (engine.graphReplay)
     throw new ConfigError("/engine/graphReplay", "hybrid models: graph replay does not carry recurrent state");
   if (engine.mode !== "speculative") return;

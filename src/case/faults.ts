@@ -134,6 +134,13 @@ export const FAULT_NAMES = [
    */
   "recurrent-zero-accepted-wraps",
   /**
+   * Hybrid models with the prefix cache, vllm#53945 / vllm#55601 / tpu-inference#3412 (the class: a prefix hit
+   * restores a recurrent state of another length than the hit's, in bounds and silent): a cached page's node takes
+   * the state its creator holds when its pages are cached (after its whole sequence) instead of the state at the
+   * node's own last position.
+   */
+  "prefix-cache-latest-recurrent-state",
+  /**
    * vllm#57941 (the draft's RoPE table overrun), TensorRT-LLM#16826, llama.cpp's test_slot_ctx_not_exceeded: the
    * room for speculation is checked at the current length only, so a round near the context limit drafts and
    * verifies its whole K + 1 lookahead past the target's or the draft's context.

@@ -6,11 +6,17 @@
 // multi-layer, 0 with no draft KV). SGLang keys the radix tree on bigrams for EAGLE for exactly this reason;
 // keyed on the page's own tokens, the last reused draft row would pair h_{m-1} with the creator's x_m.
 //
+// Hybrid models: a page's K/V holds no recurrent state, so a node also takes, from each pool with recurrent
+// layers, the state after its last position (the creator's checkpoint, recurrent-states.ts), as SGLang's
+// MambaRadixCache and vLLM's mamba prefix caching keep states at cached block ends; a match ends at the deepest
+// node that holds one in every such pool.
+//
 // Matches are page-aligned (a partly matched page cannot be shared) and leave at least one token to
 // compute. The cache holds a reference on every page of a node; a hit adds one per pool; a node whose pages
 // only the cache holds is evictable (least recently used leaf first) when an allocation or an admission
 // needs pages. The end of a run flushes it, so every pool ends empty.
 import type { KvPool } from "./kv-pool.ts";
+import type { RecurrentState } from "./recurrent-states.ts";
 
 interface CacheNode {
   /** Positions [depth * P, (depth + 1) * P) keyed by tokens [depth * P, (depth + 1) * P + w). */
@@ -18,6 +24,8 @@ interface CacheNode {
   depth: number;
   /** Pool name -> the page the node holds in it. */
   pages: Map<string, number>;
+  /** Pool name -> the recurrent state after the node's last position (pools with recurrent layers). */
+  states: Map<string, RecurrentState>;
   children: Map<string, CacheNode>;
   parent: CacheNode | undefined;
   lastUse: number;
@@ -35,6 +43,8 @@ export interface PrefixMatch {
   pages: Map<string, number[]>;
   /** Pool name -> the partly matched next page (what the unaligned-length fault shares too). */
   partial: Map<string, number> | undefined;
+  /** Pool name -> the recurrent state after [0, length) (pools with recurrent layers). */
+  states: Map<string, RecurrentState>;
 }
 
 export class PrefixCache {
@@ -43,17 +53,23 @@ export class PrefixCache {
   /** Evictions so far (the coverage label reads the trace's evict drops instead). */
   evictions = 0;
 
+  private readonly recurrentPools: readonly KvPool[];
+
   constructor(
     private readonly pools: readonly KvPool[],
     private readonly pageSize: number,
     /** w: tokens past a position that its KV depends on. */
     readonly lookahead: number,
+    /** Fault "prefix-cache-latest-recurrent-state": nodes take the creator's latest state, not their own end's. */
+    private readonly latestStateFault = false,
   ) {
     this.root = this.node([], -1, undefined);
+    this.recurrentPools = pools.filter((pool) => pool.recurrent !== undefined);
   }
 
   private node(key: readonly number[], depth: number, parent: CacheNode | undefined): CacheNode {
-    return { key, depth, pages: new Map(), children: new Map(), parent, lastUse: 0, created: this.clock++, hits: 0 };
+    const fields = { key, depth, pages: new Map(), states: new Map(), children: new Map(), parent };
+    return { ...fields, lastUse: 0, created: this.clock++, hits: 0 };
   }
 
   private keyAt(tokens: readonly number[], depth: number): number[] | undefined {
@@ -72,7 +88,8 @@ export class PrefixCache {
     for (let depth = 0; (depth + 1) * P <= limit; depth++) {
       const key = this.keyAt(tokens, depth);
       const child = key && node.children.get(key.join(","));
-      if (!child) break;
+      // Hybrid models: a node without the recurrent state after it cannot end a hit, nor can one under it.
+      if (!child || this.recurrentPools.some((pool) => !child.states.has(pool.name))) break;
       node = child;
       node.lastUse = ++this.clock;
       node.hits += 1;
@@ -97,7 +114,7 @@ export class PrefixCache {
         partial = child.pages;
       }
     }
-    return { length, matched: length + best, pages, partial };
+    return { length, matched: length + best, pages, partial, states: node.states };
   }
 
   /**
@@ -123,6 +140,14 @@ export class PrefixCache {
           child!.pages.set(pool.name, own[i]!);
           pool.cacheAcquire(own[i]!);
         });
+        for (const pool of this.recurrentPools) {
+          // The fault: the state the creator holds now (after its whole sequence) stands for every node it
+          // creates, as an engine that snapshots the request's state when it caches its pages.
+          const state = this.latestStateFault
+            ? pool.recurrent!.committedOf(request)
+            : pool.recurrent!.checkpointOf(request, (depth + 1) * P);
+          if (state) child.states.set(pool.name, state);
+        }
         node.children.set(text, child);
       }
       child.lastUse = ++this.clock;

@@ -8,10 +8,12 @@
 // that an earlier forward left (a draft decode step's previous step), else the committed state. Rows of the
 // forward that persist commit the last one's state; verify commits the accepted position's (phases/verify.ts).
 //
-// Retract and the prefix cache: a retract frees the state with the request's pages, and the resume recomputes
-// it from the first token (the re-prefill every pool gets); the prefix cache is refused for hybrid models (a
-// page's K/V holds no recurrent state: vLLM's and SGLang's mamba caches keep state checkpoints at cached block
-// boundaries instead; case/consistency.ts). docs/laws.md's "recurrent state" law reads what each row read.
+// Retract: a retract frees the state with the request's pages, and the resume recomputes it from the first token
+// (the re-prefill every pool gets). The prefix cache: a page's K/V holds no recurrent state, so, as vLLM's and
+// SGLang's mamba caches do, the pool keeps checkpoints: the state a persisted row (or an accepted verify node) left
+// at a page boundary, which the cache node of that page takes on insert and a prefix hit restores
+// (prefix-cache.ts); a hit only ends at a node that holds one. docs/laws.md's "recurrent state" law reads what each
+// row read.
 import type { FloatArray } from "../runtime/ort.ts";
 
 /** A recurrent state with what it absorbed: the request whose tokens, and how many (positions [0, length)). */
@@ -24,12 +26,16 @@ export interface RecurrentState {
 export class RecurrentStates {
   private readonly committed = new Map<number, RecurrentState>();
   private readonly temporary = new Map<number, RecurrentState>();
+  /** Request -> states at page boundaries (length -> state), kept only with the prefix cache. */
+  private readonly checkpoints = new Map<number, Map<number, RecurrentState>>();
 
   constructor(
     readonly width: number,
     /** A request's state before its first row (zeros; a mirror's: after the prefix its graph skips). */
     private readonly initial: Float64Array,
     private readonly dtype: "float32" | "float64",
+    /** The prefix cache's page size: states at multiples of it are kept as checkpoints; undefined keeps none. */
+    private readonly checkpointEvery?: number,
   ) {}
 
   get dtypeOf(): "float32" | "float64" {
@@ -52,6 +58,27 @@ export class RecurrentStates {
     this.committed.set(request, { values: this.rowOf(rows, row), ...absorbed });
   }
 
+  /**
+   * Mutates: keeps row `row` of `rows` as the request's checkpoint when the state it holds ends at a page boundary
+   * (the prefix cache's nodes take them, prefix-cache.ts); a no-op without the prefix cache.
+   */
+  checkpoint(request: number, rows: FloatArray, row: number, absorbed: { request: number; length: number }): void {
+    if (!this.checkpointEvery || absorbed.length % this.checkpointEvery !== 0) return;
+    let own = this.checkpoints.get(request);
+    if (!own) this.checkpoints.set(request, (own = new Map()));
+    own.set(absorbed.length, { values: this.rowOf(rows, row), ...absorbed });
+  }
+
+  /** The request's checkpoint after its first `length` positions, if one was kept. */
+  checkpointOf(request: number, length: number): RecurrentState | undefined {
+    return this.checkpoints.get(request)?.get(length);
+  }
+
+  /** Mutates: a prefix hit's state (another request's checkpoint of the same tokens) becomes the committed one. */
+  restore(request: number, state: RecurrentState): void {
+    this.committed.set(request, { values: state.values.slice(), request: state.request, length: state.length });
+  }
+
   temporaryOf(slot: number): RecurrentState | undefined {
     return this.temporary.get(slot);
   }
@@ -64,6 +91,7 @@ export class RecurrentStates {
   /** Mutates: drops the request's committed state (finish, abort, retract); its temporary states go with slots. */
   free(request: number): void {
     this.committed.delete(request);
+    this.checkpoints.delete(request);
   }
 
   /** Mutates: drops the states of freed temporary slots. */
@@ -142,17 +170,21 @@ export function recurrentFeeds(
 }
 
 /**
- * After a forward: temporary rows leave their states (by slot); each request's last persisted row commits its
- * state (a prefill chunk, a draft extend, a target-only decode). Verify's rows are temporary: it commits the
+ * After a forward: temporary rows leave their states (by slot); persisted rows at page boundaries leave
+ * checkpoints; each request's last persisted row commits its state (a prefill chunk, a draft extend, a
+ * target-only decode). Verify's rows are temporary: it commits the
  * accepted position's state itself (phases/verify.ts). Mutates.
  */
 export function keepRecurrentStates(states: RecurrentStates, rows: readonly RecurrentRow[], recOut: FloatArray): void {
   const lastPersisted = new Map<number, number>();
   rows.forEach((row, r) => {
     const absorbed = { request: row.request, length: row.position + 1 };
-    if (row.temporary) states.setTemporary(row.writeSlot, recOut, r, absorbed);
-    else if (row.position >= (rows[lastPersisted.get(row.request) ?? r].position ?? -1))
-      lastPersisted.set(row.request, r);
+    if (row.temporary) {
+      states.setTemporary(row.writeSlot, recOut, r, absorbed);
+      return;
+    }
+    states.checkpoint(row.request, recOut, r, absorbed);
+    if (row.position >= (rows[lastPersisted.get(row.request) ?? r].position ?? -1)) lastPersisted.set(row.request, r);
   });
   for (const [request, r] of lastPersisted)
     states.commit(request, recOut, r, { request: rows[r].request, length: rows[r].position + 1 });

@@ -72,7 +72,12 @@ export class Engine {
       [pools.draft, sessions.draft],
     ] as const)
       if (pool && session?.recurrent)
-        pool.recurrent = new RecurrentStates(session.recurrent.width, session.recurrent.initial, spec.dtype);
+        pool.recurrent = new RecurrentStates(
+          session.recurrent.width,
+          session.recurrent.initial,
+          spec.dtype,
+          config.prefixCache ? config.pageSize : undefined,
+        );
     for (const pool of allPools) pool.onRelease = (slots) => recorder.release(pool.name, slots);
     this.context = new EngineContext(
       config,
@@ -88,7 +93,8 @@ export class Engine {
     if (config.prefixCache) {
       // The KV of position i depends on x_{i+w}: the draft row at anchor i reads x_{i+1} (module k: x_{i+k+1}).
       const lookahead = !speculative || drafter === "ngram" ? 0 : multiLayer ? config.numSteps : 1;
-      const cache = new PrefixCache(allPools, config.pageSize, lookahead);
+      const latestStateFault = this.context.faults.has("prefix-cache-latest-recurrent-state");
+      const cache = new PrefixCache(allPools, config.pageSize, lookahead, latestStateFault);
       this.context.prefixCache = cache;
       for (const pool of allPools) {
         pool.onReference = (change) => recorder.reference({ pool: pool.name, ...change, slots: [...change.slots] });

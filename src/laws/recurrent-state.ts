@@ -4,8 +4,11 @@
 // kept afterwards must be the accepted position's. Reading the wrong intermediate state (in bounds, silent:
 // vllm#40738, sglang#26351), keeping the rejected drafts in the recurrence (vllm#39273, llama.cpp#20075) or a
 // zero-accepted round indexing -1 (vllm#48475) each leave the next round's root on a state of another length;
-// another request's slot shows as another request. Reads the trace rows' `recurrent` (what the state a row was
-// fed had absorbed, as the engine's state bookkeeping carries it). Output laws (lossless, acceptance
+// another request's slot shows as another request. With the prefix cache, a hit restores a state another request
+// left (its checkpoint at a cached page's end): that is right only if that request's tokens it absorbed are this
+// one's (a draft row at anchor p has also read token p + 1), and of the same length; a checkpoint of another
+// length (vllm#53945, vllm#55601) fails as any wrong state does. Reads the trace rows' `recurrent` (what the state
+// a row was fed had absorbed, as the engine's state bookkeeping carries it). Output laws (lossless, acceptance
 // correctness) see the same bugs only where the wrong state moves an argmax; this law sees every one.
 import type { Case } from "../case/case.ts";
 import { resolveModelSpec } from "../case/models.ts";
@@ -15,14 +18,31 @@ import { combine, LawTally, notCheckable, type LawResult } from "./law.ts";
 
 export const RECURRENT_STATE = "recurrent state";
 
+/** Whether requests `a` and `b` have the same first `count` tokens (prompt, then output) in the trace. */
+function sameTokens(trace: Trace, a: number, b: number, count: number): boolean {
+  const tokensOf = (id: number) => {
+    const request = trace.requests?.find((candidate) => candidate.id === id);
+    return request ? [...request.prompt, ...request.output] : [];
+  };
+  const [first, second] = [tokensOf(a), tokensOf(b)];
+  if (first.length < count || second.length < count) return false;
+  for (let i = 0; i < count; i++) if (first[i] !== second[i]) return false;
+  return true;
+}
+
 export function checkRecurrentState(trace: Trace): LawResult {
   const tally = new LawTally(RECURRENT_STATE);
   for (const event of trace.events) {
+    const drafted = event.model !== undefined && event.model !== "target";
     event.rows.forEach((row, rowIndex) => {
       const read = row.recurrent;
       if (!read) return;
       tally.checked += 1;
-      if (read.request === row.request && read.length === row.position) return;
+      if (read.length === row.position) {
+        if (read.request === row.request) return;
+        // A prefix hit's state: another request's, of the same tokens.
+        if (sameTokens(trace, read.request, row.request, read.length + (drafted ? 1 : 0))) return;
+      }
       const model = event.model ?? event.phase;
       tally.fail({
         request: row.request,

@@ -31,6 +31,7 @@ const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
   "recurrent-state-wrong-slot": drawsHybrids,
   "recurrent-rejected-drafts-kept": drawsHybrids,
   "recurrent-zero-accepted-wraps": drawsHybrids,
+  "prefix-cache-latest-recurrent-state": drawsHybrids,
   "lookahead-past-limit": drawsContextBoundary,
   "drafter-state-kept-on-slot-reuse": drawsSlotReuse,
 };

@@ -254,6 +254,14 @@ const EXPOSURE: Record<
     laws: ["recurrent state", "lossless", "acceptance correctness"],
     preset: "hybrid",
   },
+  // Later arrivals hit the first request's cached preamble, whose node holds the state after its whole sequence.
+  "prefix-cache-latest-recurrent-state": {
+    draft: "mirror",
+    laws: ["recurrent state"],
+    engine: { prefixCache: true },
+    arrivals: [0, 4, 8],
+    preset: "hybrid",
+  },
 };
 
 function faultCase(

@@ -4,7 +4,8 @@
 // references), and the reused KV is kept aside so the prefix-cache draft KV law can compare it with a
 // cache-free recomputation over this request's own tokens. Two faults live here: the shared draft pages hold
 // never-written KV ("prefix-hit-uninitialized-draft-kv", SGLang PRs 19897/19796), or the draft pools share the
-// partly matched last page at the unaligned length ("prefix-draft-kv-unaligned", SGLang PR 10846).
+// partly matched last page at the unaligned length ("prefix-draft-kv-unaligned", SGLang PR 10846). Hybrid
+// models also take the recurrent state the hit's last node holds (prefix-cache.ts).
 import type { FloatArray } from "../../runtime/ort.ts";
 import type { EngineContext } from "../context.ts";
 import type { KvPool } from "../kv-pool.ts";
@@ -50,6 +51,9 @@ export function applyPrefixHit(context: EngineContext, request: Request): void {
     } else {
       pool.sharePersisted(request.id, match.pages.get(pool.name)!, length);
     }
+    // Hybrid models: the recurrent state after the prefix, from the node the hit ends at (prefix-cache.ts).
+    const state = match.states.get(pool.name);
+    if (pool.recurrent && state) pool.recurrent.restore(request.id, state);
     lengths.push({ pool: pool.name, length });
     const module = context.pools.draftModules?.indexOf(pool);
     context.prefixHits.push({

@@ -233,16 +233,18 @@ export async function runVerify(
       context.acceptBuffer[r * (numSteps + 1) + j] = acceptTokens[r * (numSteps + 1) + j];
   });
 
-  // Hybrid models: the verify forward left one recurrent state per node; the accepted position's is committed.
+  // Hybrid models: the verify forward left one recurrent state per node; the accepted position's is committed,
+  // and the accepted nodes at page boundaries leave checkpoints (the prefix cache's, recurrent-states.ts).
   const recOut = output.result.recOut;
   if (pool.recurrent && recOut)
     rounds.forEach((round, r) => {
+      const states = pool.recurrent!;
+      const absorbedAt = (row: number) => ({ request: rows[row].request, length: rows[row].position + 1 });
+      for (const node of round.path)
+        states.checkpoint(round.request.id, recOut, blockStarts[r] + node, absorbedAt(blockStarts[r] + node));
       const blockSize = trees.get(round.request.id)!.tokens.length;
       const row = blockStarts[r] + committedNode(context, round.path, blockSize);
-      pool.recurrent!.commit(round.request.id, recOut, row, {
-        request: rows[row].request,
-        length: rows[row].position + 1,
-      });
+      states.commit(round.request.id, recOut, row, absorbedAt(row));
     });
 
   // Compaction: copy the path's K/V into the request's persisted positions, then free the verify slots.
