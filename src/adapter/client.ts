@@ -12,6 +12,8 @@ import { displayPath } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { ReportedOutput } from "../trace/outputs-line.ts";
+import { hasText } from "../sampling/params.ts";
+import { vocabularyOf } from "../model/vocabulary.ts";
 import {
   HelloResponseSchema,
   type HelloResponse,
@@ -99,6 +101,10 @@ export function requestFor(
       ...(files ? { files } : {}),
     },
     wantTrace,
+    // Detokenizing engines spell outputs with the model's vocabulary (model/vocabulary.ts).
+    ...(testCase.workload.requests.some((request) => hasText(request.sampling))
+      ? { vocabulary: [...vocabularyOf(spec).pieces] }
+      : {}),
   };
 }
 

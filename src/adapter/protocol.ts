@@ -132,6 +132,12 @@ export const CapabilitiesSchema = Type.Object(
           "Request slots (case /engine/requestSlots): requests admitted into a fixed number of slots, later requests reusing a slot an earlier one held (llama.cpp's server slots); the trace's requests say which slot each ran on (`slot`).",
       }),
     ),
+    text: Type.Optional(
+      Type.Boolean({
+        description:
+          "The text layer (issue 28): requests with sampling.stop (even empty) are detokenized with the request's `vocabulary` (token id -> text; the exported GGUF's tokenizer.ggml.tokens), and their outputs (and trace requests) carry `text`, and where the engine can `stopString`, `deltas` (one per step that emitted tokens) and `usage`; a field left out makes its law not checkable. Stop strings themselves are the sampling options stop and includeStopStrInOutput.",
+      }),
+    ),
     sampling: Type.Optional(
       Type.Array(Type.Union(SAMPLING_OPTIONS.map((option) => Type.Literal(option))), {
         description:
@@ -215,6 +221,12 @@ export const AdapterRequestSchema = Type.Object(
     wantTrace: Type.Boolean({
       description: "Whether specconf wants a trace back (engines that cannot trace may ignore it).",
     }),
+    vocabulary: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          "Each token id's text (src/model/vocabulary.ts; empty for BOS and EOS), present when a request of the case has sampling.stop: what detokenizing engines spell their outputs and match stop strings with.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

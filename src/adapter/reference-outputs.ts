@@ -7,7 +7,7 @@ import { runCase } from "../engine/run-case.ts";
 import type { RunResult } from "../trace/run-result.ts";
 import { readRounds } from "../laws/rounds.ts";
 import type { Trace } from "../trace/schema.ts";
-import { OUTPUTS_FORMAT_VERSION, type OutputLine, type ReportedOutput } from "../trace/outputs-line.ts";
+import { OUTPUTS_FORMAT_VERSION, textFieldsOf, type OutputLine, type ReportedOutput } from "../trace/outputs-line.ts";
 
 /** The per-request outputs of a run, as the outputs format and the adapter protocol carry them. */
 export function requestOutputsOf(result: RunResult, chain: boolean): ReportedOutput[] {
@@ -18,6 +18,7 @@ export function requestOutputsOf(result: RunResult, chain: boolean): ReportedOut
     if (output.stopTokenId !== undefined) entry.stopTokenId = output.stopTokenId;
     if (output.finishedLength !== undefined) entry.finishedLength = output.finishedLength;
     if (output.logprobs) entry.logprobs = output.logprobs;
+    Object.assign(entry, textFieldsOf(output));
     if (output.acceptLens.length > 0) entry.acceptLens = output.acceptLens;
     if (chain && first) entry.firstRoundDrafts = first.verifyRows.slice(1).map((row) => row.token);
     return entry;

@@ -34,6 +34,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   draftSchedule: true,
   contextLimits: true,
   requestSlots: true,
+  text: true,
   observes: [
     "acceptLens",
     "firstRoundDrafts",

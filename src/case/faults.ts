@@ -152,6 +152,14 @@ export const FAULT_NAMES = [
    * slot another request used; it drafts from the previous request's tokens.
    */
   "drafter-state-kept-on-slot-reuse",
+  /**
+   * sglang#23802 / #27637 (issue 28): stop strings are checked once per verify round, on the tail of the accepted
+   * run's text, instead of token by token: a stop string early in a multi-token run is missed (the request runs
+   * on), one before the run's last token but within the tail is found late (the text cut, the tokens after it kept).
+   */
+  "stop-string-checked-at-round-end",
+  /** vllm#26027 (issue 28): a step that emits several tokens streams a delta of its last token only (text and id). */
+  "stream-delta-last-token",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -13,6 +13,7 @@ import { GRAMMAR_COVERAGE_LABELS, grammarCoverageLabels } from "./grammar-covera
 import { SCHEDULE_COVERAGE_LABELS, scheduleCoverageLabels } from "./schedule-coverage.ts";
 import { CONTEXT_COVERAGE_LABELS, contextCoverageLabels } from "./context-coverage.ts";
 import { SLOT_COVERAGE_LABELS, slotCoverageLabels } from "./slot-coverage.ts";
+import { TEXT_COVERAGE_LABELS, textCoverageLabels } from "./text-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -49,6 +50,7 @@ export const COVERAGE_LABELS = [
   ...SCHEDULE_COVERAGE_LABELS,
   ...CONTEXT_COVERAGE_LABELS,
   ...SLOT_COVERAGE_LABELS,
+  ...TEXT_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -148,6 +150,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
     ...scheduleCoverageLabels(testCase, trace),
     ...contextCoverageLabels(testCase, trace),
     ...slotCoverageLabels(trace),
+    ...textCoverageLabels(testCase, trace),
   );
   return labels;
 }

@@ -1,6 +1,7 @@
 // One request's state, with explicit counters (no derived guesses): how much of the prompt has target
 // KV, how long the verified sequence is, and the pending draft token with its hidden state.
 import {
+  hasText,
   isStochastic,
   needsLogits,
   stopTokenIdsOf,
@@ -9,13 +10,16 @@ import {
 } from "../sampling/params.ts";
 import { streamSeed, UniformStream } from "../sampling/uniform-stream.ts";
 import type { FinishReason } from "../trace/outputs-line.ts";
-import type { Faults } from "../case/faults.ts";
+import { Faults } from "../case/faults.ts";
 import { GrammarMatcher } from "./grammar-matcher.ts";
 import { draftStepsOf } from "../case/draft-schedule.ts";
 import type { PendingExtend } from "./draft-schedule.ts";
 import type { HiddenRows } from "./hidden-rows.ts";
 import { Penalizer } from "./penalizer.ts";
 import { SlotDrafter } from "./slot-drafter.ts";
+import { TextStream } from "./text-stream.ts";
+import type { Vocabulary } from "../model/vocabulary.ts";
+import { textOptionsOf } from "../sampling/stop-strings.ts";
 import type { RowSampler } from "./row-sampler.ts";
 import type { TopK } from "./topk.ts";
 
@@ -58,6 +62,8 @@ export class Request {
   /** One entry per output token when the request asks for logprobs. */
   readonly logprobs: LogprobEntry[] = [];
   readonly penalizer: Penalizer;
+  /** Detokenized requests (sampling.stop present): the output text, its stop string and streamed deltas. */
+  readonly text: TextStream | undefined;
   /** Requests with a grammar: the matcher over the emitted output (grammar-matcher.ts). */
   readonly grammar: GrammarMatcher | undefined;
   /** Overlap: uniforms the stream had given when the latest processed result was produced (a discard rewinds to it). */
@@ -123,7 +129,13 @@ export class Request {
   /** Draft tokens a round whose bonus sits at a position may verify within the context limits (context-limit.ts). */
   private readonly lookahead: (bonusPosition: number) => number;
 
-  constructor(init: RequestInit, lookahead: (bonusPosition: number) => number = () => Infinity) {
+  constructor(
+    init: RequestInit,
+    lookahead: (bonusPosition: number) => number = () => Infinity,
+    /** The model's vocabulary (model/vocabulary.ts), read by detokenized requests only. */
+    vocabulary?: () => Vocabulary,
+    faults?: Faults,
+  ) {
     this.lookahead = lookahead;
     this.id = init.id;
     this.prompt = [...init.prompt];
@@ -136,6 +148,11 @@ export class Request {
     this.samplesProcessed = needsLogits(this.sampling);
     this.penalizer = new Penalizer(init.prompt);
     this.grammar = this.sampling.grammar ? new GrammarMatcher(this.sampling.grammar) : undefined;
+    if (hasText(this.sampling) && !vocabulary) throw new Error(`request ${init.id}: stop strings need the vocabulary`);
+    this.text =
+      hasText(this.sampling) && vocabulary
+        ? new TextStream(vocabulary(), textOptionsOf(this.sampling), faults ?? new Faults([]))
+        : undefined;
     this.stream = isStochastic(this.sampling) ? new UniformStream(streamSeed(this.sampling.seed, this.id)) : undefined;
   }
 
@@ -257,7 +274,8 @@ export class Request {
   }
 
   /**
-   * Appends generated tokens, cut at the first of EOS, a stop id (both kept), the grammar's end or max new tokens: nothing past
+   * Appends generated tokens, cut at the first of EOS, a stop id (both kept), a stop string's end (the token
+   * holding its last character kept), the grammar's end or max new tokens: nothing past
    * it is emitted. `logprobs[i]` is candidate i's entry (requests asking for logprobs). Mutates; returns the
    * tokens emitted and whether the request finished. (Under overlap the device appended the uncut candidates
    * to `tokens` when it computed them; this processes the output.)
@@ -283,6 +301,8 @@ export class Request {
       if (!deviceAdvanced) this.tokens.push(token);
       const entry = logprobs?.[i];
       if (entry) this.logprobs.push(entry);
+      // The token's text is checked at once: a stop string ending in it ends the request here (stop-strings.ts).
+      const stopString = this.text?.append(token) ?? false;
       if (!lengthFirst && token === eosId) {
         this.finish("eos");
         break;
@@ -290,6 +310,10 @@ export class Request {
       if (!lengthFirst && this.stopTokenIds.has(token)) {
         this.finish("stop");
         this.stopTokenId = token;
+        break;
+      }
+      if (stopString) {
+        this.finish("stop");
         break;
       }
       // A grammar reaching its end state finishes the request at that token, wherever it falls in the run.
@@ -300,6 +324,10 @@ export class Request {
       if (this.output.length >= this.maxNewTokens) break;
     }
     if (this.status !== "finished" && this.output.length >= this.maxNewTokens) this.finish("length");
+    // sglang#23802 / #27637: stop strings looked for once per round, on the tail of the run's text.
+    if (faults.has("stop-string-checked-at-round-end") && this.status !== "finished" && this.text?.checkRoundEnd())
+      this.finish("stop");
+    this.text?.stream(emitted, this.status === "finished");
     this.penalizer.cumulate(emitted, faults);
     return { emitted, finished: this.status === "finished" };
   }

@@ -8,6 +8,17 @@ import { TRACE_FORMAT_VERSION, type Trace } from "../trace/schema.ts";
 import { mapPacked, traceRequest } from "../trace/records.ts";
 import type { RequestOutput, RunResult } from "../trace/run-result.ts";
 import type { Engine } from "./step-loop.ts";
+import type { TextStream } from "./text-stream.ts";
+
+/** A detokenized request's text, stop string, deltas and usage. */
+function textOutputs(text: TextStream, promptTokens: number, completionTokens: number) {
+  return {
+    text: text.output,
+    ...(text.occurrence ? { stopString: text.occurrence.stop } : {}),
+    deltas: text.finalDeltas(),
+    usage: { promptTokens, completionTokens },
+  };
+}
 
 /** The run result of an engine that has run the case to its end (engine.finish() called). */
 export function runResult(
@@ -26,6 +37,7 @@ export function runResult(
       ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
       ...(finished ? { finishedLength: request.output.length } : {}),
       ...(request.sampling.logprobs !== undefined ? { logprobs: [...request.logprobs] } : {}),
+      ...(request.text ? textOutputs(request.text, request.prompt.length, request.output.length) : {}),
       acceptLens: [...request.acceptLens],
       cutRounds: request.cutRounds,
     };
@@ -54,6 +66,10 @@ export function runResult(
         finishedLength: output.finishedLength,
         logprobs: output.logprobs,
         // Only with request slots: without them every request has a fresh one of its own.
+        text: output.text,
+        stopString: output.stopString,
+        deltas: output.deltas,
+        usage: output.usage,
         slot: testCase.engine.requestSlots !== undefined ? engine.requests.get(output.id)!.slot : undefined,
       }),
     ),

@@ -3,6 +3,7 @@
 // Overlap (docs/scheduling.md): the step's decode batch is planned before the previous step's results are
 // processed, so a request that finished there runs this step as a zombie (its results discarded, then it is
 // freed), and an abort or retract discards the results in flight.
+import { vocabularyOf } from "../model/vocabulary.ts";
 import type { ModelSpec } from "../model/spec.ts";
 import { pagesNeeded } from "../case/admission.ts";
 import type { EngineConfig } from "../case/engine-config.ts";
@@ -111,7 +112,12 @@ export class Engine {
   addRequest(init: RequestInit): Request {
     if (this.requests.has(init.id)) throw new Error(`duplicate request id ${init.id}`);
     const limits = this.context.contextLimits;
-    const request = new Request(init, (bonusPosition) => lookaheadRoom(limits, bonusPosition, this.context.faults));
+    const request = new Request(
+      init,
+      (bonusPosition) => lookaheadRoom(limits, bonusPosition, this.context.faults),
+      () => vocabularyOf(this.context.spec),
+      this.context.faults,
+    );
     this.requests.set(init.id, request);
     this.waiting.push(request);
     return request;

@@ -41,6 +41,10 @@ import { law as grammarState } from "./grammar-state.ts";
 import { law as draftSchedule } from "./draft-schedule.ts";
 import { law as contextLimit } from "./context-limit.ts";
 import { law as slotHistory } from "./slot-history.ts";
+import { law as streamDeltas } from "./stream-deltas.ts";
+import { law as stopStringEnd } from "./stop-string-end.ts";
+import { law as stopTrim } from "./stop-trim.ts";
+import { law as usageCounts } from "./usage-counts.ts";
 
 export const LAWS: readonly Law[] = [
   referenceDecode,
@@ -82,6 +86,10 @@ export const LAWS: readonly Law[] = [
   draftSchedule,
   contextLimit,
   slotHistory,
+  stopStringEnd,
+  stopTrim,
+  streamDeltas,
+  usageCounts,
 ];
 
 export const LAW_NAMES: readonly string[] = LAWS.map((law) => law.name);

@@ -1,5 +1,5 @@
 // Law "termination equivalence": a request ends exactly where greedy decoding over the processed logits
-// ends it (a grammar's end state too). Its tokens equal the cache-free, teacher-forced reference with the same processing (tie-aware
+// ends it (a grammar's end state too, and a detokenized request's first stop string). Its tokens equal the cache-free, teacher-forced reference with the same processing (tie-aware
 // with the processed margins); the first EOS, stop id or the max-new-tokens cap ends it, with nothing
 // emitted after it (sglang issue 31599: a run crossing the cap after a stop kept the tokens past it); the
 // finish reason, the matched stop id and the finished length agree with that end; EOS and the stop ids
@@ -7,7 +7,9 @@
 // round. Checked on the case's run and on its target-only baseline.
 import type { Case } from "../case/case.ts";
 import type { RequestOutput } from "../trace/run-result.ts";
-import { isStochasticRequest, requestSampling, stopTokenIdsOf } from "../sampling/params.ts";
+import { hasText, isStochasticRequest, requestSampling, stopTokenIdsOf } from "../sampling/params.ts";
+import { detokenize, pieceEnds, vocabularyOf, type Vocabulary } from "../model/vocabulary.ts";
+import { firstStopOccurrence, textOptionsOf, type TextOptions } from "../sampling/stop-strings.ts";
 import { compareTokens } from "../trace/compare.ts";
 import { isEndState, nextState, START_STATE, type Grammar } from "../sampling/grammar.ts";
 import type { Trace } from "../trace/schema.ts";
@@ -22,11 +24,20 @@ export interface Ending {
   index: number;
   reason: "eos" | "stop" | "length";
   stopTokenId?: number;
+  /** A stop string's first occurrence ends in this token (src/sampling/stop-strings.ts). */
+  stopString?: string;
+}
+
+/** A detokenized request's text as endingOf reads it: the vocabulary's pieces and the request's text options. */
+export interface TextEnding {
+  vocabulary: Vocabulary;
+  options: TextOptions;
 }
 
 /**
- * Where greedy decoding ends this output: its first EOS or stop id, the token taking its grammar to an end
- * state (finish reason "stop", no stop id), or the token reaching the cap. Pure.
+ * Where greedy decoding ends this output: its first EOS or stop id, the token holding the last character of the
+ * first stop string occurrence in its text (detokenized requests), the token taking its grammar to an end state
+ * (finish reason "stop", no stop id), or the token reaching the cap. Pure.
  */
 export function endingOf(
   output: readonly number[],
@@ -34,11 +45,22 @@ export function endingOf(
   eosId: number,
   stopTokenIds: ReadonlySet<number>,
   grammar?: Grammar,
+  text?: TextEnding,
 ): Ending | undefined {
   let state = START_STATE;
+  const occurrence = text
+    ? firstStopOccurrence(detokenize(text.vocabulary, output), pieceEnds(text.vocabulary, output), text.options)
+    : undefined;
   for (const [index, token] of output.entries()) {
     if (token === eosId) return { index, reason: "eos" };
-    if (stopTokenIds.has(token)) return { index, reason: "stop", stopTokenId: token };
+    if (stopTokenIds.has(token))
+      return {
+        index,
+        reason: "stop",
+        stopTokenId: token,
+        ...(occurrence?.tokenIndex === index ? { stopString: occurrence.stop } : {}),
+      };
+    if (occurrence?.tokenIndex === index) return { index, reason: "stop", stopString: occurrence.stop };
     if (grammar) {
       state = nextState(grammar, state, token);
       if (isEndState(grammar, state)) return { index, reason: "stop" };
@@ -48,19 +70,30 @@ export function endingOf(
   return undefined;
 }
 
+function endingName(ending: Ending, token: number): string {
+  if (ending.reason === "eos") return `EOS ${token}`;
+  if (ending.stopString !== undefined && ending.stopTokenId === undefined)
+    return `stop string ${JSON.stringify(ending.stopString)} ending in token ${token}`;
+  return `stop id ${token}`;
+}
+
 /** The structural checks of one output against its ending; the first violation's message, or undefined. */
 function terminationViolation(
   output: Readonly<RequestOutput>,
   request: Case["workload"]["requests"][number],
   eosId: number,
+  vocabulary: () => Vocabulary,
 ): { message: string; index?: number } | undefined {
   const stops = stopTokenIdsOf(request.sampling);
   const tokens = output.tokens;
-  const ending = endingOf(tokens, request.maxNewTokens, eosId, stops, request.sampling?.grammar);
+  const text = hasText(request.sampling)
+    ? { vocabulary: vocabulary(), options: textOptionsOf(request.sampling) }
+    : undefined;
+  const ending = endingOf(tokens, request.maxNewTokens, eosId, stops, request.sampling?.grammar, text);
   const id = output.id;
   if (ending && ending.index < tokens.length - 1)
     return {
-      message: `request ${id}: ${tokens.length - 1 - ending.index} token(s) after output token ${ending.index} (${ending.reason === "length" ? `the cap of ${request.maxNewTokens}` : `${ending.reason === "eos" ? "EOS" : "stop id"} ${tokens[ending.index]}`}), finish reason '${output.finishReason}'`,
+      message: `request ${id}: ${tokens.length - 1 - ending.index} token(s) after output token ${ending.index} (${ending.reason === "length" ? `the cap of ${request.maxNewTokens}` : endingName(ending, tokens[ending.index])}), finish reason '${output.finishReason}'`,
       index: ending.index + 1,
     };
   const minNewTokens = request.sampling?.minNewTokens ?? 0;
@@ -118,7 +151,7 @@ export async function checkTermination(
   for (const output of outputs) {
     const request = testCase.workload.requests.find((candidate) => candidate.id === output.id);
     if (!request) continue;
-    const structural = terminationViolation(output, request, oracle.spec.eosId);
+    const structural = terminationViolation(output, request, oracle.spec.eosId, () => vocabularyOf(oracle.spec));
     tally.checked += 1;
     if (structural) {
       tally.fail({ ...structural, request: output.id });

@@ -1,5 +1,5 @@
 // Case dimensions that only some spaces draw (grammars, speculation schedules, the context boundary, slot
-// reuse), and what
+// reuse, the text layer), and what
 // depends on them. A dimension such as grammars is off in the mixed space and the older laws' spaces, so that
 // their draws (and the checked-in kills replaying them) stay as they were; only the properties focused on it
 // draw it. So `specconf mutants` hunts a fault of that dimension with those properties only, and a coverage
@@ -11,6 +11,7 @@ import { GRAMMAR_COVERAGE_LABELS } from "../check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../check/schedule-coverage.ts";
 import { CONTEXT_COVERAGE_LABELS } from "../check/context-coverage.ts";
 import { SLOT_COVERAGE_LABELS } from "../check/slot-coverage.ts";
+import { TEXT_COVERAGE_LABELS } from "../check/text-coverage.ts";
 import type { CoverageLabel } from "../check/coverage.ts";
 import type { CaseSpace } from "./arbitraries/space.ts";
 import type { LawProperty } from "./law-property.ts";
@@ -23,6 +24,7 @@ const drawsSchedules: SpaceTest = (space) => space.draftSchedule === true;
 const drawsHybrids: SpaceTest = (space) => space.presets.some((name) => getPreset(name).recurrent !== undefined);
 const drawsContextBoundary: SpaceTest = (space) => space.contextBoundary === true;
 const drawsSlotReuse: SpaceTest = (space) => space.slotReuse === true;
+const drawsText: SpaceTest = (space) => space.text === true && space.sampling.options.includes("stop");
 
 /** Faults only cases of a dimension can show. */
 const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
@@ -34,6 +36,8 @@ const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
   "prefix-cache-latest-recurrent-state": drawsHybrids,
   "lookahead-past-limit": drawsContextBoundary,
   "drafter-state-kept-on-slot-reuse": drawsSlotReuse,
+  "stop-string-checked-at-round-end": drawsText,
+  "stream-delta-last-token": drawsText,
 };
 
 /** Coverage labels only cases of a dimension can reach. */
@@ -42,6 +46,7 @@ const LABEL_DIMENSIONS: [readonly CoverageLabel[], SpaceTest][] = [
   [SCHEDULE_COVERAGE_LABELS, drawsSchedules],
   [CONTEXT_COVERAGE_LABELS, drawsContextBoundary],
   [SLOT_COVERAGE_LABELS, drawsSlotReuse],
+  [TEXT_COVERAGE_LABELS, drawsText],
 ];
 
 /**

@@ -42,6 +42,10 @@ import grammarState from "./laws/grammar-state.ts";
 import draftSchedule from "./laws/draft-schedule.ts";
 import contextLimit from "./laws/context-limit.ts";
 import slotHistory from "./laws/slot-history.ts";
+import stopStringEnd from "./laws/stop-string-end.ts";
+import stopTrim from "./laws/stop-trim.ts";
+import streamDeltas from "./laws/stream-deltas.ts";
+import usageCounts from "./laws/usage-counts.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   // First: the only property over the sliding-window and scaled-RoPE presets (the mixed space has none), so the
@@ -86,6 +90,10 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   recurrentState,
   contextLimit,
   slotHistory,
+  stopStringEnd,
+  stopTrim,
+  streamDeltas,
+  usageCounts,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */

@@ -101,6 +101,19 @@ export const SamplingParamsSchema = Type.Object(
           "Seeds the request's own stream of uniforms (absent: the request id), one uniform per sampling decision.",
       }),
     ),
+    stop: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 16,
+        description:
+          "Stop strings (vLLM's and llama.cpp's `stop`) matched in the detokenized output text (src/sampling/stop-strings.ts): the first occurrence ends the request (finish reason \"stop\"), its text ends where the occurrence starts (or ends: includeStopStrInOutput), its tokens at the token holding the occurrence's last character. Present (even empty): the request's outputs carry text, deltas and usage.",
+      }),
+    ),
+    includeStopStrInOutput: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: the output text keeps the stop string that ended it (vLLM's include_stop_str_in_output); default false: it ends where the stop string starts (vLLM's and llama.cpp's default).",
+      }),
+    ),
     grammar: Type.Optional(
       CloneType(GrammarSchema, {
         description:
@@ -123,6 +136,8 @@ export const GREEDY_SAMPLING_OPTIONS = [
   "logitBias",
   "logprobs",
   "grammar",
+  "stop",
+  "includeStopStrInOutput",
 ] as const satisfies readonly (keyof SamplingParams)[];
 
 /** The options of stochastic sampling (temperature > 0): the target's processed distribution and its stream. */
@@ -179,6 +194,8 @@ export function activeSamplingOptions(params: SamplingParams | undefined): Sampl
     logitBias: Object.keys(params.logitBias ?? {}).length > 0,
     logprobs: params.logprobs !== undefined,
     grammar: params.grammar !== undefined,
+    stop: params.stop !== undefined,
+    includeStopStrInOutput: params.includeStopStrInOutput === true,
     temperature: (params.temperature ?? 0) > 0,
     topK: isStochastic(params) && (params.topK ?? 0) > 0,
     topP: isStochastic(params) && (params.topP ?? 1) < 1,
@@ -222,6 +239,11 @@ export function needsLogits(params: SamplingParams | undefined): boolean {
 /** The greedy laws (equal tokens to the argmax or across modes) judge this request: it does not sample. */
 export function isGreedy(params: SamplingParams | undefined): boolean {
   return !isStochastic(params);
+}
+
+/** The request is detokenized (a `stop` list, even empty): its outputs carry text, deltas and usage. */
+export function hasText(params: SamplingParams | undefined): boolean {
+  return params?.stop !== undefined;
 }
 
 export function stopTokenIdsOf(params: SamplingParams | undefined): ReadonlySet<number> {

@@ -32,6 +32,7 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     draftSchedule: false,
     contextLimits: false,
     requestSlots: false,
+    text: false,
     ...capabilities,
   };
 }
@@ -200,6 +201,11 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     // Read from the trace's requests (`slot`) and the order their first rows ran in.
     "request on a reused slot": capabilities.requestSlots && capabilities.maxBatch > 1,
     "slot reused after a longer request": capabilities.requestSlots && capabilities.maxBatch > 1,
+    // Read from the trace's requests (their output, `stopString` and `deltas`): the text capability.
+    "stop string inside an accepted run": verifies && honors("stop") && capabilities.text,
+    "stop string across tokens": honors("stop") && capabilities.text,
+    "stop string ending inside a token": honors("stop") && capabilities.text,
+    "delta of several tokens": speculative && honors("stop") && capabilities.text,
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

@@ -15,6 +15,7 @@ import type { Trace } from "../trace/schema.ts";
 import { outsideCapabilities } from "./capabilities.ts";
 import { ModelCache } from "./model-cache.ts";
 import { runFromTrace } from "../trace/run-result.ts";
+import { textFieldsOf } from "../trace/outputs-line.ts";
 import { RunFailure, targetOnlyCase, Unavailable, type RunSource } from "../check/source.ts";
 
 /** The engine could not start or failed its handshake: bad input (exit 2), not a failing case. */
@@ -48,6 +49,7 @@ export function runFromEngine(testCase: Readonly<Case>, result: EngineResult): R
     ...(output.stopTokenId !== undefined ? { stopTokenId: output.stopTokenId } : {}),
     ...(output.finishedLength !== undefined ? { finishedLength: output.finishedLength } : {}),
     ...(output.logprobs ? { logprobs: output.logprobs } : {}),
+    ...textFieldsOf(output),
   }));
   const base = runFromTrace(trace);
   const outputs = result.outputs.map((output) => ({
@@ -57,6 +59,7 @@ export function runFromEngine(testCase: Readonly<Case>, result: EngineResult): R
     ...(output.stopTokenId !== undefined ? { stopTokenId: output.stopTokenId } : {}),
     ...(output.finishedLength !== undefined ? { finishedLength: output.finishedLength } : {}),
     ...(output.logprobs ? { logprobs: output.logprobs } : {}),
+    ...textFieldsOf(output),
     acceptLens: output.acceptLens ?? base.outputs.find((candidate) => candidate.id === output.id)?.acceptLens ?? [],
     cutRounds: 0,
     ...(output.roundsIncludeFirstToken ? { roundsIncludeFirstToken: true } : {}),

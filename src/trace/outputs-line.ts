@@ -17,6 +17,71 @@ export const FinishReasonSchema = Type.Union([
 ]);
 export type FinishReason = Static<typeof FinishReasonSchema>;
 
+/** One streamed chunk of a detokenized request (issue 28's text layer): what one engine step sent. */
+export const TextDeltaSchema = Type.Object(
+  {
+    text: Type.String({
+      description:
+        "The text this step released (src/sampling/stop-strings.ts: a tail that may still become a stop string is held back until it cannot).",
+    }),
+    tokens: Type.Array(Type.Integer({ minimum: 0 }), {
+      description: "The output tokens this step emitted (none in a last delta that only releases held-back text).",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type TextDelta = Static<typeof TextDeltaSchema>;
+
+/** Token counts as servers bill them (OpenAI's usage). */
+export const UsageSchema = Type.Object(
+  {
+    promptTokens: Type.Integer({ minimum: 0, description: "Tokens of the prompt (the case's prompt length)." }),
+    completionTokens: Type.Integer({
+      minimum: 0,
+      description: "Output tokens emitted (after any stop cut): the output's length.",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type Usage = Static<typeof UsageSchema>;
+
+/** The text layer's output fields (requests with sampling.stop), shared by outputs, protocol and trace. */
+export const TextOutputFields = {
+  text: Type.Optional(
+    Type.String({
+      description:
+        "Requests with sampling.stop: the detokenized output (src/model/vocabulary.ts), ending where the first stop string starts (or ends: includeStopStrInOutput).",
+    }),
+  ),
+  stopString: Type.Optional(
+    Type.String({
+      description: 'The stop string whose first occurrence ended the request (finish reason "stop").',
+    }),
+  ),
+  deltas: Type.Optional(
+    Type.Array(TextDeltaSchema, {
+      description:
+        "The streamed chunks in order, one per engine step that emitted tokens: their texts concatenate to `text`.",
+    }),
+  ),
+  usage: Type.Optional(CloneType(UsageSchema, { description: "Prompt and completion token counts." })),
+};
+
+/** The text layer's fields an output (or trace request) carries, none invented: those present, copied. */
+export function textFieldsOf(output: { text?: string; stopString?: string; deltas?: TextDelta[]; usage?: Usage }): {
+  text?: string;
+  stopString?: string;
+  deltas?: TextDelta[];
+  usage?: Usage;
+} {
+  return {
+    ...(output.text !== undefined ? { text: output.text } : {}),
+    ...(output.stopString !== undefined ? { stopString: output.stopString } : {}),
+    ...(output.deltas !== undefined ? { deltas: output.deltas } : {}),
+    ...(output.usage !== undefined ? { usage: output.usage } : {}),
+  };
+}
+
 /** One request's results, as an engine reports them (also the adapter protocol's output object). */
 export const ReportedOutputFields = {
   id: Type.Integer({ minimum: 0, description: "The request id of the case's workload." }),
@@ -63,6 +128,7 @@ export const ReportedOutputFields = {
   firstRoundDrafts: Type.Optional(
     Type.Array(Type.Integer({ minimum: 0 }), { description: "The first round's chain drafts d_1..d_S." }),
   ),
+  ...TextOutputFields,
 };
 
 export const ReportedOutputSchema = Type.Object(ReportedOutputFields, { additionalProperties: false });

@@ -77,6 +77,10 @@ export function traceRequest(fields: TraceRequest): TraceRequest {
     finishedLength: fields.finishedLength,
     logprobs: fields.logprobs,
     slot: fields.slot,
+    text: fields.text,
+    stopString: fields.stopString,
+    deltas: fields.deltas,
+    usage: fields.usage,
   };
 }
 

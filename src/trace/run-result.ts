@@ -3,7 +3,7 @@
 // laws, sources, failures and reports read run results without depending on the reference engine
 // (issue 24: these types used to live in engine/run-case.ts, which pulled the engine into every law).
 import type { FloatArray } from "../runtime/ort.ts";
-import type { FinishReason, ReportedOutput } from "./outputs-line.ts";
+import { textFieldsOf, type FinishReason, type ReportedOutput } from "./outputs-line.ts";
 import type { Trace } from "./schema.ts";
 
 /**
@@ -94,6 +94,7 @@ export function runFromTrace(trace: Trace): RunResult {
     ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
     ...(request.finishedLength !== undefined ? { finishedLength: request.finishedLength } : {}),
     ...(request.logprobs ? { logprobs: request.logprobs } : {}),
+    ...textFieldsOf(request),
     acceptLens: acceptLens.get(request.id) ?? [],
     cutRounds: 0,
   }));

@@ -4,7 +4,7 @@
 // law says "not checkable" for what is absent. Changes stay additive within one formatVersion.
 import { CloneType, Type, type Static } from "@sinclair/typebox";
 import { LogprobEntrySchema } from "../sampling/params.ts";
-import { FinishReasonSchema } from "./outputs-line.ts";
+import { FinishReasonSchema, TextOutputFields } from "./outputs-line.ts";
 
 export const TRACE_FORMAT_VERSION = 1;
 
@@ -423,6 +423,7 @@ export const TraceRequestSchema = Type.Object(
           "The request slot it ran on (engine requestSlots: later requests reuse a slot; the law slot history).",
       }),
     ),
+    ...TextOutputFields,
   },
   { additionalProperties: false },
 );

@@ -232,6 +232,20 @@ const EXPOSURE: Record<
     engine: { requestSlots: 1 },
     twins: true,
   },
+  // Stop strings spanning output tokens 1 and 2 of requests 0 and 1 (tiny's texts: xx|YYxYY|xcxxc|... and
+  // Y|Ycxc|YYxYY|...): both end inside the first full-acceptance round, before its last token, so a check of the
+  // round's tail misses them and the requests run on.
+  "stop-string-checked-at-round-end": {
+    draft: "mirror",
+    laws: ["stop string end", "termination equivalence"],
+    sampling: [{ stop: ["Yxc"] }, { stop: ["cYY"] }, { stop: [] }],
+  },
+  // Full-acceptance rounds emit 4 tokens a step: a delta of the last one loses the other three.
+  "stream-delta-last-token": {
+    draft: "mirror",
+    laws: ["stream deltas"],
+    sampling: [{ stop: [] }, { stop: ["cYY"] }, { stop: [] }],
+  },
   "grammar-advanced-by-rejected-drafts": {
     draft: "eagle",
     laws: ["grammar state", "grammar acceptance"],

@@ -109,6 +109,8 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
     ...(space.draftSchedule && !capabilities.draftSchedule ? { draftSchedule: false } : {}),
     // The context boundary only where declared (capabilities.contextLimits).
     ...(space.contextBoundary && !capabilities.contextLimits ? { contextBoundary: false } : {}),
+    // Stop strings only where honored (the sampling option stop).
+    ...(space.text && !capabilities.sampling.includes("stop") ? { text: false } : {}),
     // Request slots only where declared (capabilities.requestSlots).
     ...(space.slotReuse && !capabilities.requestSlots ? { slotReuse: false } : {}),
     mode: speculative ? "speculative" : "target-only",

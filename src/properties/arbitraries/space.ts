@@ -77,6 +77,11 @@ export interface CaseSpace {
    * take a slot an earlier one held.
    */
   slotReuse?: boolean;
+  /**
+   * The text layer: requests are detokenized five times in six, with up to 3 stop strings cut from the text the
+   * target writes (arbitraries/text.ts); "stop" must be a sampling option too.
+   */
+  text?: boolean;
   /** Requests draw a grammar (src/sampling/grammar.ts) four times in five; "grammar" must be a sampling option too. */
   grammar?: boolean;
   /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */

@@ -10,6 +10,7 @@ import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingS
 import { removableArray } from "./removable-array.ts";
 import { grammarDrawArbitrary, grammarOf, type GrammarDraw } from "./grammar.ts";
 import type { CaseSpace } from "./space.ts";
+import { textDrawArbitrary, textParamsOf, type TextDraw } from "./text.ts";
 
 export interface RequestDraw {
   suffix: number[];
@@ -24,6 +25,8 @@ export interface RequestDraw {
   schedule?: number[] | null;
   /** Spaces at the context boundary only: how far below the context the request's prompt + output ends (raw). */
   contextGap?: number;
+  /** Spaces with the text layer only: the request's stop strings (null: not detokenized, the shrink target). */
+  text?: TextDraw | null;
 }
 
 export interface AbortDraw {
@@ -46,6 +49,7 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
       ? { schedule: fc.option(fc.array(fc.nat({ max: 6 }), { minLength: 1, maxLength: 6 }), { nil: null, freq: 5 }) }
       : {}),
     ...(s.contextBoundary ? { contextGap: fc.nat({ max: 7 }) } : {}),
+    ...(s.text ? { text: fc.option(textDrawArbitrary, { nil: null, freq: 6 }) } : {}),
   });
   return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
@@ -109,10 +113,14 @@ export function requestsOf(
 ): CaseRequest[] {
   return draws.map((draw, id) => {
     const drawn = samplingOf(spec, draw.sampling, draw.maxNewTokens, sampling);
-    const params =
+    const constrained =
       draw.grammar && sampling.options.includes("grammar")
         ? { ...withoutGrammarConflicts(drawn), grammar: grammarOf(spec, draw.grammar) }
         : drawn;
+    const params =
+      draw.text && sampling.options.includes("stop")
+        ? { ...constrained, ...textParamsOf(spec, draw.text, sampling.options) }
+        : constrained;
     return {
       id,
       prompt: [...spec.preamble, ...suffixOf(spec, draws, id)],
