@@ -10,6 +10,7 @@ import { runLawProperty } from "../../src/properties/law-property.ts";
 import { PADDING_POISON_INVARIANCE } from "../../src/laws/padding-poison-invariance.ts";
 import { CONTEXT_LIMIT } from "../../src/laws/context-limit.ts";
 import { SLOT_HISTORY } from "../../src/laws/slot-history.ts";
+import { STOP_STRING_END } from "../../src/laws/stop-string-end.ts";
 
 /** The runs `mutants` gives each property in its first round at its default --max-runs (cli/mutants.ts). */
 const RUNS_PER_PROPERTY = Math.max(1, Math.min(20, Math.floor(400 / (LAW_PROPERTIES.length + 1))));
@@ -59,4 +60,20 @@ describe("the slot history's fault is killed at every seed", () => {
       expect(run.error).toBeUndefined();
       expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
     }, 300_000);
+});
+
+describe("the text layer's faults are killed at every seed", () => {
+  for (const fault of ["stop-string-checked-at-round-end", "stream-delta-last-token"] as const)
+    for (const seed of [1, 2, 3, 4, 5])
+      it(`seed ${seed}: ${fault} fails the stop string end property within 20 runs`, async () => {
+        const run = await runLawProperty(propertyFor(STOP_STRING_END)!, {
+          numRuns: 20,
+          seed,
+          faults: [fault],
+          shrinkSeconds: 0,
+          failureDir: false,
+        });
+        expect(run.error).toBeUndefined();
+        expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+      }, 300_000);
 });
