@@ -11,6 +11,7 @@ import { STOCHASTIC_COVERAGE_LABELS } from "../../src/check/stochastic-coverage.
 import { GRAMMAR_COVERAGE_LABELS } from "../../src/check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../../src/check/schedule-coverage.ts";
 import { CONTEXT_COVERAGE_LABELS } from "../../src/check/context-coverage.ts";
+import { TEXT_COVERAGE_LABELS } from "../../src/check/text-coverage.ts";
 import { SLOT_COVERAGE_LABELS } from "../../src/check/slot-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
@@ -92,7 +93,8 @@ describe("coverage labels", () => {
         !(GRAMMAR_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(SCHEDULE_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(CONTEXT_COVERAGE_LABELS as readonly string[]).includes(label) &&
-        !(SLOT_COVERAGE_LABELS as readonly string[]).includes(label),
+        !(SLOT_COVERAGE_LABELS as readonly string[]).includes(label) &&
+        !(TEXT_COVERAGE_LABELS as readonly string[]).includes(label),
     );
     expect([...new Set([...classic, ...scheduling, ...paddedLabels, ...ragged])].sort()).toEqual(
       [...engineLabels].sort(),

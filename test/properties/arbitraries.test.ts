@@ -159,11 +159,17 @@ describe("case arbitraries", () => {
     expect(cases.some((c) => c.engine.tokenBudget < 16)).toBe(true);
     const requests = cases.flatMap((c) => c.workload.requests);
     const options = new Set(requests.flatMap((r) => samplingOptionsOf(r.sampling)));
-    // Grammars are a dimension of their own spaces (src/properties/dimensions.ts): the whole space draws none.
-    expect([...options].sort()).toEqual([...SAMPLING_OPTIONS].filter((option) => option !== "grammar").sort());
+    // Grammars and stop strings are dimensions of their own spaces (src/properties/dimensions.ts): the whole space
+    // draws none.
+    const ownSpaces: readonly string[] = ["grammar", "stop", "includeStopStrInOutput"];
+    expect([...options].sort()).toEqual([...SAMPLING_OPTIONS].filter((option) => !ownSpaces.includes(option)).sort());
     expect(requests.some((r) => r.sampling === undefined)).toBe(true);
     const grammarCases = fc.sample(caseArbitrary({ ...FULL_SPACE, grammar: true }), { seed: 13, numRuns: 100 });
     expect(grammarCases.some((c) => c.workload.requests.some((r) => r.sampling?.grammar !== undefined))).toBe(true);
+    const textCases = fc.sample(caseArbitrary({ ...FULL_SPACE, text: true }), { seed: 13, numRuns: 100 });
+    const textRequests = textCases.flatMap((c) => c.workload.requests).filter((r) => r.sampling?.stop !== undefined);
+    expect(textRequests.some((r) => (r.sampling?.stop?.length ?? 0) > 1)).toBe(true);
+    expect(textRequests.some((r) => r.sampling?.includeStopStrInOutput === true)).toBe(true);
     expect(requests.some((r) => r.draftSchedule !== undefined)).toBe(false);
     // Nor the context boundary or request slots (issue 28): their spaces draw them on every case.
     expect(cases.some((c) => c.engine.contextLength !== undefined || c.engine.requestSlots !== undefined)).toBe(false);
