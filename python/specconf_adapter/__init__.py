@@ -8,6 +8,7 @@ conventions of docs/tracing.md (draft rows at anchor p - 1, no draft row for BOS
 from .capabilities import Capabilities
 from .protocol import PROTOCOL, PROTOCOL_VERSION, Engine, ProtocolError, Unsupported, handle, serve
 from .records import Case, DraftConfig, EngineConfig, ModelFiles, ModelSpec, Output, Request, Result, WorkloadRequest
+from .text import apply_stop_strings, detokenize, first_stop
 from .trace import Acceptance, Event, RowRef, TraceBuilder, emit_cut, greedy_accept
 
 __all__ = [
@@ -30,7 +31,10 @@ __all__ = [
     "TraceBuilder",
     "Unsupported",
     "WorkloadRequest",
+    "apply_stop_strings",
+    "detokenize",
     "emit_cut",
+    "first_stop",
     "greedy_accept",
     "handle",
     "serve",

@@ -45,6 +45,8 @@ class Capabilities:
     requests reach the context; speculation drafts only what fits; past the draft's context, no speculation."""
     request_slots: bool | None = None
     """Request slots (/engine/requestSlots) reused in sequence by later requests; trace requests carry `slot`."""
+    text: bool | None = None
+    """The text layer: detokenized requests (sampling "stop") report text, stopString, deltas, usage (text.py)."""
     sampling: tuple | None = None
     """Request sampling options honored: stopTokenIds, minNewTokens, ..., temperature, seed (docs/adapter.md)."""
     observes: tuple = ()

@@ -162,6 +162,8 @@ class Request:
     files: dict
     want_trace: bool
     raw: dict = field(repr=False)
+    vocabulary: tuple | None = None
+    """Each token id's text ("" for BOS and EOS), sent when a request is detokenized (sampling "stop")."""
 
     @staticmethod
     def from_json(message):
@@ -178,6 +180,7 @@ class Request:
             files=files,
             want_trace=bool(message.get("wantTrace", False)),
             raw=message,
+            vocabulary=tuple(message["vocabulary"]) if "vocabulary" in message else None,
         )
 
     def model_files(self, fmt):
@@ -203,6 +206,14 @@ class Output:
     first_round_drafts: list | None = None
     """d_1..d_S of the first round."""
     rounds_include_first_token: bool | None = None
+    text: str | None = None
+    """Detokenized requests (sampling "stop"): the output text, cut at the first stop string (text.py)."""
+    stop_string: str | None = None
+    """The stop string that ended the request (finish reason "stop")."""
+    deltas: list | None = None
+    """Streamed chunks, one per engine step that emitted tokens: {"text": ..., "tokens": [...]}."""
+    usage: dict | None = None
+    """{"promptTokens": ..., "completionTokens": ...}."""
 
     def to_json(self):
         out = {"id": self.id, "tokens": list(self.tokens)}
@@ -214,6 +225,10 @@ class Output:
             ("accept_lens", "acceptLens"),
             ("first_round_drafts", "firstRoundDrafts"),
             ("rounds_include_first_token", "roundsIncludeFirstToken"),
+            ("text", "text"),
+            ("stop_string", "stopString"),
+            ("deltas", "deltas"),
+            ("usage", "usage"),
         ):
             value = getattr(self, name)
             if value is not None:
