@@ -3,7 +3,10 @@
 // laws; crashes, timeouts and protocol violations are ExternalEngineErrors in bounded time, never a hang;
 // `specconf check --engine` exits 2 on them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ExternalEngine, ExternalEngineError, runExternal } from "../../src/adapter/client.ts";
+import { ExternalEngine, ExternalEngineError, requestFor, runExternal } from "../../src/adapter/client.ts";
+import { resolveModelSpec } from "../../src/case/models.ts";
+import { runCase } from "../../src/engine/run-case.ts";
+import { detokenize, pieceEnds, vocabularyOf } from "../../src/model/vocabulary.ts";
 import { checkEngine } from "../../src/cli/check-engine.ts";
 import { goldenCase } from "../helpers/golden-runs.ts";
 import { checkLaws } from "../../src/check/runner.ts";
@@ -53,6 +56,34 @@ describe("the reference adapter in a separate process", () => {
     const check = await checkLaws(engine, faulty);
     const failing = check.results.filter((law) => law.status === "fails").map((law) => law.law);
     expect(failing).toEqual(expect.arrayContaining(["positions", "draft reference", "mirror acceptance"]));
+  });
+
+  it("the text layer through the protocol: the vocabulary sent, the text fields returned and judged", async () => {
+    const plain = testCase();
+    expect(requestFor(plain, 1, true).vocabulary).toBeUndefined();
+    // Request 0 detokenized with a stop string spelled by its target-only output's tokens 1 and 2.
+    const spec = resolveModelSpec(plain.model);
+    const tokens = (await runCase({ ...plain, engine: { ...plain.engine, mode: "target-only" } })).outputs[0].tokens;
+    const ends = pieceEnds(vocabularyOf(spec), tokens);
+    const stop = detokenize(vocabularyOf(spec), tokens).slice(ends[0], ends[1] + 1);
+    const [first, ...rest] = plain.workload.requests;
+    const detokenized = {
+      ...plain,
+      workload: { ...plain.workload, requests: [{ ...first, sampling: { stop: [stop] } }, ...rest] },
+    };
+    expect(requestFor(detokenized, 1, true).vocabulary).toEqual(vocabularyOf(spec).pieces);
+    const check = await checkLaws(engine, detokenized);
+    const status = (law: string) => check.results.find((result) => result.law === law)?.status;
+    for (const law of ["stop string end", "stop trim", "stream deltas", "usage counts", "termination equivalence"])
+      expect(status(law), law).toBe("holds");
+    // Detokenized without a stop string: the mirror's multi-token steps each stream one delta.
+    const faulty = {
+      ...plain,
+      engine: { ...plain.engine, faults: ["stream-delta-last-token" as const] },
+      workload: { ...plain.workload, requests: [{ ...first, sampling: { stop: [] } }, ...rest] },
+    };
+    const failing = (await checkLaws(engine, faulty)).results.filter((law) => law.status === "fails");
+    expect(failing.map((law) => law.law)).toEqual(["stream deltas"]);
   });
 });
 
