@@ -160,6 +160,11 @@ export const FAULT_NAMES = [
   "stop-string-checked-at-round-end",
   /** vllm#26027 (issue 28): a step that emits several tokens streams a delta of its last token only (text and id). */
   "stream-delta-last-token",
+  /**
+   * sglang#39826 class (issue 28): usage counts a round's whole verified run (its accept length) as completion
+   * tokens, not the tokens emitted after a stop, EOS or the cap cut the run.
+   */
+  "usage-counts-verified-run",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

@@ -327,7 +327,7 @@ export class Request {
     // sglang#23802 / #27637: stop strings looked for once per round, on the tail of the run's text.
     if (faults.has("stop-string-checked-at-round-end") && this.status !== "finished" && this.text?.checkRoundEnd())
       this.finish("stop");
-    this.text?.stream(emitted, this.status === "finished");
+    this.text?.stream(emitted, this.status === "finished", candidates.length);
     this.penalizer.cumulate(emitted, faults);
     return { emitted, finished: this.status === "finished" };
   }

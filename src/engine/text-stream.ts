@@ -19,6 +19,8 @@ export class TextStream {
   /** Characters of the output text already streamed. */
   private sent = 0;
   readonly deltas: TextDelta[] = [];
+  /** Completion tokens as usage reports them: one per emitted token (the usage-counts-verified-run fault: per candidate). */
+  completionTokens = 0;
   private readonly longestStop: number;
 
   constructor(
@@ -79,7 +81,9 @@ export class TextStream {
    * The delta one step streams for the tokens it emitted: the text that became final (all of it once the request
    * finished; while it runs, all but a tail that may still be a stop string's start). Mutates.
    */
-  stream(emitted: readonly number[], finished: boolean): void {
+  stream(emitted: readonly number[], finished: boolean, candidates = emitted.length): void {
+    // sglang#39826: the run's verified tokens counted, not those emitted after the cut.
+    this.completionTokens += this.faults.has("usage-counts-verified-run") ? candidates : emitted.length;
     const released = finished ? this.output : this.text.slice(0, this.text.length - heldBack(this.text, this.options));
     const text = released.slice(this.sent);
     this.sent = Math.max(this.sent, released.length);

@@ -38,6 +38,7 @@ const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
   "drafter-state-kept-on-slot-reuse": drawsSlotReuse,
   "stop-string-checked-at-round-end": drawsText,
   "stream-delta-last-token": drawsText,
+  "usage-counts-verified-run": drawsText,
 };
 
 /** Coverage labels only cases of a dimension can reach. */

@@ -246,6 +246,12 @@ const EXPOSURE: Record<
     laws: ["stream deltas"],
     sampling: [{ stop: [] }, { stop: ["cYY"] }, { stop: [] }],
   },
+  // Request 0's stop string ends inside the first full-acceptance round: the round's other tokens are counted.
+  "usage-counts-verified-run": {
+    draft: "mirror",
+    laws: ["usage counts"],
+    sampling: [{ stop: ["Yxc"] }, { stop: [] }, { stop: [] }],
+  },
   "grammar-advanced-by-rejected-drafts": {
     draft: "eagle",
     laws: ["grammar state", "grammar acceptance"],

@@ -63,7 +63,11 @@ describe("the slot history's fault is killed at every seed", () => {
 });
 
 describe("the text layer's faults are killed at every seed", () => {
-  for (const fault of ["stop-string-checked-at-round-end", "stream-delta-last-token"] as const)
+  for (const fault of [
+    "stop-string-checked-at-round-end",
+    "stream-delta-last-token",
+    "usage-counts-verified-run",
+  ] as const)
     for (const seed of [1, 2, 3, 4, 5])
       it(`seed ${seed}: ${fault} fails the stop string end property within 20 runs`, async () => {
         const run = await runLawProperty(propertyFor(STOP_STRING_END)!, {
