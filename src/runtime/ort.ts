@@ -11,6 +11,7 @@
 import { createRequire } from "node:module";
 import ort from "onnxruntime-node";
 import { BadInputError } from "../errors/bad-input.ts";
+import { ContextGather } from "./context-gather.ts";
 import type { Dtype } from "../model/spec.ts";
 
 // ORT's own logger would print a multi-line native error (for example for a missing provider) before
@@ -48,9 +49,11 @@ export interface ForwardFeeds {
   hiddenIn?: FloatArray;
   /** EAGLE-3 drafts only: [T, auxLayers * hidden], the target's auxiliary states (zeros on draft-decode rows). */
   auxIn?: FloatArray;
+  /** The pool, [layers, slots, kvDim]; only the ctxSlots rows reach the graph (context-gather.ts). */
   kCache: FloatArray;
   vCache: FloatArray;
   cacheDims: readonly [number, number, number];
+  /** [C] pool slots the batch attends to, in mask column order. */
   ctxSlots: BigInt64Array;
   /** [T, C + T] additive. */
   mask: FloatArray;
@@ -204,6 +207,8 @@ async function yieldNowAndThen(): Promise<void> {
 export class ModelSession {
   /** The fetch list per output set, built once (the binding reads its keys). */
   private readonly fetchesFor = new Map<string, Record<string, null>>();
+  /** The context K/V rows of the forward being built (only they are fed, not the pool). */
+  private readonly contextGather = new ContextGather();
 
   private constructor(
     private readonly session: NativeSession,
@@ -288,16 +293,22 @@ export class ModelSession {
     }
   }
 
-  /** The ort.Tensors run() passes for these feeds (wrapping the arrays, no copies). Pure. */
+  /**
+   * The ort.Tensors run() passes for these feeds: the arrays wrapped without copies, except the context K/V,
+   * which is gathered out of the pool (k_cache / v_cache are the context rows, ctx_slots 0..C-1, so the graph
+   * computes the same values: context-gather.ts). Those two tensors view this session's gather buffers and
+   * hold until its next tensorsFor.
+   */
   tensorsFor(feeds: ForwardFeeds): Record<string, ort.Tensor> {
     const rows = feeds.tokens.length;
     const floatType = this.dtype === "float32" ? "float32" : "float64";
+    const context = this.contextGather.gather(feeds.kCache, feeds.vCache, feeds.cacheDims, feeds.ctxSlots);
     const inputs: Record<string, ort.Tensor> = {
       tokens: new ort.Tensor("int64", feeds.tokens, [rows]),
       positions: new ort.Tensor("int64", feeds.positions, [rows]),
-      k_cache: new ort.Tensor(floatType, feeds.kCache, [...feeds.cacheDims]),
-      v_cache: new ort.Tensor(floatType, feeds.vCache, [...feeds.cacheDims]),
-      ctx_slots: new ort.Tensor("int64", feeds.ctxSlots, [feeds.ctxSlots.length]),
+      k_cache: new ort.Tensor(floatType, context.keys, [...context.dims]),
+      v_cache: new ort.Tensor(floatType, context.values, [...context.dims]),
+      ctx_slots: new ort.Tensor("int64", context.slots, [context.slots.length]),
       mask: new ort.Tensor(floatType, feeds.mask, [rows, feeds.ctxSlots.length + rows]),
     };
     if (this.hasHiddenInput) {
