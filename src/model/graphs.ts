@@ -2,7 +2,8 @@
 //
 // Every graph has the same calling convention, so the engine treats models alike:
 //   inputs  tokens [T] int64, positions [T] int64, (draft graphs) hidden_in [T, H],
-//           k_cache, v_cache [layers, slots, kvDim] (the whole pool, gathered inside the graph),
+//           k_cache, v_cache [layers, slots, kvDim] (gathered inside the graph; the engine feeds only the context
+//           rows, gathered on the host, with ctx_slots 0..C-1: runtime/context-gather.ts),
 //           ctx_slots [C] int64 (pool slots the batch attends to), mask [T, C + T] additive
 //           (column j < C is ctx_slots[j], column C + t is the batch's own row t).
 //           (hybrid models) rec_init [Z, W] (initial recurrent states), rec_src [T] int64 (each row's: a row of
