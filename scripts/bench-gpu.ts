@@ -4,6 +4,7 @@
 //
 //   npx tsx scripts/bench-gpu.ts --ep cpu --ep cuda --ep webgpu [--preset large] [--preset tiny]
 //                                [--law-runs 24] [--reps 3] [--tokens 32] [--json FILE]
+//                                [--draft truncated-mirror] (repeatable; default mirror, truncated-mirror, eagle)
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     profile: { type: "boolean", default: false },
     threads: { type: "string", default: String(Math.min(8, os.cpus().length)) },
     json: { type: "string" },
+    draft: { type: "string", multiple: true, default: ["mirror", "truncated-mirror", "eagle"] },
   },
 });
 const eps = values.ep as ExecutionProvider[];
@@ -38,7 +40,7 @@ const lawRuns = Number(values["law-runs"]);
 const reps = Number(values.reps);
 const maxNewTokens = Number(values.tokens);
 const cpuThreads = Number(values.threads);
-const DRAFTS: DraftKind[] = ["mirror", "truncated-mirror", "eagle"];
+const DRAFTS = values.draft as DraftKind[];
 
 function runtimeFor(ep: ExecutionProvider) {
   return {
