@@ -125,7 +125,7 @@ async function speedOn(ep: ExecutionProvider, preset: string): Promise<SpeedRow[
       engine: { numSteps: Number(values.steps), poolSlots: Number(values["pool-slots"]), runtime: runtimeFor(ep) },
     });
   const cases: [string, Case][] = [
-    ["target-only", { ...base("mirror"), engine: { ...base("mirror").engine, mode: "target-only" } }],
+    ["target-only", { ...base(DRAFTS[0]), engine: { ...base(DRAFTS[0]).engine, mode: "target-only" } }],
     ...DRAFTS.map((draft): [string, Case] => [draft, base(draft)]),
   ];
   const times = new Map<string, number[]>(cases.map(([name]) => [name, []]));
