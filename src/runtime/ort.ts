@@ -294,15 +294,28 @@ export class ModelSession {
   }
 
   /**
-   * The ort.Tensors run() passes for these feeds: the arrays wrapped without copies, except the context K/V,
-   * which is gathered out of the pool (k_cache / v_cache are the context rows, ctx_slots 0..C-1, so the graph
-   * computes the same values: context-gather.ts). Those two tensors view this session's gather buffers and
-   * hold until its next tensorsFor.
+   * Whether forwards on this EP are fed the context rows gathered on the host (context-gather.ts) instead of
+   * the whole pool. Every EP but the CPU copies each input to its device on every run, so there the pool cost a
+   * copy per forward. The CPU EP reads a host tensor in place: the pool costs nothing there, and gathering
+   * would add a copy (+1 ms, ~10%, per `large` target forward, measured). Both feeds give the same bits
+   * (test/runtime/context-gather.test.ts). Read on every forward, so a test can switch it.
+   */
+  static gathersContext(ep: ExecutionProvider): boolean {
+    return ep !== "cpu";
+  }
+
+  /**
+   * The ort.Tensors run() passes for these feeds: the arrays wrapped without copies, except the context K/V on
+   * EPs that gather it (gathersContext): k_cache / v_cache are then the context rows and ctx_slots 0..C-1, so
+   * the graph computes the same values, and those two tensors view this session's gather buffers and hold
+   * until its next tensorsFor.
    */
   tensorsFor(feeds: ForwardFeeds): Record<string, ort.Tensor> {
     const rows = feeds.tokens.length;
     const floatType = this.dtype === "float32" ? "float32" : "float64";
-    const context = this.contextGather.gather(feeds.kCache, feeds.vCache, feeds.cacheDims, feeds.ctxSlots);
+    const context = ModelSession.gathersContext(this.ep)
+      ? this.contextGather.gather(feeds.kCache, feeds.vCache, feeds.cacheDims, feeds.ctxSlots)
+      : { keys: feeds.kCache, values: feeds.vCache, dims: feeds.cacheDims, slots: feeds.ctxSlots };
     const inputs: Record<string, ort.Tensor> = {
       tokens: new ort.Tensor("int64", feeds.tokens, [rows]),
       positions: new ort.Tensor("int64", feeds.positions, [rows]),
