@@ -1,8 +1,14 @@
 // The host-side context gather (src/runtime/context-gather.ts): it must pick exactly the pool rows ctx_slots
-// names, in column order, for every layer, and a forward fed the gathered rows must return bit for bit what
-// the same graph returns fed the whole pool and the slots (the calling convention before issue 23, item 5).
+// names, in column order, for every layer; a forward fed the gathered rows must return bit for bit what the
+// same graph returns fed the whole pool and the slots (the CPU EP's feed, and every EP's before issue 23, item
+// 5); and a whole run of every graph kind must have the same trace either way. CI has only the CPU EP, which
+// keeps the pool feed, so these tests switch the gather on (ModelSession.gathersContext) to prove it.
 import { fc, test } from "@fast-check/vitest";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import type { Case } from "../../src/case/case.ts";
+import { defaultCase } from "../../src/case/default-case.ts";
+import { runCase } from "../../src/engine/run-case.ts";
+import type { DraftKind } from "../../src/model/spec.ts";
 import { buildTarget } from "../../src/model/build.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { ContextGather, ContextSlotError } from "../../src/runtime/context-gather.ts";
@@ -94,11 +100,18 @@ describe("ContextGather", () => {
   });
 });
 
+/** Feeds gathered contexts on the CPU EP too, and counts the gathers (so a test sees the path was taken). */
+function gatherOnCpu() {
+  vi.spyOn(ModelSession, "gathersContext").mockReturnValue(true);
+  return vi.spyOn(ContextGather.prototype, "gather");
+}
+
 describe("a forward fed the gathered context", () => {
   const sessions: ModelSession[] = [];
   afterAll(async () => {
     for (const session of sessions) await session.release();
   });
+  afterEach(() => vi.restoreAllMocks());
 
   for (const preset of ["tiny", "tiny-f64"]) {
     it(`returns bit for bit what the graph returns fed the whole pool (${preset})`, async () => {
@@ -128,6 +141,7 @@ describe("a forward fed the gathered context", () => {
       const ctxSlots = BigInt64Array.from(slots, BigInt);
       const session = await ModelSession.create(model.graph.bytes, spec.dtype, spec.hidden, DEFAULT_RUNTIME);
       sessions.push(session);
+      const gathers = gatherOnCpu();
       // A first, larger forward leaves other rows in the session's gather buffers.
       await session.run({
         tokens,
@@ -148,6 +162,7 @@ describe("a forward fed the gathered context", () => {
         mask,
         withLogits: true,
       });
+      expect(gathers).toHaveBeenCalledTimes(2);
       const whole: Record<string, ProbeTensor> = await runGraph(
         model.graph.bytes,
         DEFAULT_RUNTIME,
@@ -192,3 +207,44 @@ describe("a forward fed the gathered context", () => {
     });
   }
 });
+
+describe("a run fed gathered contexts", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Every graph kind that reads the pool, and the engine paths that lay contexts out differently. */
+  const cases: [string, Case][] = [
+    ["target and mirror, chunked and paged", engineCase("tiny", "mirror", { chunkSize: 3, pageSize: 4 })],
+    ["float64, tapped mirror", engineCase("tiny-f64", "tapped-mirror", { pageSize: 2 })],
+    ["EAGLE head, tree, padded graph replay", engineCase("tiny", "eagle", treeReplay())],
+    ["EAGLE-3 draft", engineCase("tiny", "eagle3-mirror", { chunkSize: 4 })],
+    ["multi-layer drafts, graph replay", engineCase("tiny", "mirror", { multiLayer: true, graphReplay: true })],
+    ["sliding windows", engineCase("swa", "mirror", { chunkSize: 5, pageSize: 2 })],
+    ["hybrid (recurrent) layers", engineCase("hybrid", "mirror", { chunkSize: 3 })],
+    ["prefix cache and overlap", engineCase("tiny", "noisy-mirror", { prefixCache: true, overlap: true })],
+  ];
+  for (const [name, testCase] of cases) {
+    it(`has the trace and outputs of a run fed the pool: ${name}`, async () => {
+      const pooled = await runCase(testCase);
+      const gathers = gatherOnCpu();
+      const gathered = await runCase(testCase);
+      expect(gathers.mock.calls.length).toBeGreaterThan(0);
+      expect(gathered.outputs).toEqual(pooled.outputs);
+      expect(gathered.trace).toEqual(pooled.trace);
+    });
+  }
+});
+
+function treeReplay(): Partial<Case["engine"]> {
+  return { numSteps: 3, topk: 2, numDraftTokens: 6, graphReplay: true, graphBuckets: [2, 4, 8], paddingPoisonSeed: 9 };
+}
+
+function engineCase(preset: string, draft: DraftKind, engine: Partial<Case["engine"]>): Case {
+  return defaultCase({
+    preset,
+    draft,
+    seed: 3,
+    numRequests: 3,
+    maxNewTokens: 10,
+    engine: { numSteps: 3, numDraftTokens: 4, ...engine },
+  });
+}
