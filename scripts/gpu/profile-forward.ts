@@ -100,7 +100,19 @@ interface ProfileEvent {
 
 const summary: string[][] = [];
 const opRows: string[][] = [];
+const errors: string[] = [];
 for (const ep of values.ep!) {
+  // An EP that fails (the WebGPU EP's one-node run once failed to download its output on an H100) is reported
+  // and the others still measured.
+  try {
+    await profileOn(ep);
+  } catch (error) {
+    errors.push(`${ep}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+    console.log(errors[errors.length - 1]);
+  }
+}
+
+async function profileOn(ep: string): Promise<void> {
   const oneNode = await ort.InferenceSession.create(oneNodeGraph(), options(ep));
   const floor = await wallMs(oneNode, { x: new ort.Tensor("float32", new Float32Array(rows * 8), [rows, 8]) }, ["y"]);
   await oneNode.release();
@@ -184,3 +196,4 @@ console.log(
 );
 console.log("\nCostliest op types per run (ORT profile), ms:");
 console.log(table(["EP", "graph", "op (provider)", "ms per run"], opRows));
+if (errors.length > 0) console.log(`\nFailed: ${errors.join("; ")}`);
