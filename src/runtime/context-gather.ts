@@ -6,7 +6,8 @@
 // cost about what a verify forward did. Fed [layers, C, kvDim] (the context rows in column order) with
 // ctx_slots 0..C-1 instead, the graph's Gather reads the same values into the same [layers, C, kvDim] tensor,
 // so attention computes on identical values in identical shapes: outputs are bit-identical, the graphs (and
-// their digests) are unchanged, and the copy is C rows, not the pool.
+// their digests) are unchanged, and the copy is C rows, not the pool. The CPU EP reads the pool in place, so it
+// keeps the pool feed (ModelSession.gathersContext).
 //
 // The gathered rows live in buffers the session keeps and reuses (grown, never shrunk): a forward's tensors are
 // consumed by the synchronous native run before the next forward gathers, and allocating a few megabytes per
