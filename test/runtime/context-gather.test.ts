@@ -219,7 +219,7 @@ describe("a run fed gathered contexts", () => {
     ["EAGLE-3 draft", engineCase("tiny", "eagle3-mirror", { chunkSize: 4 })],
     ["multi-layer drafts, graph replay", engineCase("tiny", "mirror", { multiLayer: true, graphReplay: true })],
     ["sliding windows", engineCase("swa", "mirror", { chunkSize: 5, pageSize: 2 })],
-    ["hybrid (recurrent) layers", engineCase("hybrid", "mirror", { chunkSize: 3 })],
+    ["hybrid (recurrent) layers, prefix cache", engineCase("hybrid", "mirror", { chunkSize: 3, prefixCache: true })],
     ["prefix cache and overlap", engineCase("tiny", "noisy-mirror", { prefixCache: true, overlap: true })],
   ];
   for (const [name, testCase] of cases) {
