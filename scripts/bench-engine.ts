@@ -23,8 +23,9 @@
 //   InferenceSession.run in the engine's order (target and draft forwards interleaved as in the run, so
 //   cache effects match), --replay passes; raw cost = sum over calls of the median per call. The same
 //   is done through ModelSession.run (adds tensor wrapping and output unpacking). k_cache / v_cache are
-//   the context rows tensorsFor gathered (runtime/context-gather.ts): the calls of one session share its
-//   gather buffers, so same shapes, contents as of the last gather (ORT's cost does not depend on the values).
+//   the pool's live buffers on the CPU EP, and on GPU EPs the context rows tensorsFor gathered
+//   (runtime/context-gather.ts), which the calls of one session share: same shapes and memory, contents as
+//   at replay time (ORT's cost does not depend on the values).
 // - Engine overhead = engine time / raw ORT time of the same forwards. "Per round" uses the decode steps
 //   only: all requests arrive at step 0 and prefill in one chunk, so step 0 is the prefill and every
 //   later step is one decode round (1 forward in target-only mode; numSteps - 1 draft decodes, verify
