@@ -9,6 +9,7 @@
 import { CloneType, Type, type Static } from "@sinclair/typebox";
 import { CaseSchema } from "../case/case.ts";
 import { SAMPLING_OPTIONS } from "../sampling/params.ts";
+import { MODEL_FAMILIES } from "../model/spec.ts";
 import { TraceSchema } from "../trace/schema.ts";
 import { ReportedOutputSchema } from "../trace/outputs-line.ts";
 
@@ -112,6 +113,12 @@ export const CapabilitiesSchema = Type.Object(
       Type.Array(Type.Union([Type.Literal("float32"), Type.Literal("float64")]), {
         minItems: 1,
         description: "Model dtypes it runs (default [float32]).",
+      }),
+    ),
+    modelFamilies: Type.Optional(
+      Type.Array(Type.Union(MODEL_FAMILIES.map((family) => Type.Literal(family))), {
+        description:
+          'Model families it runs beside plain Llama (issue 29): "sliding-window" (some layers attend a window), "rope-scaling" (linear or YaRN RoPE), "hybrid" (Mamba2 layers between attention layers). Exports carry each in an architecture that computes it exactly (docs/export.md). Absent: none, and no generated case uses them.',
       }),
     ),
     draftSchedule: Type.Optional(

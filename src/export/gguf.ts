@@ -55,11 +55,12 @@ export function permuteRopeRows(rows: Float64Array, numHeads: number, headDim: n
 }
 
 /** A Linear weight [in, out] (ours) as a ggml tensor of dims [in, out] holding the [out, in] rows. */
-function linear(name: string, weights: Float64Array, inDim: number, outDim: number): GgufTensor {
+export function linear(name: string, weights: Float64Array, inDim: number, outDim: number): GgufTensor {
   return { name, dims: [inDim, outDim], data: transpose(weights, inDim, outDim) };
 }
 
-function layerTensors(spec: ModelSpec, l: number, layer: LayerWeights): GgufTensor[] {
+/** One Llama-block layer (attention + SwiGLU MLP) under llama.cpp's names; also the attention layers of gguf-families.ts. */
+export function layerTensors(spec: ModelSpec, l: number, layer: LayerWeights): GgufTensor[] {
   const { hidden, heads, kvHeads, headDim, intermediate } = spec;
   const qDim = heads * headDim;
   const kvDim = kvHeads * headDim;

@@ -8,10 +8,11 @@ import { join } from "node:path";
 import { loadModels } from "../case/models.ts";
 import type { Golden } from "./schema.ts";
 import { writeFilesAtomic } from "../schema/atomic-write.ts";
-import { ggufFiles } from "../export/gguf.ts";
+import { ggufArchitecture, ggufFamilyUnsupported, modelGgufFiles } from "../export/gguf-families.ts";
 import { eagle3Checkpoint, EAGLE3_ARCHITECTURE } from "../export/eagle3-hf.ts";
-import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "../export/hf.ts";
-import { defaultDraftSpec, modelFamilyOutside } from "../model/spec.ts";
+import { eagleCheckpoint, type CheckpointFiles } from "../export/hf.ts";
+import { hfArchitecture, modelCheckpoint } from "../export/hf-families.ts";
+import { defaultDraftSpec, modelFamiliesOf } from "../model/spec.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 
 export type ExportFormat = "onnx" | "hf" | "gguf";
@@ -21,15 +22,20 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
   const models = loadModels(golden.cases[0].case);
   const spec = models.spec;
   const suite = golden.suite;
-  // The HF and GGUF writers know plain Llama: a window or a RoPE scaling would be dropped silently (issue 29).
-  const family = format === "onnx" ? undefined : modelFamilyOutside(spec);
-  if (family)
-    throw new BadInputError(`suite ${suite}: ${family} in format ${format}`, { jsonPath: "/cases/0/case/model" });
+  const draft = models.draft;
+  // Issue 29's families go out in the architectures that compute them exactly; llama.cpp lacks some of them.
+  const unsupported = format === "gguf" ? ggufFamilyUnsupported(spec) : undefined;
+  if (unsupported)
+    throw new BadInputError(`suite ${suite}: no GGUF: ${unsupported}`, { jsonPath: "/cases/0/case/model" });
+  const families = modelFamiliesOf(spec);
+  if (families.length > 0 && format !== "onnx" && (draft?.eagle || draft?.eagle3))
+    throw new BadInputError(`suite ${suite}: trained draft heads of ${families.join(", ")} models are not exported`, {
+      jsonPath: "/cases/0/case/draft",
+    });
   const files: CheckpointFiles = new Map();
   const add = (dir: string, checkpoint: CheckpointFiles) => {
     for (const [name, content] of checkpoint) files.set(`${suite}/${dir}/${name}`, content);
   };
-  const draft = models.draft;
   const draftKind = draft?.spec.kind ?? null;
   const manifest: Record<string, unknown> = {
     suite,
@@ -60,13 +66,14 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
     }
   } else if (format === "gguf") {
     // The standalone draft is the mirror's (an exact copy), as in the HF export: it accepts every draft.
-    const gguf = ggufFiles(models, defaultDraftSpec("mirror"), suite);
+    const gguf = modelGgufFiles(models, defaultDraftSpec("mirror"), suite);
+    const architecture = ggufArchitecture(spec);
     files.set(`${suite}/target.gguf`, gguf.target);
     files.set(`${suite}/draft.gguf`, gguf.draft!);
-    entries.target = { file: "target.gguf", architecture: "llama", onnxDigest: models.target.graph.digest };
+    entries.target = { file: "target.gguf", architecture, onnxDigest: models.target.graph.digest };
     entries.draft = {
       file: "draft.gguf",
-      architecture: "llama",
+      architecture,
       role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted",
     };
     manifest.ggufType = "F32";
@@ -79,20 +86,21 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
   } else {
     add(
       "target",
-      llamaCheckpoint(spec, models.target.weights, { digest: models.target.graph.digest, role: "target", suite }),
+      modelCheckpoint(spec, models.target.weights, { digest: models.target.graph.digest, role: "target", suite }),
     );
     add(
       "draft",
-      llamaCheckpoint(spec, models.target.weights, {
+      modelCheckpoint(spec, models.target.weights, {
         digest: models.target.graph.digest,
         role: "standalone-draft",
         suite,
       }),
     );
-    entries.target = { dir: "target", architecture: "LlamaForCausalLM", onnxDigest: models.target.graph.digest };
+    const architecture = hfArchitecture(spec);
+    entries.target = { dir: "target", architecture, onnxDigest: models.target.graph.digest };
     entries.draft = {
       dir: "draft",
-      architecture: "LlamaForCausalLM",
+      architecture,
       role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted",
     };
     if (draft?.eagle) {

@@ -206,6 +206,60 @@ export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
       },
     ],
   },
+  {
+    suite: "swa-mirror",
+    description:
+      "Issue 29's sliding-window family: preset swa (layer 0 attends a window of 4 positions, layer 1 everything; YaRN-scaled RoPE, factor 4 over 16 positions) with the mirror draft. Prompts are longer than the window; exported as MinistralForCausalLM (layer_types) and llama.cpp granite_swa.",
+    preset: "swa",
+    draft: "mirror",
+    cases: [
+      {
+        name: "batch",
+        description: "three requests arriving together, whole-prompt prefill, S = 3, up to 16 tokens",
+        seed: 121,
+        requests: 3,
+        maxNewTokens: 16,
+        engine: { numSteps: 3 },
+        arriveTogether: true,
+      },
+    ],
+  },
+  {
+    suite: "swa-f64-mirror",
+    description:
+      "preset swa-f64 (every one of 3 layers attends a window of 3 positions; linearly scaled RoPE, factor 2; float64) with the mirror draft.",
+    preset: "swa-f64",
+    draft: "mirror",
+    cases: [
+      {
+        name: "batch",
+        description: "two requests arriving together, whole-prompt prefill, S = 2, up to 12 tokens",
+        seed: 122,
+        requests: 2,
+        maxNewTokens: 12,
+        engine: { numSteps: 2 },
+        arriveTogether: true,
+      },
+    ],
+  },
+  {
+    suite: "hybrid-mirror",
+    description:
+      "Issue 29's hybrid family: preset hybrid (Mamba2 blocks on layers 0 and 2 around an attention layer) with the mirror draft; exported as GraniteMoeHybridForCausalLM.",
+    preset: "hybrid",
+    draft: "mirror",
+    cases: [
+      {
+        name: "batch",
+        description: "three requests arriving together, whole-prompt prefill, S = 3, up to 16 tokens",
+        seed: 123,
+        requests: 3,
+        maxNewTokens: 16,
+        engine: { numSteps: 3 },
+        arriveTogether: true,
+      },
+    ],
+  },
 ];
 
 export function suiteNames(): string[] {

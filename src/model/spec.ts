@@ -232,14 +232,31 @@ function validateSlidingWindow(spec: ModelSpec): void {
 }
 
 /**
- * Issue 29's model families (sliding windows, scaled RoPE) are not exported to other engines yet (the HF and
- * GGUF writers would drop them silently): no engine can declare them, so their cases stay with the reference.
+ * Issue 29's model families: what an engine declares it runs (capabilities.modelFamilies) beside plain Llama.
+ * Each is exported in the architecture that computes it exactly (src/export/hf-families.ts, gguf-families.ts).
  */
-export function modelFamilyOutside(spec: ModelSpec): string | undefined {
-  if (spec.recurrent) return "hybrid recurrent (Mamba2) layers (not exported yet)";
-  if (spec.slidingWindow) return "sliding-window attention (not exported yet)";
-  if (spec.ropeScaling) return `${spec.ropeScaling.type}-scaled RoPE (not exported yet)`;
-  return undefined;
+export const MODEL_FAMILIES = ["sliding-window", "rope-scaling", "hybrid"] as const;
+export type ModelFamily = (typeof MODEL_FAMILIES)[number];
+
+const FAMILY_NAMES: Record<ModelFamily, (spec: ModelSpec) => string> = {
+  "sliding-window": () => "sliding-window attention",
+  "rope-scaling": (spec) => `${spec.ropeScaling!.type}-scaled RoPE`,
+  hybrid: () => "hybrid recurrent (Mamba2) layers",
+};
+
+/** The families a spec belongs to (empty: plain Llama). */
+export function modelFamiliesOf(spec: ModelSpec): ModelFamily[] {
+  const families: ModelFamily[] = [];
+  if (spec.recurrent) families.push("hybrid");
+  if (spec.slidingWindow) families.push("sliding-window");
+  if (spec.ropeScaling) families.push("rope-scaling");
+  return families;
+}
+
+/** The first family of the spec an engine declaring `declared` does not run, in words (undefined: none). */
+export function modelFamilyOutside(spec: ModelSpec, declared: readonly string[] = []): string | undefined {
+  const missing = modelFamiliesOf(spec).find((family) => !declared.includes(family));
+  return missing && `${FAMILY_NAMES[missing](spec)} (modelFamilies: ${missing} not declared)`;
 }
 
 export function kvDim(spec: ModelSpec): number {

@@ -85,10 +85,13 @@ export class ReferenceOracle {
       models.spec,
       runtime,
       models.target.graph.window,
+      models.target.graph.recurrentInitial,
     );
     const graphs = models.draft?.graphs ?? [];
     const sessions = await Promise.all(
-      graphs.map((graph) => sessionFor(graph.bytes, graph.digest, models.spec, runtime, graph.window)),
+      graphs.map((graph) =>
+        sessionFor(graph.bytes, graph.digest, models.spec, runtime, graph.window, graph.recurrentInitial),
+      ),
     );
     const scale = models.draft ? draftLogitScale(models.draft.spec) : 1;
     return new ReferenceOracle(

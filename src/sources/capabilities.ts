@@ -33,6 +33,7 @@ export function withDefaults(capabilities: Capabilities): Required<Capabilities>
     contextLimits: false,
     requestSlots: false,
     text: false,
+    modelFamilies: [],
     ...capabilities,
   };
 }
@@ -53,7 +54,7 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (!capabilities.modes.includes(engine.mode)) return `mode ${engine.mode}`;
   const spec = resolveModelSpec(testCase.model);
   if (!capabilities.dtypes.includes(spec.dtype)) return `dtype ${spec.dtype}`;
-  const family = modelFamilyOutside(spec);
+  const family = modelFamilyOutside(spec, capabilities.modelFamilies);
   if (family) return family;
   if (workload.requests.length > capabilities.maxBatch)
     return `${workload.requests.length} requests (maxBatch ${capabilities.maxBatch})`;

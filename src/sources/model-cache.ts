@@ -8,9 +8,11 @@ import { dirname, join, resolve } from "node:path";
 import type { Case } from "../case/case.ts";
 import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
-import { GGUF_DRAFT_KINDS, ggufFiles } from "../export/gguf.ts";
+import { GGUF_DRAFT_KINDS } from "../export/gguf.ts";
+import { modelGgufFiles } from "../export/gguf-families.ts";
+import { modelCheckpoint } from "../export/hf-families.ts";
 import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
-import { eagleCheckpoint, llamaCheckpoint, type CheckpointFiles } from "../export/hf.ts";
+import { eagleCheckpoint, type CheckpointFiles } from "../export/hf.ts";
 import type { DraftKind } from "../model/spec.ts";
 
 export const DEFAULT_MODEL_CACHE = ".specconf/models";
@@ -50,7 +52,7 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
   const result: { target: Export; draft?: Export } = {
     target: {
       name: targetDigest,
-      content: llamaCheckpoint(spec, target.weights, { digest: targetDigest, role: "target" }),
+      content: modelCheckpoint(spec, target.weights, { digest: targetDigest, role: "target" }),
     },
   };
   if (!draft) return result;
@@ -71,13 +73,13 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
   else if (draft.spec.kind === "mirror")
     result.draft = {
       name: digest,
-      content: llamaCheckpoint(spec, target.weights, { digest, role: "standalone-draft" }),
+      content: modelCheckpoint(spec, target.weights, { digest, role: "standalone-draft" }),
     };
   else if (draft.spec.kind === "truncated-mirror") {
     const layers = target.weights.layers.slice(0, Math.min(draft.spec.truncatedLayers, spec.layers));
     result.draft = {
       name: digest,
-      content: llamaCheckpoint(spec, { ...target.weights, layers }, { digest, role: "standalone-draft" }),
+      content: modelCheckpoint(spec, { ...target.weights, layers }, { digest, role: "standalone-draft" }),
     };
   }
   return result;
@@ -93,7 +95,7 @@ function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
 
 /** llama.cpp files (src/export/gguf.ts): the target and the draft kind's standalone draft, F32. */
 function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
-  const files = ggufFiles(models, models.draft?.spec);
+  const files = modelGgufFiles(models, models.draft?.spec);
   const graph = models.draft?.graphs[0];
   return {
     target: { name: `${models.target.graph.digest}.gguf`, content: files.target },
