@@ -43,6 +43,8 @@ def capabilities(dtypes, observed):
         max_batch=4,
         arrivals=True,  # requests arriving at the same step are batched together
         dtypes=tuple(dtypes),
+        # Issue 29's families load as MinistralForCausalLM, rope_parameters and GraniteMoeHybridForCausalLM.
+        model_families=("sliding-window", "rope-scaling", "hybrid"),
         observes=("acceptLens",) if observed else (),
         sampling=("stopTokenIds", "minNewTokens", "repetitionPenalty", "logitBias", "logprobs"),
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 MODES = ("target-only", "speculative")
 MODEL_FORMATS = ("onnx", "hf", "gguf")
 DTYPES = ("float32", "float64")
+MODEL_FAMILIES = ("sliding-window", "rope-scaling", "hybrid")
 
 
 def _camel(name):
@@ -47,6 +48,8 @@ class Capabilities:
     """Request slots (/engine/requestSlots) reused in sequence by later requests; trace requests carry `slot`."""
     text: bool | None = None
     """The text layer: detokenized requests (sampling "stop") report text, stopString, deltas, usage (text.py)."""
+    model_families: tuple | None = None
+    """Model families run beside plain Llama: "sliding-window", "rope-scaling", "hybrid" (docs/export.md)."""
     sampling: tuple | None = None
     """Request sampling options honored: stopTokenIds, minNewTokens, ..., temperature, seed (docs/adapter.md)."""
     observes: tuple = ()
@@ -55,8 +58,8 @@ class Capabilities:
     def __post_init__(self):
         if not self.modes or any(mode not in MODES for mode in self.modes):
             raise ValueError(f"capabilities.modes: {list(self.modes)} must be a non-empty subset of {list(MODES)}")
-        for name in ("model_formats", "dtypes"):
-            allowed = MODEL_FORMATS if name == "model_formats" else DTYPES
+        for name in ("model_formats", "dtypes", "model_families"):
+            allowed = {"model_formats": MODEL_FORMATS, "dtypes": DTYPES, "model_families": MODEL_FAMILIES}[name]
             values = getattr(self, name)
             if values is not None and any(value not in allowed for value in values):
                 raise ValueError(f"capabilities.{name}: {list(values)} must be a subset of {list(allowed)}")

@@ -46,7 +46,8 @@ export function hybridLayerTensors(spec: ModelSpec, l: number, layer: LayerWeigh
   const kernel = recurrent.convKernel;
   // ggml dims [K, channels]: channel c's K taps contiguous, oldest input first (our row k).
   const conv = new Float64Array(convDim * kernel);
-  for (let c = 0; c < convDim; c++) for (let k = 0; k < kernel; k++) conv[c * kernel + k] = mamba.convWeight[k * convDim + c];
+  for (let c = 0; c < convDim; c++)
+    for (let k = 0; k < kernel; k++) conv[c * kernel + k] = mamba.convWeight[k * convDim + c];
   const heads = recurrent.heads;
   return [
     { name: `blk.${l}.attn_norm.weight`, dims: [hidden], data: layer.attnNorm! },

@@ -27,13 +27,18 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   const capabilities = withDefaults(declared);
   const speculative = capabilities.modes.includes("speculative");
   const presets = space.presets.filter(
-    (name) => capabilities.dtypes.includes(getPreset(name).dtype) && modelFamilyOutside(getPreset(name), capabilities.modelFamilies) === undefined,
+    (name) =>
+      capabilities.dtypes.includes(getPreset(name).dtype) &&
+      modelFamilyOutside(getPreset(name), capabilities.modelFamilies) === undefined,
   );
   if (presets.length === 0) {
     // Read after "the engine lacks": what the property's presets need that the engine does not declare.
     const needs = space.presets.map((name) => {
       const preset = getPreset(name);
-      return modelFamilyOutside(preset, capabilities.modelFamilies) ?? `${preset.dtype} (declares ${capabilities.dtypes.join(", ")})`;
+      return (
+        modelFamilyOutside(preset, capabilities.modelFamilies) ??
+        `${preset.dtype} (declares ${capabilities.dtypes.join(", ")})`
+      );
     });
     return `what presets ${space.presets.join(", ")} need: ${[...new Set(needs)].join("; ")}`;
   }
