@@ -98,7 +98,7 @@ function hybridFields(spec: ModelSpec, layers: number): Record<string, unknown> 
   const inner = recurrent.heads * recurrent.headDim;
   return {
     model_type: "granitemoehybrid",
-    layer_types: blockTypes,
+    // transformers 5.17 validates layer_types against attention kinds ("mamba" is not one): layers_block_type only.
     layers_block_type: blockTypes,
     position_embedding_type: "rope",
     embedding_multiplier: 1.0,

@@ -4,7 +4,7 @@
 // capability the engine did not declare; a twin outside them makes its law "not checkable".
 import type { Capabilities } from "../adapter/protocol.ts";
 import type { Case } from "../case/case.ts";
-import { modelFamilyOutside } from "../model/spec.ts";
+import { modelFamiliesOf, modelFamilyOutside } from "../model/spec.ts";
 import { resolveModelSpec } from "../case/models.ts";
 import { draftExportable } from "./model-cache.ts";
 import { COVERAGE_LABELS, type CoverageLabel } from "../check/coverage.ts";
@@ -78,6 +78,9 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (!kind || !capabilities.drafts.includes(kind)) return `draft ${kind ?? "none"}`;
   if (!draftExportable(kind, capabilities.modelFormats))
     return `draft ${kind} in formats ${capabilities.modelFormats.join(", ")}`;
+  const families = modelFamiliesOf(spec);
+  if (families.length > 0 && !draftExportable(kind, capabilities.modelFormats, true))
+    return `draft ${kind} of a ${families.join(", ")} model in formats ${capabilities.modelFormats.join(", ")}`;
   if (engine.numSteps > capabilities.maxNumSteps)
     return `numSteps ${engine.numSteps} (max ${capabilities.maxNumSteps})`;
   if (engine.topk > capabilities.maxTopk) return `topk ${engine.topk} (max ${capabilities.maxTopk})`;

@@ -13,7 +13,7 @@ import { modelGgufFiles } from "../export/gguf-families.ts";
 import { modelCheckpoint } from "../export/hf-families.ts";
 import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
 import { eagleCheckpoint, type CheckpointFiles } from "../export/hf.ts";
-import type { DraftKind } from "../model/spec.ts";
+import { modelFamiliesOf, type DraftKind } from "../model/spec.ts";
 
 export const DEFAULT_MODEL_CACHE = ".specconf/models";
 
@@ -31,12 +31,27 @@ const DRAFTS_BY_FORMAT: Record<ModelFormat, readonly DraftKind[]> = {
 };
 
 /**
- * Whether the engine can get the case's draft: from some declared format, or (no formats declared) from the
- * spec in the request, which an engine building models itself reads. A draft-free case always fits.
+ * Issue 29's families (sliding windows, scaled RoPE, hybrids): the HF and GGUF writers carry their standalone
+ * drafts only (src/export/hf-families.ts, gguf-families.ts); trained heads of such a target are not exported.
  */
-export function draftExportable(kind: DraftKind | undefined, formats: readonly ModelFormat[]): boolean {
+const FAMILY_DRAFTS_BY_FORMAT: Record<ModelFormat, readonly DraftKind[]> = {
+  onnx: DRAFTS_BY_FORMAT.onnx,
+  hf: ["mirror", "truncated-mirror"],
+  gguf: GGUF_DRAFT_KINDS,
+};
+
+function draftsOf(format: ModelFormat, family: boolean): readonly DraftKind[] {
+  return (family ? FAMILY_DRAFTS_BY_FORMAT : DRAFTS_BY_FORMAT)[format];
+}
+
+/**
+ * Whether the engine can get the case's draft: from some declared format, or (no formats declared) from the
+ * spec in the request, which an engine building models itself reads. A draft-free case always fits. `family`:
+ * the target is of an issue 29 family (model/spec.ts modelFamiliesOf).
+ */
+export function draftExportable(kind: DraftKind | undefined, formats: readonly ModelFormat[], family = false): boolean {
   if (kind === undefined || kind === "ngram" || formats.length === 0) return true;
-  return formats.some((format) => DRAFTS_BY_FORMAT[format].includes(kind));
+  return formats.some((format) => draftsOf(format, family).includes(kind));
 }
 
 /** One model's files in one format: written under `<root>/<format>/<name>` (a file or a directory). */
@@ -146,7 +161,8 @@ export class ModelCache {
     for (const format of formats) {
       const exporter = EXPORTERS[format];
       const kind = testCase.draft?.kind;
-      if (kind && kind !== "ngram" && !DRAFTS_BY_FORMAT[format].includes(kind)) continue;
+      const family = modelFamiliesOf(models.spec).length > 0;
+      if (kind && kind !== "ngram" && !draftsOf(format, family).includes(kind)) continue;
       const exports = exporter(models);
       files[format] = {
         target: this.place(format, exports.target),

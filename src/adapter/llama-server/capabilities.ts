@@ -54,6 +54,8 @@ export const CAPABILITIES: Capabilities = chainCapabilities({
   aborts: true,
   prefixCache: true,
   sampling: [...SERVER_SAMPLING],
+  // Issue 29: sliding windows as granite_swa, scaled RoPE as rope.scaling.* (src/export/gguf-families.ts).
+  modelFamilies: ["sliding-window", "rope-scaling"],
 });
 
 const LIMITS: ChainEngineLimits = {

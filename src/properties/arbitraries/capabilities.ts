@@ -4,7 +4,7 @@
 // why, and `check --engine` reports that law's property as not exercised.
 import type { Capabilities } from "../../adapter/protocol.ts";
 import { getPreset } from "../../model/presets.ts";
-import { modelFamilyOutside } from "../../model/spec.ts";
+import { modelFamiliesOf, modelFamilyOutside } from "../../model/spec.ts";
 import type { DraftKind } from "../../model/spec.ts";
 import { withDefaults } from "../../sources/capabilities.ts";
 import { draftExportable } from "../../sources/model-cache.ts";
@@ -26,7 +26,7 @@ function pageRange(pageSizes: readonly number[]): { min: number; max: number } {
 export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace | string {
   const capabilities = withDefaults(declared);
   const speculative = capabilities.modes.includes("speculative");
-  const presets = space.presets.filter(
+  let presets = space.presets.filter(
     (name) =>
       capabilities.dtypes.includes(getPreset(name).dtype) &&
       modelFamilyOutside(getPreset(name), capabilities.modelFamilies) === undefined,
@@ -45,9 +45,17 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   // A space that drafts from several kinds keeps what the engine runs; a focus on one kind needs exactly it.
   const several = space.drafts.length >= PROPERTY_DRAFTS.length;
   const candidates = several ? EXTERNAL_DRAFTS : space.drafts;
-  const drafts = candidates.filter(
+  let drafts = candidates.filter(
     (kind) => capabilities.drafts.includes(kind) && draftExportable(kind, capabilities.modelFormats),
   );
+  // A family preset's files carry only standalone drafts: a space of family presets drafts with those, a mixed
+  // one whose drafts need more keeps its plain presets (sources/capabilities.ts says the same per case).
+  const isFamily = (name: string) => modelFamiliesOf(getPreset(name)).length > 0;
+  const familyDrafts = drafts.filter((kind) => draftExportable(kind, capabilities.modelFormats, true));
+  if (speculative && presets.some(isFamily) && familyDrafts.length < drafts.length) {
+    if (presets.every(isFamily)) drafts = familyDrafts;
+    else presets = presets.filter((name) => !isFamily(name));
+  }
   if (speculative && drafts.length === 0) return `the drafts ${space.drafts.join(", ")}`;
   const topks = space.topks.filter((topk) => topk <= capabilities.maxTopk);
   if (topks.length === 0) return `topk ${space.topks.join("/")} (engine max ${capabilities.maxTopk})`;
