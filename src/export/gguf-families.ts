@@ -96,7 +96,7 @@ function commonMetadata(arch: string, spec: ModelSpec, layers: number, identity:
   return entries;
 }
 
-function granitSwaMetadata(spec: ModelSpec, layers: number): [string, GgufValue][] {
+function graniteSwaMetadata(spec: ModelSpec, layers: number): [string, GgufValue][] {
   const window = spec.slidingWindow!;
   const pattern = Uint32Array.from({ length: layers }, (_, l) => (window.layers.includes(l) ? 1 : 0));
   return [
@@ -124,7 +124,7 @@ export function familyGguf(spec: ModelSpec, weights: TargetWeights, identity: Gg
       layer.mamba ? hybridLayerTensors(spec, l, layer) : layerTensors(spec, l, layer),
     );
   } else {
-    if (arch === "granite_swa") for (const [key, value] of granitSwaMetadata(spec, layers)) metadata.set(key, value);
+    if (arch === "granite_swa") for (const [key, value] of graniteSwaMetadata(spec, layers)) metadata.set(key, value);
     else metadata.set("llama.attention.head_count_kv", { type: "uint32", value: spec.kvHeads });
     blocks = weights.layers.flatMap((layer, l) => [
       ...layerTensors(spec, l, layer),

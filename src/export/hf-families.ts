@@ -12,6 +12,7 @@
 //   the whole inner width with one group, out_proj), its attention layers Llama's with full rotate-half RoPE.
 //   Bamba itself rotates only attn_rotary_emb dims of each head; GraniteMoeHybrid rotates all of them.
 // The plain Llama checkpoint (hf.ts) stays what a spec without these fields gets, byte for byte.
+import { BadInputError } from "../errors/bad-input.ts";
 import type { ModelSpec } from "../model/spec.ts";
 import { mambaDims } from "../model/mamba2.ts";
 import { YARN_BETA_FAST, YARN_BETA_SLOW, ropeFrequencies } from "../model/rope-scaling.ts";
@@ -30,8 +31,13 @@ import { transpose, type TensorEntry } from "./safetensors.ts";
 export const MINISTRAL_ARCHITECTURE = "MinistralForCausalLM";
 export const HYBRID_ARCHITECTURE = "GraniteMoeHybridForCausalLM";
 
-/** A family the HF writers cannot express exactly (exit 2 through the caller). */
-export class FamilyExportError extends Error {}
+/** A spec whose family no transformers architecture computes exactly (exit 2: the spec is what is wrong). */
+export class FamilyExportError extends BadInputError {
+  constructor(detail: string) {
+    super(`no Hugging Face checkpoint: ${detail}`, { jsonPath: "/model/spec" });
+    this.name = "FamilyExportError";
+  }
+}
 
 /** The architecture a spec's checkpoint takes. */
 export function hfArchitecture(spec: ModelSpec): string {
@@ -85,15 +91,20 @@ export function familyConfig(spec: ModelSpec, layers: number, identity: ExportId
   return config;
 }
 
-function hybridFields(spec: ModelSpec, layers: number): Record<string, unknown> {
-  const recurrent = spec.recurrent!;
-  if (spec.slidingWindow)
-    throw new FamilyExportError("a hybrid spec with sliding windows has no transformers architecture");
+/** Why no transformers architecture computes the spec exactly (undefined: one does). */
+export function hfFamilyUnsupported(spec: ModelSpec): string | undefined {
+  if (!spec.recurrent) return undefined;
+  if (spec.slidingWindow) return "a hybrid spec with sliding windows has no transformers architecture";
   // Granite's attention takes head_dim = hidden_size / num_attention_heads.
   if (spec.heads * spec.headDim !== spec.hidden)
-    throw new FamilyExportError(
-      `${HYBRID_ARCHITECTURE} needs heads * headDim = hidden (${spec.heads} * ${spec.headDim} != ${spec.hidden})`,
-    );
+    return `${HYBRID_ARCHITECTURE} needs heads * headDim = hidden (${spec.heads} * ${spec.headDim} != ${spec.hidden})`;
+  return undefined;
+}
+
+function hybridFields(spec: ModelSpec, layers: number): Record<string, unknown> {
+  const recurrent = spec.recurrent!;
+  const unsupported = hfFamilyUnsupported(spec);
+  if (unsupported) throw new FamilyExportError(unsupported);
   const blockTypes = Array.from({ length: layers }, (_, l) => (recurrent.layers.includes(l) ? "mamba" : "attention"));
   const inner = recurrent.heads * recurrent.headDim;
   return {

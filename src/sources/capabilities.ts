@@ -6,7 +6,7 @@ import type { Capabilities } from "../adapter/protocol.ts";
 import type { Case } from "../case/case.ts";
 import { modelFamiliesOf, modelFamilyOutside } from "../model/spec.ts";
 import { resolveModelSpec } from "../case/models.ts";
-import { draftExportable } from "./model-cache.ts";
+import { draftExportable, familyNotExportable } from "./model-cache.ts";
 import { COVERAGE_LABELS, type CoverageLabel } from "../check/coverage.ts";
 import { activeSamplingOptions, samplingOptionsOf, type SamplingOption } from "../sampling/params.ts";
 
@@ -56,6 +56,8 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (!capabilities.dtypes.includes(spec.dtype)) return `dtype ${spec.dtype}`;
   const family = modelFamilyOutside(spec, capabilities.modelFamilies);
   if (family) return family;
+  const notExportable = familyNotExportable(spec, capabilities.modelFormats);
+  if (notExportable) return notExportable;
   if (workload.requests.length > capabilities.maxBatch)
     return `${workload.requests.length} requests (maxBatch ${capabilities.maxBatch})`;
   if (!capabilities.arrivals && workload.requests.some((request) => request.arrivalStep > 0)) return "later arrivals";

@@ -9,11 +9,11 @@ import type { Case } from "../case/case.ts";
 import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
 import { GGUF_DRAFT_KINDS } from "../export/gguf.ts";
-import { modelGgufFiles } from "../export/gguf-families.ts";
-import { modelCheckpoint } from "../export/hf-families.ts";
+import { ggufFamilyUnsupported, modelGgufFiles } from "../export/gguf-families.ts";
+import { hfFamilyUnsupported, modelCheckpoint } from "../export/hf-families.ts";
 import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
 import { eagleCheckpoint, type CheckpointFiles } from "../export/hf.ts";
-import { modelFamiliesOf, type DraftKind } from "../model/spec.ts";
+import { modelFamiliesOf, type DraftKind, type ModelSpec } from "../model/spec.ts";
 
 export const DEFAULT_MODEL_CACHE = ".specconf/models";
 
@@ -39,6 +39,16 @@ const FAMILY_DRAFTS_BY_FORMAT: Record<ModelFormat, readonly DraftKind[]> = {
   hf: ["mirror", "truncated-mirror"],
   gguf: GGUF_DRAFT_KINDS,
 };
+
+/**
+ * Why none of the formats can carry the spec's family exactly (undefined: one can, or the engine builds models
+ * from the spec itself).
+ */
+export function familyNotExportable(spec: ModelSpec, formats: readonly ModelFormat[]): string | undefined {
+  if (modelFamiliesOf(spec).length === 0 || formats.length === 0 || formats.includes("onnx")) return undefined;
+  const reasons = formats.map((format) => (format === "hf" ? hfFamilyUnsupported(spec) : ggufFamilyUnsupported(spec)));
+  return reasons.includes(undefined) ? undefined : reasons.join("; ");
+}
 
 function draftsOf(format: ModelFormat, family: boolean): readonly DraftKind[] {
   return (family ? FAMILY_DRAFTS_BY_FORMAT : DRAFTS_BY_FORMAT)[format];

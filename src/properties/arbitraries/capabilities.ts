@@ -7,7 +7,7 @@ import { getPreset } from "../../model/presets.ts";
 import { modelFamiliesOf, modelFamilyOutside } from "../../model/spec.ts";
 import type { DraftKind } from "../../model/spec.ts";
 import { withDefaults } from "../../sources/capabilities.ts";
-import { draftExportable } from "../../sources/model-cache.ts";
+import { draftExportable, familyNotExportable } from "../../sources/model-cache.ts";
 import { ALL_DRAFTS, PROPERTY_DRAFTS, type CaseSpace } from "./space.ts";
 
 /** Drafts a generator may draw for an external engine: the property drafts plus prompt lookup (no model). */
@@ -29,7 +29,8 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   let presets = space.presets.filter(
     (name) =>
       capabilities.dtypes.includes(getPreset(name).dtype) &&
-      modelFamilyOutside(getPreset(name), capabilities.modelFamilies) === undefined,
+      modelFamilyOutside(getPreset(name), capabilities.modelFamilies) === undefined &&
+      familyNotExportable(getPreset(name), capabilities.modelFormats) === undefined,
   );
   if (presets.length === 0) {
     // Read after "the engine lacks": what the property's presets need that the engine does not declare.
@@ -37,6 +38,7 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
       const preset = getPreset(name);
       return (
         modelFamilyOutside(preset, capabilities.modelFamilies) ??
+        familyNotExportable(preset, capabilities.modelFormats) ??
         `${preset.dtype} (declares ${capabilities.dtypes.join(", ")})`
       );
     });
