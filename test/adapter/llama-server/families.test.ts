@@ -25,7 +25,8 @@ describe("llama-server on the sliding-window family", () => {
       expect(check.skipped).toBeUndefined();
       expect(check.crash).toBeUndefined();
       const status = new Map(check.results.map((result) => [result.law, result.status]));
-      for (const law of ["reference decode", "lossless", "mirror acceptance"]) expect(status.get(law), law).toBe("holds");
+      for (const law of ["reference decode", "lossless", "mirror acceptance"])
+        expect(status.get(law), law).toBe("holds");
       expect(check.results.filter((result) => result.status === "fails")).toEqual([]);
       const run = await source.run(testCase);
       for (const expected of suite.cases[0].expected.requests) {
