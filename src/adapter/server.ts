@@ -1,6 +1,7 @@
 // The reference engine behind the external-engine protocol: reads request lines from `input`, runs each
 // case with runCase and writes one response line to `output`. `specconf adapter` serves it on
 // stdin/stdout; it is both the protocol's worked example and what the adapter test drives end to end.
+import { MODEL_FAMILIES } from "../model/spec.ts";
 import type { Readable, Writable } from "node:stream";
 import { preflightCase } from "../case/preflight.ts";
 import type { FaultName } from "../case/faults.ts";
@@ -35,6 +36,7 @@ export const REFERENCE_CAPABILITIES: Capabilities = {
   contextLimits: true,
   requestSlots: true,
   text: true,
+  modelFamilies: [...MODEL_FAMILIES],
   observes: [
     "acceptLens",
     "firstRoundDrafts",
