@@ -11,11 +11,11 @@
 //   logit_scale as 1; it rotates every layer with the model's own (scaled) RoPE.
 // - hybrid Mamba2 layers: granitehybrid (gguf-hybrid.ts).
 // Tokenizer and specconf.* keys are gguf.ts's, so a family file is read the way a Llama one is.
-import type { ModelSpec } from "../model/spec.ts";
+import type { LoadedModels } from "../case/models.ts";
+import { YARN_BETA_FAST, YARN_BETA_SLOW } from "../model/rope-scaling.ts";
+import type { DraftSpec, ModelSpec } from "../model/spec.ts";
 import type { TargetWeights } from "../model/weights.ts";
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";
-import type { LoadedModels } from "../case/models.ts";
-import type { DraftSpec } from "../model/spec.ts";
 import {
   ggufFiles,
   layerTensors,
@@ -26,7 +26,6 @@ import {
   type GgufIdentity,
 } from "./gguf.ts";
 import { hybridGgufUnsupported, hybridLayerTensors, hybridMetadata } from "./gguf-hybrid.ts";
-import { YARN_BETA_FAST, YARN_BETA_SLOW } from "../model/rope-scaling.ts";
 
 /** The sink logit of "no sink": exp(-1e30 - max) is 0 in float32, so the softmax is the plain one. */
 export const NO_SINK = -1e30;
