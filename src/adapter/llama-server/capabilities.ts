@@ -54,8 +54,9 @@ export const CAPABILITIES: Capabilities = chainCapabilities({
   aborts: true,
   prefixCache: true,
   sampling: [...SERVER_SAMPLING],
-  // Issue 29: sliding windows as granite_swa, scaled RoPE as rope.scaling.* (src/export/gguf-families.ts).
-  modelFamilies: ["sliding-window", "rope-scaling"],
+  // Issue 29: sliding windows as granite_swa, scaled RoPE as rope.scaling.*, hybrids as granitehybrid (only
+  // Mamba2 blocks twice the model's width load: other hybrids stay out, src/export/gguf-families.ts).
+  modelFamilies: ["sliding-window", "rope-scaling", "hybrid"],
 });
 
 const LIMITS: ChainEngineLimits = {
