@@ -215,10 +215,11 @@ export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
     cases: [
       {
         name: "batch",
-        description: "three requests arriving together, whole-prompt prefill, S = 3, up to 16 tokens",
+        // 14, not 16: request 1's 15th token is a near-tie (margin 2e-4), which a golden file must not hold.
+        description: "three requests arriving together, whole-prompt prefill, S = 3, up to 14 tokens",
         seed: 121,
         requests: 3,
-        maxNewTokens: 16,
+        maxNewTokens: 14,
         engine: { numSteps: 3 },
         arriveTogether: true,
       },
