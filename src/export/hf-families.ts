@@ -105,12 +105,16 @@ function hybridFields(spec: ModelSpec, layers: number): Record<string, unknown> 
   const recurrent = spec.recurrent!;
   const unsupported = hfFamilyUnsupported(spec);
   if (unsupported) throw new FamilyExportError(unsupported);
-  const blockTypes = Array.from({ length: layers }, (_, l) => (recurrent.layers.includes(l) ? "mamba" : "attention"));
+  const blockTypes = Array.from({ length: layers }, (_, l) =>
+    recurrent.layers.includes(l) ? "linear_attention" : "full_attention",
+  );
   const inner = recurrent.heads * recurrent.headDim;
   return {
     model_type: "granitemoehybrid",
-    // transformers 5.17 validates layer_types against attention kinds ("mamba" is not one): layers_block_type only.
-    layers_block_type: blockTypes,
+    // transformers 5.17 maps layers_block_type onto layer_types and validates it against its layer kinds: Mamba2
+    // blocks are "linear_attention" there (its GraniteMoeHybrid decoder layer tests that name), attention
+    // "full_attention" (its causal mask mapping's key); the legacy "mamba" / "attention" fail validation.
+    layer_types: blockTypes,
     position_embedding_type: "rope",
     embedding_multiplier: 1.0,
     residual_multiplier: 1.0,

@@ -1,6 +1,6 @@
 // The HF checkpoints of issue 29's families read back with the independent safetensors reader: the spec is
 // rebuilt from config.json alone (Ministral's layer_types and sliding_window, rope_parameters, GraniteMoeHybrid's
-// layers_block_type and mamba_* fields), the weights from transformers' tensor names (GraniteMoeHybrid's mamba.*,
+// layer_types and mamba_* fields), the weights from transformers' tensor names (GraniteMoeHybrid's mamba.*,
 // shared_mlp.input_linear = [gate; up], conv1d [channels, 1, K]), and the pure-TS forward over them must give
 // the golden tokens and margins: a field or tensor the writer dropped or laid out wrongly changes them. The
 // RoPE frequencies are also compared with what transformers 5.17 computed from these configs on the GPU machine
@@ -75,7 +75,7 @@ function specFrom(config: Record<string, any>, dtype: ModelSpec["dtype"]): Model
     });
     expect(config.mamba_expand * config.hidden_size).toBe(config.mamba_n_heads * config.mamba_d_head);
     spec.recurrent = {
-      layers: (config.layers_block_type as string[]).flatMap((type, l) => (type === "mamba" ? [l] : [])),
+      layers: (config.layer_types as string[]).flatMap((type, l) => (type === "linear_attention" ? [l] : [])),
       heads: config.mamba_n_heads,
       headDim: config.mamba_d_head,
       stateSize: config.mamba_d_state,
