@@ -13,7 +13,8 @@
 // - sampling: logit bias (logit_bias, added to the logits as specconf's bias is), the repetition penalty (the
 //   penalties sampler over a window of the whole sequence: completion.ts), logprobs (n_probs: see
 //   docs/llama-server.md for which logits they are taken from), temperature with a seed (samplers
-//   ["temperature"]: the full softmax at that temperature, the case's other options absent).
+//   ["temperature"]: the full softmax at that temperature, the case's other options absent), a token grammar
+//   (the request's `grammar`, GBNF over token elements: grammar.ts; its drafts are unmasked, as llama.cpp drafts).
 // Not declared, because the server does not expose them as the laws define them: stop token ids (it stops on
 // strings), min new tokens, presence and frequency penalties (llama.cpp counts the prompt's tokens too, vLLM
 // only the output's), top-k/top-p/min-p with temperature (llama.cpp applies temperature
@@ -44,6 +45,7 @@ export const SERVER_SAMPLING: readonly SamplingOption[] = [
   "logprobs",
   "temperature",
   "seed",
+  "grammar",
 ];
 
 export const CAPABILITIES: Capabilities = chainCapabilities({

@@ -12,6 +12,7 @@ import type { Case, CaseRequest } from "../../case/case.ts";
 import { resolveModelSpec } from "../../case/models.ts";
 import { isStochastic } from "../../sampling/params.ts";
 import type { ServerProcess } from "./process.ts";
+import { gbnfOf } from "./grammar.ts";
 
 export interface ProbabilityEntry {
   id: number;
@@ -61,6 +62,8 @@ export function completionBody(testCase: Case, request: CaseRequest, slot: numbe
   } else Object.assign(body, { samplers: [...chain, "top_k"], top_k: 1 });
   if (sampling?.logitBias) body.logit_bias = Object.entries(sampling.logitBias).map(([id, bias]) => [Number(id), bias]);
   if (sampling?.logprobs !== undefined) body.n_probs = Math.max(1, sampling.logprobs);
+  // The token grammar as GBNF over token elements (grammar.ts); the server masks every target row with it.
+  if (sampling?.grammar) body.grammar = gbnfOf(sampling.grammar);
   return body;
 }
 

@@ -15,11 +15,15 @@ import type { ReportedOutput } from "../../trace/outputs-line.ts";
 import { complete, completeStreamed, completionBody, type ServerReply } from "./completion.ts";
 import { readSlotLogs, STOP_PROCESSING, type LoggedRound, type SlotLog } from "./log-rounds.ts";
 import type { ServerProcess } from "./process.ts";
+import { grammarFinish } from "./grammar.ts";
+import { resolveModelSpec } from "../../case/models.ts";
 
 export interface RequestRun {
   request: CaseRequest;
   output: ReportedOutput;
   rounds: LoggedRound[];
+  /** The tokens the server returned (the output's, plus the EOS a finished grammar forced: grammar.ts). */
+  serverTokens: number[];
 }
 
 /** The debug line update_slots() writes once per pass while any slot is busy: one server step. */
@@ -130,6 +134,7 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
     end = Math.max(end, (await server.waitForLine(mark, pattern, 5000)) + 1);
   }
   const logs = readSlotLogs(server.lines, mark, end, slots);
+  const eosId = resolveModelSpec(testCase.model).eosId;
   server.lines.length = 0; // every line of this case is read: the next case starts a fresh log
   return requests.map((request, slot) => {
     const reply = replies[slot];
@@ -139,6 +144,11 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
       tokens: reply.tokens,
       finishReason: finishReason(reply),
     };
+    const grammar = request.sampling?.grammar;
+    if (grammar && !reply.aborted) {
+      const finish = grammarFinish(grammar, reply.tokens, eosId);
+      if (finish.finished) Object.assign(output, { tokens: finish.tokens, finishReason: "stop" });
+    }
     if (testCase.engine.mode === "speculative") {
       output.acceptLens = rounds.map((round) => round.accepted + 1);
       const first = rounds[0]?.drafts;
@@ -146,12 +156,13 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
     }
     if (request.sampling?.logprobs !== undefined && reply.completion_probabilities) {
       const alternatives = request.sampling.logprobs;
-      output.logprobs = reply.completion_probabilities.map((entry) => ({
+      // One per output token (a finished grammar's forced EOS is none).
+      output.logprobs = reply.completion_probabilities.slice(0, output.tokens.length).map((entry) => ({
         token: entry.id,
         logprob: entry.logprob,
         top: entry.top_logprobs.slice(0, alternatives).map((top) => ({ token: top.id, logprob: top.logprob })),
       }));
     }
-    return { request, output, rounds };
+    return { request, output, rounds, serverTokens: reply.tokens };
   });
 }

@@ -21,10 +21,14 @@ export interface TraceIdentity {
 export function serverTrace(testCase: Case, runs: readonly RequestRun[], identity: TraceIdentity): Trace {
   const numSteps = testCase.engine.numSteps;
   const events = runs.flatMap((run) => {
-    const sequence = [...run.request.prompt, ...run.output.tokens];
+    // The server's tokens: a finished grammar's forced EOS (grammar.ts) is produced by its last round but is
+    // no output token, so it is not emitted; that round is the one that finished the request.
+    const sequence = [...run.request.prompt, ...run.serverTokens];
+    const outputEnd = run.request.prompt.length + run.output.tokens.length;
     return run.rounds.map((round) => {
       const acceptLen = round.accepted + 1;
-      const produced = sequence.slice(round.rootPosition + 1, round.rootPosition + 1 + acceptLen);
+      const start = round.rootPosition + 1;
+      const produced = sequence.slice(start, start + acceptLen);
       return {
         request: run.request.id,
         root: round.root,
@@ -33,7 +37,7 @@ export function serverTrace(testCase: Case, runs: readonly RequestRun[], identit
         acceptLen,
         produced,
         bonus: produced[produced.length - 1] ?? round.root,
-        emitted: produced,
+        emitted: produced.slice(0, Math.max(0, outputEnd - start)),
         // An aborted request was cut between rounds (its rounds are those whose tokens all arrived).
         finished: run.output.finishReason !== "abort" && round.rootPosition + acceptLen >= sequence.length - 1,
       };

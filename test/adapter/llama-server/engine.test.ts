@@ -15,6 +15,7 @@ import { ExternalSource } from "../../../src/sources/external.ts";
 import { ModelCache } from "../../../src/sources/model-cache.ts";
 import { tinyCase, TWO_PROMPTS as PROMPTS } from "../../helpers/tiny-case.ts";
 import { loadPins } from "../../../src/failures/pins.ts";
+import { getPreset } from "../../../src/model/presets.ts";
 
 const COMMAND = "node bin/specconf.js engine llama-server";
 const PINNED = loadPins("docs/findings/llama-server.pins.json").laws;
@@ -107,6 +108,53 @@ describe("llama-server through the protocol", () => {
       await source.close();
     }
   });
+
+  it(
+    "a token grammar: its laws hold; outputs follow it and end at its end state without the server's forced EOS",
+    { timeout: 120_000 },
+    async () => {
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      try {
+        for (const kind of ["mirror", "ngram", null] as const) {
+          const plain = tinyCase(kind, 3, PROMPTS);
+          const free = (await source.run(plain)).outputs[0].tokens;
+          // Two choices, then two more, then an end state: the model's preferences decide among tokens it did
+          // not emit first unconstrained (the mask matters), and the grammar ends the request after two tokens.
+          const { eosId, bosId } = getPreset("tiny");
+          const pool = [...new Set([...free, 3, 4, 5, 6, 7])].filter((token) => token !== eosId && token !== bosId);
+          const [a, b, c, d] = pool.filter((token) => token !== free[0]);
+          const grammar = {
+            states: 3,
+            transitions: [
+              [0, a, 1],
+              [0, b, 1],
+              [1, c, 2],
+              [1, d, 2],
+            ] as [number, number, number][],
+            accepting: [2],
+          };
+          const constrained = structuredClone(plain);
+          constrained.workload.requests[0].sampling = { grammar };
+          const check = await checkLaws(source, constrained);
+          const byLaw = new Map(check.results.map((result) => [result.law, result.status]));
+          expect(byLaw.get("grammar acceptance"), `${kind}`).toBe("holds");
+          expect(byLaw.get("reference decode"), `${kind}`).toBe("holds");
+          const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+          expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+          const run = await source.run(constrained);
+          const [output] = run.outputs;
+          expect(output.finishReason, `${kind}`).toBe("stop");
+          expect(output.tokens.length).toBe(2);
+          expect([a, b]).toContain(output.tokens[0]);
+          expect([c, d]).toContain(output.tokens[1]);
+          // The other request has no grammar: as before.
+          expect(run.outputs[1].tokens).toEqual((await source.run(plain)).outputs[1].tokens);
+        }
+      } finally {
+        await source.close();
+      }
+    },
+  );
 
   it("refuses a case outside its capabilities with the JSON path", { timeout: 60_000 }, async () => {
     const pool = new ServerPool(options(60_000));
