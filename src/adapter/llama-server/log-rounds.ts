@@ -8,6 +8,8 @@
 //                                                           a round: root token R at position P, N drafts
 //   slot ...: id S | task T | accepted K/N draft tokens      its result (LLAMA_TRACE > 0)
 //   slot ...: id S | task T | stop processing: ...          the request released its slot
+// A slot serves one task per request; with request slots several requests take one slot in turn, and the
+// rounds of each are those of its task.
 // A round's drafts are the candidate-0 tokens of the steps logged since the slot's last step 0; when none were
 // logged (n-gram) only the accepted ones are known (they are the tokens the round emitted). Anything that
 // does not line up (a result without a round, counts that differ) is an error, never a guess.
@@ -21,11 +23,18 @@ export interface LoggedRound {
   /** The drafted tokens (numDrafts of them), or undefined when the drafter logs none (n-gram). */
   drafts?: number[];
   accepted: number;
+  /** Log line index of its result: rounds of all slots in the order the server ran them. */
+  line: number;
 }
 
 export interface SlotLog {
   rounds: LoggedRound[];
-  /** Log line index of the slot's "stop processing" line, when seen. */
+  /**
+   * The tasks the slot served, in order (its requests, one task each: with request slots a slot serves several
+   * requests in turn, and the n-th task is the n-th request sent to it).
+   */
+  tasks: number[];
+  /** Log line index of the slot's last "stop processing" line, when seen. */
   stopLine?: number;
 }
 
@@ -53,7 +62,7 @@ export function readSlotLogs(
   to: number,
   slots: readonly number[],
 ): Map<number, SlotLog> {
-  const logs = new Map<number, SlotLog>(slots.map((slot) => [slot, { rounds: [] }]));
+  const logs = new Map<number, SlotLog>(slots.map((slot) => [slot, { rounds: [], tasks: [] }]));
   const drafting = new Map<number, number[]>();
   const open = new Map<number, LoggedRound>();
   for (let index = from; index < to; index++) {
@@ -75,6 +84,7 @@ export function readSlotLogs(
     const log = logs.get(slot);
     if (!log) continue;
     const task = Number(slotLine[2]);
+    if (task >= 0 && !log.tasks.includes(task)) log.tasks.push(task);
     const message = slotLine[3];
     const generate = GENERATE.exec(message);
     if (generate) {
@@ -83,7 +93,7 @@ export function readSlotLogs(
       const [root, numDrafts, rootPosition] = generate.slice(1).map(Number);
       const logged = drafting.get(slot);
       drafting.delete(slot);
-      const round: LoggedRound = { slot, task, root, rootPosition, numDrafts, accepted: -1 };
+      const round: LoggedRound = { slot, task, root, rootPosition, numDrafts, accepted: -1, line: -1 };
       if (logged && logged.length >= numDrafts) round.drafts = logged.slice(0, numDrafts);
       open.set(slot, round);
       continue;
@@ -98,6 +108,7 @@ export function readSlotLogs(
           `slot ${slot}: result over ${of} drafts for a round of ${round.numDrafts} (line ${index})`,
         );
       round.accepted = count;
+      round.line = index;
       log.rounds.push(round);
       open.delete(slot);
       continue;

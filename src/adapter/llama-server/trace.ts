@@ -6,7 +6,8 @@
 // request finished inside (EOS) is marked finished; tokens past the end were never returned, so its bonus is
 // the last token that was. Not observable, and left out: prefill and plain decode forwards, the drafter's
 // forwards, KV cells, attention, hidden states, per-row predictions and margins, which slots shared a batch
-// (events are per request and round: trace.engine.batchGrouping says "unobserved").
+// (events are per request and round, in the order the log shows their results: trace.engine.batchGrouping says
+// "unobserved"). With request slots the trace's requests carry the slot each ran on.
 import type { Case } from "../../case/case.ts";
 import type { Trace } from "../../trace/schema.ts";
 import { chainTrace, chainVerifyEvent } from "../chain-trace.ts";
@@ -30,6 +31,7 @@ export function serverTrace(testCase: Case, runs: readonly RequestRun[], identit
       const start = round.rootPosition + 1;
       const produced = sequence.slice(start, start + acceptLen);
       return {
+        line: round.line,
         request: run.request.id,
         root: round.root,
         rootPosition: round.rootPosition,
@@ -43,10 +45,16 @@ export function serverTrace(testCase: Case, runs: readonly RequestRun[], identit
       };
     });
   });
-  return chainTrace(
+  // In the order the server ran them (the log's): which request took a slot first shows in the events.
+  events.sort((a, b) => a.line - b.line);
+  const trace = chainTrace(
     testCase,
     runs,
     events.map((round, index) => chainVerifyEvent(index, numSteps, round)),
     { engineName: "llama-server", threads: 1, ...identity },
   );
+  // With request slots, the slot each request ran on (law "slot history" reads which requests reused one).
+  if (testCase.engine.requestSlots !== undefined)
+    trace.requests = trace.requests?.map((request, index) => ({ ...request, slot: runs[index].slot }));
+  return trace;
 }

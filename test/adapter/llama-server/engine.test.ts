@@ -156,6 +156,46 @@ describe("llama-server through the protocol", () => {
     },
   );
 
+  it(
+    "context limits and request slots: each slot holds the case's context; requests take one slot in turn",
+    { timeout: 120_000 },
+    async () => {
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      try {
+        for (const kind of ["mirror", null] as const) {
+          // Prompt + output fill the context exactly (the server would stop at its slot's context first were it
+          // smaller; a server whose slots hold another context is refused: serve.ts).
+          const atLimit = tinyCase(kind, 3, PROMPTS);
+          atLimit.engine.contextLength = PROMPTS[1].length + 4;
+          atLimit.workload.requests.forEach((request) => {
+            request.maxNewTokens = atLimit.engine.contextLength! - request.prompt.length;
+          });
+          const limited = await checkLaws(source, atLimit);
+          const byLaw = new Map(limited.results.map((result) => [result.law, result.status]));
+          // Within a round's lookahead of the limit: law "context limit" applies to speculative runs.
+          if (kind) expect(byLaw.get("context limit"), `${kind}`).toBe("holds");
+          expect(byLaw.get("reference decode"), `${kind}`).toBe("holds");
+          const run = await source.run(atLimit);
+          expect(
+            run.outputs.map((output) => output.tokens.length + atLimit.workload.requests[output.id].prompt.length),
+          ).toEqual([atLimit.engine.contextLength, atLimit.engine.contextLength]);
+          // Three requests on one slot, the second arriving later: each waits for the slot and runs on it.
+          const shared = tinyCase(kind, 3, [...PROMPTS, [1, 7, 7, 7, 2]]);
+          shared.engine.requestSlots = 1;
+          shared.workload.requests[1].arrivalStep = 2;
+          const check = await checkLaws(source, shared);
+          const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+          expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+          if (kind) expect(check.results.find((result) => result.law === "slot history")?.status).toBe("holds");
+          const inTurn = await source.run(shared);
+          expect(inTurn.trace.requests?.map((request) => request.slot)).toEqual([0, 0, 0]);
+        }
+      } finally {
+        await source.close();
+      }
+    },
+  );
+
   it("refuses a case outside its capabilities with the JSON path", { timeout: 60_000 }, async () => {
     const pool = new ServerPool(options(60_000));
     const chunked = tinyCase("mirror", 2, PROMPTS);

@@ -93,6 +93,12 @@ describe("readSlotLogs", () => {
       slots.forEach((rounds, slot) => {
         const got = read.get(slot)!;
         expect(got.stopLine).toBeDefined();
+        expect(got.tasks).toEqual([7 + slot]);
+        // Results in log order: each round's line is its result's, later than the one before it.
+        got.rounds.forEach((round) => expect(log[round.line]).toMatch(/accepted +\d+\/ *\d+ draft tokens$/));
+        expect(got.rounds.map((round) => round.line)).toEqual(
+          got.rounds.map((round) => round.line).sort((a, b) => a - b),
+        );
         let position = 10;
         expect(got.rounds).toEqual(
           rounds.map((round) => {
@@ -103,6 +109,7 @@ describe("readSlotLogs", () => {
               rootPosition: position,
               numDrafts: round.drafts.length,
               accepted: round.accepted,
+              line: expect.any(Number),
               ...(round.logDrafts ? { drafts: round.drafts } : {}),
             };
             position += round.accepted + 1;
@@ -112,6 +119,37 @@ describe("readSlotLogs", () => {
       });
     },
   );
+
+  it("a slot serving requests in turn: each task's rounds, tasks in the order served", () => {
+    const round = (task: number, root: number, position: number) => [
+      slotLine(
+        2,
+        task,
+        "handle_last_sampled_token",
+        `generate_draft: id=${root}, #tokens=${position}, #draft=2, pos_next=${position}`,
+      ),
+      slotLine(2, task, "update_slots", "accepted  1/ 2 draft tokens"),
+    ];
+    const release = (task: number) => slotLine(2, task, "release", "stop processing: n_tokens = 12, truncated = 0");
+    const log = [
+      slotLine(2, 31, "launch_slot_", "processing task, is_child = 0"),
+      ...round(31, 5, 9),
+      release(31),
+      slotLine(2, 30, "launch_slot_", "processing task, is_child = 0"), // ids need not increase
+      release(30),
+      ...round(44, 6, 4),
+      ...round(44, 8, 6),
+      release(44),
+    ];
+    const read = readSlotLogs(log, 0, log.length, [2]).get(2)!;
+    expect(read.tasks).toEqual([31, 30, 44]);
+    expect(read.rounds.map((logged) => [logged.task, logged.root, logged.rootPosition])).toEqual([
+      [31, 5, 9],
+      [44, 6, 4],
+      [44, 8, 6],
+    ]);
+    expect(read.stopLine).toBe(log.length - 1);
+  });
 
   it("refuses a result whose draft count differs from its round's", () => {
     const log = [
