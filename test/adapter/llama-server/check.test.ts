@@ -30,6 +30,10 @@ describe("llama-server: generated cases through the protocol, findings pinned", 
       lossless: 50,
       "acceptance correctness": 20,
       "mirror acceptance": 3,
+      // The request dimensions mapped to the server's own fields (grammar, slot context, slots).
+      "grammar acceptance": 5,
+      "context limit": 2,
+      "slot history": 1,
     };
     for (const [law, floor] of Object.entries(floors)) {
       const stats = suite.stats.get(law)!;
