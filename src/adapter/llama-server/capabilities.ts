@@ -19,6 +19,9 @@
 //   stops a request that fills it and drafts only what fits before it. A draft context of its own
 //   (draftContextLength) has no flag in this llama.cpp: such a case is refused with its path.
 // - requestSlots: the case's slots are server slots 0..R-1, taken in the case's admission order (run-case.ts).
+// - text and the sampling option stop: the request's `stop` strings, matched on the text the exported vocabulary
+//   spells (src/export/gguf.ts); the request streamed, its events the deltas. Not includeStopStrInOutput: the
+//   server always cuts the text where the stop string starts.
 // Not declared, because the server does not expose them as the laws define them: stop token ids (it stops on
 // strings), min new tokens, presence and frequency penalties (llama.cpp counts the prompt's tokens too, vLLM
 // only the output's), top-k/top-p/min-p with temperature (llama.cpp applies temperature
@@ -50,6 +53,7 @@ export const SERVER_SAMPLING: readonly SamplingOption[] = [
   "temperature",
   "seed",
   "grammar",
+  "stop",
 ];
 
 export const CAPABILITIES: Capabilities = chainCapabilities({
@@ -65,6 +69,7 @@ export const CAPABILITIES: Capabilities = chainCapabilities({
   modelFamilies: ["sliding-window", "rope-scaling", "hybrid"],
   contextLimits: true,
   requestSlots: true,
+  text: true,
 });
 
 const LIMITS: ChainEngineLimits = {

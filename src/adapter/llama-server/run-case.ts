@@ -17,6 +17,7 @@ import { readSlotLogs, STOP_PROCESSING, type LoggedRound, type SlotLog } from ".
 import type { ServerProcess } from "./process.ts";
 import { grammarFinish } from "./grammar.ts";
 import { resolveModelSpec } from "../../case/models.ts";
+import { hasText } from "../../sampling/params.ts";
 
 export interface RequestRun {
   request: CaseRequest;
@@ -54,7 +55,33 @@ function finishReason(reply: ServerReply): ReportedOutput["finishReason"] {
   if (reply.aborted) return "abort";
   if (reply.stop_type === "eos") return "eos";
   if (reply.stop_type === "limit") return "length";
+  if (reply.stop_type === "word") return "stop";
   return "unfinished";
+}
+
+/**
+ * The text layer's fields of a detokenized (streamed) request: its deltas are the server's events (one per token:
+ * the text it released, held back while the text ends in a proper prefix of a stop string, and that token), its
+ * text what they spell (the stream's last event repeats nothing: content "" and no tokens), the stop string the
+ * server reports, and its counts: completion tokens n_decoded less a finished grammar's forced EOS (grammar.ts),
+ * prompt tokens the prompt's length. An aborted request has no final event, hence no usage.
+ */
+function textFields(reply: ServerReply, forcedEos: boolean): Partial<ReportedOutput> {
+  const deltas = (reply.deltas ?? []).map((delta) => ({ text: delta.text, tokens: [...delta.tokens] }));
+  // The forced EOS is no output token: it leaves the last delta that carried it.
+  if (forcedEos)
+    [...deltas]
+      .reverse()
+      .find((delta) => delta.tokens.length > 0)
+      ?.tokens.pop();
+  const fields: Partial<ReportedOutput> = { text: deltas.map((delta) => delta.text).join(""), deltas };
+  if (reply.stop_type === "word" && reply.stopping_word !== undefined) fields.stopString = reply.stopping_word;
+  if (reply.tokens_predicted !== undefined && reply.tokens_evaluated !== undefined)
+    fields.usage = {
+      promptTokens: reply.tokens_evaluated,
+      completionTokens: reply.tokens_predicted - (forcedEos ? 1 : 0),
+    };
+  return fields;
 }
 
 /**
@@ -103,6 +130,9 @@ function sendOne(
   const request = testCase.workload.requests[index];
   const body = completionBody(testCase, request, slot);
   const abortSteps = testCase.workload.aborts.filter((abort) => abort.request === request.id);
+  // A detokenized request is streamed: its events are the deltas a client reads (textFields below).
+  if (abortSteps.length === 0 && hasText(request.sampling))
+    return completeStreamed(server, body, context.signal, new AbortController().signal, () => undefined);
   if (abortSteps.length === 0) return complete(server, body, context.signal);
   // The abort waits for the request's first event (its task is running on the slot), then for its step.
   const cut = new AbortController();
@@ -206,10 +236,10 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
       finishReason: finishReason(reply),
     };
     const grammar = request.sampling?.grammar;
-    if (grammar && !reply.aborted) {
-      const finish = grammarFinish(grammar, reply.tokens, eosId);
-      if (finish.finished) Object.assign(output, { tokens: finish.tokens, finishReason: "stop" });
-    }
+    const finish = grammar && !reply.aborted ? grammarFinish(grammar, reply.tokens, eosId) : undefined;
+    if (finish?.finished) Object.assign(output, { tokens: finish.tokens, finishReason: "stop" });
+    if (hasText(request.sampling))
+      Object.assign(output, textFields(reply, finish !== undefined && finish.tokens.length < reply.tokens.length));
     if (testCase.engine.mode === "speculative") {
       output.acceptLens = rounds.map((round) => round.accepted + 1);
       const first = rounds[0]?.drafts;
