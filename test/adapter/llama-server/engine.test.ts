@@ -16,6 +16,8 @@ import { ModelCache } from "../../../src/sources/model-cache.ts";
 import { tinyCase, TWO_PROMPTS as PROMPTS } from "../../helpers/tiny-case.ts";
 import { loadPins } from "../../../src/failures/pins.ts";
 import { getPreset } from "../../../src/model/presets.ts";
+import { detokenize, pieceEnds, vocabularyOf } from "../../../src/model/vocabulary.ts";
+import { finalText, firstStopOccurrence } from "../../../src/sampling/stop-strings.ts";
 
 const COMMAND = "node bin/specconf.js engine llama-server";
 const PINNED = loadPins("docs/findings/llama-server.pins.json").laws;
@@ -189,6 +191,45 @@ describe("llama-server through the protocol", () => {
           if (kind) expect(check.results.find((result) => result.law === "slot history")?.status).toBe("holds");
           const inTurn = await source.run(shared);
           expect(inTurn.trace.requests?.map((request) => request.slot)).toEqual([0, 0, 0]);
+        }
+      } finally {
+        await source.close();
+      }
+    },
+  );
+
+  it(
+    "stop strings: the text is the vocabulary's; a stop string across tokens ends the request where it occurs",
+    { timeout: 120_000 },
+    async () => {
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      const vocabulary = vocabularyOf(getPreset("tiny"));
+      try {
+        for (const kind of ["mirror", null] as const) {
+          const plain = tinyCase(kind, 3, PROMPTS);
+          plain.workload.requests[0].sampling = { stop: [] };
+          const free = (await source.run(plain)).outputs[0];
+          // The server's text is the exported vocabulary's (src/export/gguf.ts), streamed as deltas.
+          expect(free.text, `${kind}`).toBe(detokenize(vocabulary, free.tokens));
+          expect(free.deltas?.map((delta) => delta.text).join("")).toBe(free.text);
+          expect(free.usage).toEqual({ promptTokens: PROMPTS[0].length, completionTokens: free.tokens.length });
+          // A stop string from the last character of output token 2 through token 4: it spans tokens and
+          // starts inside one; the request ends where its first occurrence does (stop-strings.ts).
+          const text = free.text!;
+          const ends = pieceEnds(vocabulary, free.tokens);
+          const stop = text.slice(ends[2] - 1, ends[4]);
+          const occurrence = firstStopOccurrence(text, ends, { stops: [stop], minNewTokens: 0 })!;
+          const stopped = structuredClone(plain);
+          stopped.workload.requests[0].sampling = { stop: [stop] };
+          const check = await checkLaws(source, stopped);
+          const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+          expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+          const [output] = (await source.run(stopped)).outputs;
+          expect(output.finishReason, `${kind}`).toBe("stop");
+          expect(output.stopString).toBe(stop);
+          expect(output.tokens).toEqual(free.tokens.slice(0, occurrence.tokenIndex + 1));
+          expect(output.text).toBe(finalText(text, occurrence, false));
+          expect(output.usage?.completionTokens).toBe(output.tokens.length);
         }
       } finally {
         await source.close();
