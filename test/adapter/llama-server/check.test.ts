@@ -30,10 +30,11 @@ describe("llama-server: generated cases through the protocol, findings pinned", 
       lossless: 50,
       "acceptance correctness": 20,
       "mirror acceptance": 3,
-      // The request dimensions mapped to the server's own fields (grammar, slot context, slots).
+      // The request dimensions mapped to the server's own fields (grammar, slot context, slots, stop strings).
       "grammar acceptance": 5,
       "context limit": 2,
       "slot history": 1,
+      "usage counts": 5,
     };
     for (const [law, floor] of Object.entries(floors)) {
       const stats = suite.stats.get(law)!;
