@@ -235,6 +235,12 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
       tokens: reply.tokens,
       finishReason: finishReason(reply),
     };
+    // A cut stream whose request the server had finished (its last token's event came, its final event did not:
+    // the two are written back to back) ended there, not by the abort: its log lines say how (TaskEnd: no
+    // "stopped by" line means a stop string, the one other way a request ends here).
+    const end = log.ends.get(task);
+    if (reply.aborted && end?.timed && end.generated === reply.tokens.length)
+      output.finishReason = end.stoppedBy === "eos" ? "eos" : end.stoppedBy === "limit" ? "length" : "stop";
     const grammar = request.sampling?.grammar;
     const finish = grammar && !reply.aborted ? grammarFinish(grammar, reply.tokens, eosId) : undefined;
     if (finish?.finished) Object.assign(output, { tokens: finish.tokens, finishReason: "stop" });

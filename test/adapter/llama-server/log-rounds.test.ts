@@ -151,6 +151,30 @@ describe("readSlotLogs", () => {
     expect(read.stopLine).toBe(log.length - 1);
   });
 
+  it("each task's end: tokens generated, a normal finish (print_timings) and the line naming it", () => {
+    const token = (task: number, n: number) =>
+      slotLine(3, task, "process_toke", `n_gen = ${n}, n_remaining = ${9 - n}, next token:    40 'Y'`);
+    const log = [
+      token(8, 1),
+      token(8, 2),
+      slotLine(3, 8, "process_toke", "stopped by EOS"),
+      token(8, 3),
+      slotLine(3, 8, "print_timing", "      total time =       1.93 ms /    17 tokens"),
+      slotLine(3, 8, "release", "stop processing: n_tokens = 12, truncated = 0"),
+      token(9, 1), // cancelled: released without timings
+      slotLine(3, 9, "release", "stop processing: n_tokens = 7, truncated = 0"),
+      token(10, 1),
+      slotLine(3, 10, "process_toke", "stopped by limit, n_gen = 1, n_predict = 1"),
+      slotLine(3, 10, "print_timing", "      total time =       1.93 ms /    17 tokens"),
+    ];
+    const ends = readSlotLogs(log, 0, log.length, [3]).get(3)!.ends;
+    expect([...ends]).toEqual([
+      [8, { generated: 3, timed: true, stoppedBy: "eos" }],
+      [9, { generated: 1, timed: false }],
+      [10, { generated: 1, timed: true, stoppedBy: "limit" }],
+    ]);
+  });
+
   it("refuses a result whose draft count differs from its round's", () => {
     const log = [
       slotLine(0, 1, "handle_last_sampled_token", "generate_draft: id=5, #tokens=9, #draft=3, pos_next=9"),
