@@ -23,8 +23,6 @@ export interface LoggedRound {
   /** The drafted tokens (numDrafts of them), or undefined when the drafter logs none (n-gram). */
   drafts?: number[];
   accepted: number;
-  /** Log line index of its result: rounds of all slots in the order the server ran them. */
-  line: number;
 }
 
 export interface SlotLog {
@@ -120,7 +118,7 @@ export function readSlotLogs(
       const [root, numDrafts, rootPosition] = generate.slice(1).map(Number);
       const logged = drafting.get(slot);
       drafting.delete(slot);
-      const round: LoggedRound = { slot, task, root, rootPosition, numDrafts, accepted: -1, line: -1 };
+      const round: LoggedRound = { slot, task, root, rootPosition, numDrafts, accepted: -1 };
       if (logged && logged.length >= numDrafts) round.drafts = logged.slice(0, numDrafts);
       open.set(slot, round);
       continue;
@@ -135,7 +133,6 @@ export function readSlotLogs(
           `slot ${slot}: result over ${of} drafts for a round of ${round.numDrafts} (line ${index})`,
         );
       round.accepted = count;
-      round.line = index;
       log.rounds.push(round);
       open.delete(slot);
       continue;

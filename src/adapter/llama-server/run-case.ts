@@ -27,6 +27,8 @@ export interface RequestRun {
   serverTokens: number[];
   /** The server slot it ran on. */
   slot: number;
+  /** Its place in the order the requests were sent (the case's arrival order; with request slots, admission). */
+  rank: number;
 }
 
 /** The debug line update_slots() writes once per pass while any slot is busy: one server step. */
@@ -260,6 +262,6 @@ export async function runOnServer(server: ServerProcess, testCase: Case, timeout
         top: entry.top_logprobs.slice(0, alternatives).map((top) => ({ token: top.id, logprob: top.logprob })),
       }));
     }
-    return { request, output, rounds, serverTokens: reply.tokens, slot };
+    return { request, output, rounds, serverTokens: reply.tokens, slot, rank: sent.order.indexOf(index) };
   });
 }

@@ -6,7 +6,7 @@
 // request finished inside (EOS) is marked finished; tokens past the end were never returned, so its bonus is
 // the last token that was. Not observable, and left out: prefill and plain decode forwards, the drafter's
 // forwards, KV cells, attention, hidden states, per-row predictions and margins, which slots shared a batch
-// (events are per request and round, in the order the log shows their results: trace.engine.batchGrouping says
+// (events are per request and round, requests in the order they were sent: trace.engine.batchGrouping says
 // "unobserved"). With request slots the trace's requests carry the slot each ran on.
 import type { Case } from "../../case/case.ts";
 import type { Trace } from "../../trace/schema.ts";
@@ -21,7 +21,10 @@ export interface TraceIdentity {
 
 export function serverTrace(testCase: Case, runs: readonly RequestRun[], identity: TraceIdentity): Trace {
   const numSteps = testCase.engine.numSteps;
-  const events = runs.flatMap((run) => {
+  // Requests in the order they were sent, each with its rounds: deterministic (the log interleaves concurrent
+  // slots by timing), and a request that took a slot after another held it comes after it (law "slot history").
+  const sentOrder = [...runs].sort((a, b) => a.rank - b.rank);
+  const events = sentOrder.flatMap((run) => {
     // The server's tokens: a finished grammar's forced EOS (grammar.ts) is produced by its last round but is
     // no output token, so it is not emitted; that round is the one that finished the request.
     const sequence = [...run.request.prompt, ...run.serverTokens];
@@ -31,7 +34,6 @@ export function serverTrace(testCase: Case, runs: readonly RequestRun[], identit
       const start = round.rootPosition + 1;
       const produced = sequence.slice(start, start + acceptLen);
       return {
-        line: round.line,
         request: run.request.id,
         root: round.root,
         rootPosition: round.rootPosition,
@@ -45,8 +47,6 @@ export function serverTrace(testCase: Case, runs: readonly RequestRun[], identit
       };
     });
   });
-  // In the order the server ran them (the log's): which request took a slot first shows in the events.
-  events.sort((a, b) => a.line - b.line);
   const trace = chainTrace(
     testCase,
     runs,
