@@ -2,8 +2,8 @@
 // their hello and in the check that keeps a case inside it: both run the GGUF exports (F32 weights, so float32
 // only), draft chains (topk 1, no multi-layer drafting), keep KV in llama.cpp's cells (page size 1), cannot
 // split a prompt as a case's chunkSize / tokenBudget says, have no graph replay, and take prompts of the
-// target's vocabulary whose longest sequence (prompt, new tokens, one round's drafts and bonus) fits the
-// model's positions. What differs (draft kinds, batch size, prefix cache, sampling, arrivals) each engine's
+// target's vocabulary whose longest sequence (prompt, new tokens, and one round's drafts and bonus where the
+// engine does not cap its drafting at the context) fits the model's positions. What differs (draft kinds, batch size, prefix cache, sampling, arrivals) each engine's
 // capabilities.ts adds.
 import type { Case } from "../case/case.ts";
 import { resolveModelSpec } from "../case/models.ts";
@@ -40,6 +40,11 @@ export interface ChainEngineLimits {
   draftKinds: readonly DraftKind[];
   /** Why more requests than maxBatch cannot run (e.g. "the server has 48 slots"). */
   batchLimit: string;
+  /**
+   * The engine drafts only what fits before a request's context (llama-server: get_n_draft_max), so a request
+   * needs room for its prompt and new tokens only; otherwise also for one round's drafts and bonus.
+   */
+  capsLookahead?: boolean;
 }
 
 /** The checks both engines make, in one order: the first reason with its JSON path, or undefined. */
@@ -69,9 +74,10 @@ export function chainEngineUnsupportedReason(testCase: Case, limits: ChainEngine
     ids.add(request.id);
     const outside = request.prompt.findIndex((token) => token >= spec.vocab);
     if (outside >= 0) return `/workload/requests/${i}/prompt/${outside}: token outside the vocabulary (${spec.vocab})`;
-    const longest = request.prompt.length + request.maxNewTokens + engine.numDraftTokens + 1;
+    const spare = limits.capsLookahead ? 0 : engine.numDraftTokens + 1;
+    const longest = request.prompt.length + request.maxNewTokens + spare;
     if (longest > spec.maxPositions)
-      return `/workload/requests/${i}: prompt + maxNewTokens + draft tokens (${longest}) exceed maxPositions ${spec.maxPositions}`;
+      return `/workload/requests/${i}: prompt + maxNewTokens${spare ? " + draft tokens" : ""} (${longest}) exceed maxPositions ${spec.maxPositions}`;
   }
   return undefined;
 }

@@ -11,11 +11,12 @@ const FLAGS = defineFlags({
   models: {
     type: "string",
     valueName: "DIR",
-    description: "GGUF files named <onnx digest>.gguf, for requests that name no files (models.files.gguf)",
+    description:
+      "GGUF files named <onnx digest>.v<export version>.gguf, for requests that name no files (models.files.gguf)",
   },
   "write-missing": {
     type: "boolean",
-    description: "export absent <digest>.gguf files under --models from the request's case spec",
+    description: "export absent <digest>.v<export version>.gguf files under --models from the request's case spec",
   },
   threads: { type: "integer", min: 1, default: 1, description: "llama.cpp CPU threads per context" },
   build: {

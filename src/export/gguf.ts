@@ -12,14 +12,16 @@
 //   mirror family's 2^16 logit scale does not change an argmax and is not exported. "tapped-mirror" (logits
 //   that depend on the target's hidden state) and "eagle" have no standalone-Llama form.
 // - F32 only: a float64 spec is rounded to F32, and the notes say so.
-// Tokenizer: llama.cpp needs one that loads; "whitespace" (a BPE variant) with the t<i> words, a non-empty
-// merges list, and add_bos/add_eos false (engines are fed token ids; ECOSYSTEM.md lists what was verified).
+// Tokenizer: llama.cpp needs one that loads; "whitespace" (a BPE variant) with the vocabulary's token texts
+// (src/model/vocabulary.ts), its merges, and add_bos/add_eos false (engines are fed token ids; the texts are what
+// a server detokenizes, so its stop strings and text can be checked).
 import type { LoadedModels } from "../case/models.ts";
 import { STANDALONE_DRAFT_KINDS, type DraftKind, type DraftSpec, type ModelSpec } from "../model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../model/weights.ts";
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";
 import { eagle3Gguf, eagle3GgufUnsupported } from "./gguf-eagle3.ts";
 import { transpose } from "./safetensors.ts";
+import { vocabularyOf } from "../model/vocabulary.ts";
 
 /** Draft kinds with an exact standalone-Llama form (what a llama.cpp draft-model run can load). */
 export const GGUF_DRAFT_KINDS: readonly DraftKind[] = STANDALONE_DRAFT_KINDS;
@@ -83,17 +85,42 @@ export function layerTensors(spec: ModelSpec, l: number, layer: LayerWeights): G
   ];
 }
 
+/**
+ * The version of what the exports hold beyond the weights (the GGUF file name carries it: ggufFileName), so a
+ * model cache written by an older export is not read for a newer one. 2: the vocabulary's token texts.
+ */
+export const GGUF_EXPORT_VERSION = 2;
+
+/** The file name of a GGUF export of the model whose ONNX digest is `digest`. */
+export function ggufFileName(digest: string): string {
+  return `${digest}.v${GGUF_EXPORT_VERSION}.gguf`;
+}
+
+/** A control token's text in the file: not a piece (pieces hold no '<'), unique, never shown as text. */
+function controlText(spec: ModelSpec, id: number): string {
+  return id === spec.bosId ? "<bos>" : id === spec.eosId ? "<eos>" : `<control${id}>`;
+}
+
 export function tokenizerMetadata(spec: ModelSpec): [string, GgufValue][] {
-  const tokens = Array.from({ length: spec.vocab }, (_, id) => `t${id}`);
-  // token_type: 1 normal, 3 control (BOS and EOS are never text).
-  const types = Int32Array.from(tokens, (_, id) => (id === spec.bosId || id === spec.eosId ? 3 : 1));
+  // Each token's text is the vocabulary's (src/model/vocabulary.ts: characters GPT-2's byte-level BPE maps to
+  // themselves, so llama.cpp's detokenization of a piece is the piece). Control tokens (BOS, EOS) have no text:
+  // the file names them apart (llama.cpp needs unique, non-empty token texts) and marks them control, which the
+  // server leaves out of the text it returns.
+  const vocabulary = vocabularyOf(spec);
+  const tokens = vocabulary.pieces.map((piece, id) =>
+    vocabulary.controlIds.includes(id) ? controlText(spec, id) : piece,
+  );
+  // token_type: 1 normal, 3 control.
+  const types = Int32Array.from(tokens, (_, id) => (vocabulary.controlIds.includes(id) ? 3 : 1));
+  // BPE needs a non-empty merges list to load; engines are fed token ids, so no merge is ever applied.
+  const merges = vocabulary.merges.map(([left, right]) => `${left} ${right}`);
+  if (merges.length === 0) merges.push(`${vocabulary.alphabet[0]} ${vocabulary.alphabet[0]}`);
   return [
     ["tokenizer.ggml.model", { type: "string", value: "whitespace" }],
     ["tokenizer.ggml.pre", { type: "string", value: "whitespace" }],
     ["tokenizer.ggml.tokens", { type: "array", items: "string", value: tokens }],
     ["tokenizer.ggml.token_type", { type: "array", items: "int32", value: types }],
-    // BPE needs a non-empty merges list to load; no merge applies to ids fed directly.
-    ["tokenizer.ggml.merges", { type: "array", items: "string", value: ["t 0"] }],
+    ["tokenizer.ggml.merges", { type: "array", items: "string", value: merges }],
     ["tokenizer.ggml.bos_token_id", { type: "uint32", value: spec.bosId }],
     ["tokenizer.ggml.eos_token_id", { type: "uint32", value: spec.eosId }],
     ["tokenizer.ggml.add_bos_token", { type: "bool", value: false }],

@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Case } from "../case/case.ts";
 import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
-import { GGUF_DRAFT_KINDS } from "../export/gguf.ts";
+import { GGUF_DRAFT_KINDS, ggufFileName } from "../export/gguf.ts";
 import { ggufFamilyUnsupported, modelGgufFiles } from "../export/gguf-families.ts";
 import { hfFamilyUnsupported, modelCheckpoint } from "../export/hf-families.ts";
 import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
@@ -123,8 +123,8 @@ function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
   const files = modelGgufFiles(models, models.draft?.spec);
   const graph = models.draft?.graphs[0];
   return {
-    target: { name: `${models.target.graph.digest}.gguf`, content: files.target },
-    ...(files.draft && graph ? { draft: { name: `${graph.digest}.gguf`, content: files.draft } } : {}),
+    target: { name: ggufFileName(models.target.graph.digest), content: files.target },
+    ...(files.draft && graph ? { draft: { name: ggufFileName(graph.digest), content: files.draft } } : {}),
   };
 }
 

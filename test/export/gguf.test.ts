@@ -12,6 +12,7 @@ import { loadModels } from "../../src/case/models.ts";
 import { planExport, writeExport } from "../../src/golden/export.ts";
 import { ggufFiles } from "../../src/export/gguf.ts";
 import { referenceTarget } from "../../src/model/reference-forward.ts";
+import { vocabularyOf } from "../../src/model/vocabulary.ts";
 import { changesLogits, type SamplingParams } from "../../src/sampling/params.ts";
 import { choose, contextOf, processLogits } from "../../src/sampling/process-logits.ts";
 import { defaultDraftSpec, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
@@ -168,7 +169,16 @@ describe("GGUF export", () => {
         "specconf.onnx_digest": goldenFile.models.target.digest,
         "specconf.source_dtype": expected.dtype,
       });
-      expect((read.metadata["tokenizer.ggml.merges"] as string[]).length).toBeGreaterThan(0);
+      // The vocabulary's texts (what llama.cpp detokenizes), its merges; control tokens marked, named apart.
+      const vocabulary = vocabularyOf(expected);
+      const tokens = read.metadata["tokenizer.ggml.tokens"] as string[];
+      const types = [...(read.metadata["tokenizer.ggml.token_type"] as number[])];
+      expect(tokens.map((text, id) => (vocabulary.controlIds.includes(id) ? "" : text))).toEqual(vocabulary.pieces);
+      expect(types).toEqual(tokens.map((_, id) => (vocabulary.controlIds.includes(id) ? 3 : 1)));
+      expect(new Set(tokens).size).toBe(tokens.length);
+      expect(read.metadata["tokenizer.ggml.merges"]).toEqual(
+        vocabulary.merges.map(([left, right]) => `${left} ${right}`),
+      );
       const spec = specFrom(read.metadata);
       expect({ ...spec, rmsEps: expected.rmsEps }).toEqual({
         ...expected,

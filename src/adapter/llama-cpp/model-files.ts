@@ -1,13 +1,13 @@
 // Where the engine finds a case's GGUF files. Protocol v2 requests name them (models.files.gguf); until
 // specconf's content-addressed model cache sends them, `--models DIR` names them by the ONNX digests the
-// request carries (DIR/<digest>.gguf), and `--write-missing` writes absent ones from the case's spec with
+// request carries (DIR/<digest>.v<export version>.gguf), and `--write-missing` writes absent ones from the case's spec with
 // the GGUF exporter. writeCaseGguf is that writer, shared with the tests.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { AdapterRequest } from "../protocol.ts";
 import type { Case } from "../../case/case.ts";
 import { loadModels } from "../../case/models.ts";
-import { ggufFiles } from "../../export/gguf.ts";
+import { ggufFileName, ggufFiles } from "../../export/gguf.ts";
 import { writeTextAtomic } from "../../schema/atomic-write.ts";
 
 export interface ModelPaths {
@@ -17,7 +17,7 @@ export interface ModelPaths {
 }
 
 export interface ModelDirOptions {
-  /** Directory of <onnx digest>.gguf files. */
+  /** Directory of <onnx digest>.v<export version>.gguf files. */
   modelsDir?: string;
   /** Write absent files from the case's spec. */
   writeMissing?: boolean;
@@ -37,14 +37,14 @@ export function needsDraftModel(testCase: Case): boolean {
 }
 
 /**
- * Writes the GGUF target and standalone draft of `testCase` under `dir` as <onnx digest>.gguf (skipping files
+ * Writes the GGUF target and standalone draft of `testCase` under `dir` as <onnx digest>.v<export version>.gguf (ggufFileName) (skipping files
  * that exist: the digest names the content) and returns their paths and the exporter's notes.
  */
 export function writeCaseGguf(testCase: Case, dir: string): ModelPaths & { notes: string[] } {
   const models = loadModels(testCase);
-  const target = join(dir, `${models.target.graph.digest}.gguf`);
+  const target = join(dir, ggufFileName(models.target.graph.digest));
   const wantDraft = needsDraftModel(testCase);
-  const draft = wantDraft && models.draft ? join(dir, `${models.draft.graphs[0].digest}.gguf`) : undefined;
+  const draft = wantDraft && models.draft ? join(dir, ggufFileName(models.draft.graphs[0].digest)) : undefined;
   let notes: string[] = [];
   if (!existsSync(target) || (draft && !existsSync(draft))) {
     const files = ggufFiles(models, wantDraft ? testCase.draft : null);
@@ -59,7 +59,7 @@ export function writeCaseGguf(testCase: Case, dir: string): ModelPaths & { notes
   return { target, draft, notes };
 }
 
-/** The GGUF paths for a request: the ones it names, else DIR/<digest>.gguf (written first if asked). */
+/** The GGUF paths for a request: the ones it names, else DIR/<digest>.v<export version>.gguf (written first if asked). */
 export function modelPaths(request: AdapterRequest, options: ModelDirOptions): ModelPaths {
   const testCase = request.case;
   const wantDraft = needsDraftModel(testCase);
@@ -74,8 +74,8 @@ export function modelPaths(request: AdapterRequest, options: ModelDirOptions): M
   if (wantDraft && request.models.draft === null)
     throw new ModelFileError("/models/draft: the case runs a draft model and the request carries no draft digest");
   const paths: ModelPaths = {
-    target: join(options.modelsDir, `${request.models.target}.gguf`),
-    draft: wantDraft ? join(options.modelsDir, `${request.models.draft}.gguf`) : undefined,
+    target: join(options.modelsDir, ggufFileName(request.models.target)),
+    draft: wantDraft ? join(options.modelsDir, ggufFileName(request.models.draft!)) : undefined,
   };
   const missing = [paths.target, paths.draft].filter((path): path is string => !!path && !existsSync(path));
   if (missing.length === 0) return paths;

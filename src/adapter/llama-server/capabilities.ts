@@ -13,7 +13,15 @@
 // - sampling: logit bias (logit_bias, added to the logits as specconf's bias is), the repetition penalty (the
 //   penalties sampler over a window of the whole sequence: completion.ts), logprobs (n_probs: see
 //   docs/llama-server.md for which logits they are taken from), temperature with a seed (samplers
-//   ["temperature"]: the full softmax at that temperature, the case's other options absent).
+//   ["temperature"]: the full softmax at that temperature, the case's other options absent), a token grammar
+//   (the request's `grammar`, GBNF over token elements: grammar.ts; its drafts are unmasked, as llama.cpp drafts).
+// - contextLimits: the case's contextLength is each slot's context (--kv-unified-per-slot: launch.ts); the server
+//   stops a request that fills it and drafts only what fits before it. A draft context of its own
+//   (draftContextLength) has no flag in this llama.cpp: such a case is refused with its path.
+// - requestSlots: the case's slots are server slots 0..R-1, taken in the case's admission order (run-case.ts).
+// - text and the sampling option stop: the request's `stop` strings, matched on the text the exported vocabulary
+//   spells (src/export/gguf.ts); the request streamed, its events the deltas. Not includeStopStrInOutput: the
+//   server always cuts the text where the stop string starts.
 // Not declared, because the server does not expose them as the laws define them: stop token ids (it stops on
 // strings), min new tokens, presence and frequency penalties (llama.cpp counts the prompt's tokens too, vLLM
 // only the output's), top-k/top-p/min-p with temperature (llama.cpp applies temperature
@@ -44,6 +52,8 @@ export const SERVER_SAMPLING: readonly SamplingOption[] = [
   "logprobs",
   "temperature",
   "seed",
+  "grammar",
+  "stop",
 ];
 
 export const CAPABILITIES: Capabilities = chainCapabilities({
@@ -57,6 +67,9 @@ export const CAPABILITIES: Capabilities = chainCapabilities({
   // Issue 29: sliding windows as granite_swa, scaled RoPE as rope.scaling.*, hybrids as granitehybrid (only
   // Mamba2 blocks twice the model's width load: other hybrids stay out, src/export/gguf-families.ts).
   modelFamilies: ["sliding-window", "rope-scaling", "hybrid"],
+  contextLimits: true,
+  requestSlots: true,
+  text: true,
 });
 
 const LIMITS: ChainEngineLimits = {
@@ -65,6 +78,7 @@ const LIMITS: ChainEngineLimits = {
   maxNumSteps: MAX_NUM_STEPS,
   draftKinds: SERVER_DRAFT_KINDS,
   batchLimit: `the server has ${MAX_BATCH} slots`,
+  capsLookahead: true,
 };
 
 /** Why the server cannot run `testCase` as specified (with the JSON path), or undefined when it can. */
@@ -73,6 +87,12 @@ export function unsupportedReason(testCase: Case): string | undefined {
   if (common) return common;
   const { engine, workload } = testCase;
   if (engine.overlap) return "/engine/overlap: not a llama-server mode";
+  // The draft context follows the target's in this llama.cpp (no draft context size flag; -cd is gone), and no
+  // drafter consults the draft model's own context: a shorter draft context cannot be set.
+  if (engine.draftContextLength !== undefined && engine.mode === "speculative")
+    return "/engine/draftContextLength: llama-server's draft context is the target's (no flag sets it apart)";
+  if (engine.requestSlots !== undefined && engine.requestSlots > MAX_BATCH)
+    return `/engine/requestSlots: ${engine.requestSlots} (the server has ${MAX_BATCH} slots)`;
   for (const [i, request] of workload.requests.entries()) {
     const undeclared = samplingOptionsOf(request.sampling).find((option) => !SERVER_SAMPLING.includes(option));
     if (undeclared) return `/workload/requests/${i}/sampling/${undeclared}: not declared`;

@@ -6,12 +6,14 @@
 // cancels it mid-flight: the server polls the connection (server-http.cpp hands httplib's is_connection_closed
 // to the handler as should_stop) and, once it is closed, server_response_reader::stop() posts a
 // SERVER_TASK_TYPE_CANCEL at the front of the task queue, which releases the slot (server-context.cpp). What
-// was received before the close is the request's output, finish reason abort.
+// was received before the close is the request's output, finish reason abort. A request with stop strings (the
+// text layer) is streamed too: its events are its deltas (run-case.ts).
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { Case, CaseRequest } from "../../case/case.ts";
 import { resolveModelSpec } from "../../case/models.ts";
 import { isStochastic } from "../../sampling/params.ts";
 import type { ServerProcess } from "./process.ts";
+import { gbnfOf } from "./grammar.ts";
 
 export interface ProbabilityEntry {
   id: number;
@@ -27,6 +29,13 @@ export interface ServerReply {
   completion_probabilities?: ProbabilityEntry[];
   /** Set when the connection was closed (the case's abort) before the server's final event. */
   aborted?: boolean;
+  /** The stop string that ended it (stop type "word"). */
+  stopping_word?: string;
+  /** Output tokens it counts (n_decoded) and prompt tokens (the prompt's length). */
+  tokens_predicted?: number;
+  tokens_evaluated?: number;
+  /** A streamed reply's events in order: the text each released and the tokens it carried. */
+  deltas?: { text: string; tokens: number[] }[];
 }
 
 /** The /completion body of one request (exported for the reproducers in docs/findings: the same JSON). */
@@ -61,6 +70,10 @@ export function completionBody(testCase: Case, request: CaseRequest, slot: numbe
   } else Object.assign(body, { samplers: [...chain, "top_k"], top_k: 1 });
   if (sampling?.logitBias) body.logit_bias = Object.entries(sampling.logitBias).map(([id, bias]) => [Number(id), bias]);
   if (sampling?.logprobs !== undefined) body.n_probs = Math.max(1, sampling.logprobs);
+  // The token grammar as GBNF over token elements (grammar.ts); the server masks every target row with it.
+  if (sampling?.grammar) body.grammar = gbnfOf(sampling.grammar);
+  // Stop strings, matched on the detokenized text (the exported vocabulary's texts: src/export/gguf.ts).
+  if (sampling?.stop !== undefined) body.stop = [...sampling.stop];
   return body;
 }
 
@@ -130,6 +143,9 @@ export async function completeStreamed(
     if (events++ === 0) started();
     const tokens = (event.tokens as number[] | undefined) ?? [];
     reply.tokens.push(...tokens);
+    // The final event repeats nothing (content "", no tokens: send_final_response in stream mode).
+    const text = (event.content as string | undefined) ?? "";
+    if (tokens.length > 0 || text !== "") (reply.deltas ??= []).push({ text, tokens });
     const probabilities = event.completion_probabilities as ProbabilityEntry[] | undefined;
     if (probabilities) (reply.completion_probabilities ??= []).push(...probabilities);
     // A token of a speculative round carries prob 1 and no alternatives (server-context.cpp: "TODO: set
@@ -143,6 +159,9 @@ export async function completeStreamed(
       reply.stop_type = String(event.stop_type);
       reply.tokens_cached = event.tokens_cached as number | undefined;
       reply.timings = event.timings as ServerReply["timings"];
+      reply.stopping_word = event.stopping_word as string | undefined;
+      reply.tokens_predicted = event.tokens_predicted as number | undefined;
+      reply.tokens_evaluated = event.tokens_evaluated as number | undefined;
     }
   };
   try {

@@ -30,6 +30,11 @@ export function serverArgs(testCase: Case, models: ModelSet): string[] {
   // Every slot holds a whole request: the context is split evenly between the slots.
   args.push("-np", String(MAX_BATCH), "-c", String(MAX_BATCH * spec.maxPositions), "--no-warmup", "--temp", "0");
   args.push("-v", "--no-webui");
+  // The case's context per request is each slot's context: the server caps a slot's context at it (n_ctx_slot()),
+  // stops a request that fills it and drafts only what fits before it (get_n_draft_max). -c cannot say it: the
+  // context per sequence is padded to a multiple of 256.
+  if (testCase.engine.contextLength !== undefined)
+    args.push("--kv-unified-per-slot", String(testCase.engine.contextLength));
   // S is a server flag: this llama.cpp compiles the per-request "speculative.n_max/n_min/p_min" fields out
   // (tools/server/server-schema.cpp, `#if 0`), so a request's own values would be ignored silently.
   const steps = String(testCase.engine.numSteps);
@@ -43,6 +48,11 @@ export function serverArgs(testCase: Case, models: ModelSet): string[] {
     args.push("--spec-type", "ngram-simple", "--spec-ngram-simple-size-m", steps);
   }
   return args;
+}
+
+/** Each slot's context: the case's context per request, else the model's positions. */
+export function slotContextOf(testCase: Case): number {
+  return testCase.engine.contextLength ?? resolveModelSpec(testCase.model).maxPositions;
 }
 
 /** A key naming the server a case needs (cases with the same key share one running server). */

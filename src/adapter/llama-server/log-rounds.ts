@@ -8,6 +8,8 @@
 //                                                           a round: root token R at position P, N drafts
 //   slot ...: id S | task T | accepted K/N draft tokens      its result (LLAMA_TRACE > 0)
 //   slot ...: id S | task T | stop processing: ...          the request released its slot
+// A slot serves one task per request; with request slots several requests take one slot in turn, and the
+// rounds of each are those of its task.
 // A round's drafts are the candidate-0 tokens of the steps logged since the slot's last step 0; when none were
 // logged (n-gram) only the accepted ones are known (they are the tokens the round emitted). Anything that
 // does not line up (a result without a round, counts that differ) is an error, never a guess.
@@ -25,8 +27,27 @@ export interface LoggedRound {
 
 export interface SlotLog {
   rounds: LoggedRound[];
-  /** Log line index of the slot's "stop processing" line, when seen. */
+  /**
+   * The tasks the slot served, in order (its requests, one task each: with request slots a slot serves several
+   * requests in turn, and the n-th task is the n-th request sent to it).
+   */
+  tasks: number[];
+  /** Log line index of the slot's last "stop processing" line, when seen. */
   stopLine?: number;
+  /** What each task's own lines say about how it ended (an aborted stream may lose the server's last event). */
+  ends: Map<number, TaskEnd>;
+}
+
+/**
+ * A task's end as its log lines tell it: the tokens it generated (process_token's `n_gen = N` debug line), whether
+ * it finished normally (print_timings' `total time` line, written just before the final response; a cancelled
+ * task is released without it) and the debug line naming the end (`stopped by EOS`, `stopped by limit`, `stopped
+ * due to running out of context capacity`; a stop string has none).
+ */
+export interface TaskEnd {
+  generated: number;
+  timed: boolean;
+  stoppedBy?: "eos" | "limit";
 }
 
 // Verbose logs carry a prefix (elapsed time and level letter, "0.04.070.425 D "), and a message printed without
@@ -37,6 +58,10 @@ const CANDIDATE = /- seq_id (\d+), draft candidate\s+(\d+), pos\s+(\d+):\s+(-?\d
 const GENERATE = /^generate_draft: id=(-?\d+), #tokens=\d+, #draft=(\d+), pos_next=(\d+)/;
 // The LLAMA_TRACE line ("accepted  3/ 3 draft tokens"), not the debug line after it ("..., new n_tokens = 9").
 const ACCEPTED = /^accepted\s+(\d+)\/\s*(\d+) draft tokens( \(restore checkpoint\))?$/;
+const GENERATED = /^n_gen = (\d+), n_remaining = /;
+const TIMED = /^\s*total time = /;
+const STOPPED_EOS = /^stopped by EOS/;
+const STOPPED_LIMIT = /^stopped (by limit|due to running out of context capacity)/;
 export const STOP_PROCESSING = /slot\s+\S+: id\s+(\d+) \| task -?\d+ \| stop processing/;
 
 export class LogRoundError extends Error {
@@ -53,7 +78,7 @@ export function readSlotLogs(
   to: number,
   slots: readonly number[],
 ): Map<number, SlotLog> {
-  const logs = new Map<number, SlotLog>(slots.map((slot) => [slot, { rounds: [] }]));
+  const logs = new Map<number, SlotLog>(slots.map((slot) => [slot, { rounds: [], tasks: [], ends: new Map() }]));
   const drafting = new Map<number, number[]>();
   const open = new Map<number, LoggedRound>();
   for (let index = from; index < to; index++) {
@@ -75,7 +100,17 @@ export function readSlotLogs(
     const log = logs.get(slot);
     if (!log) continue;
     const task = Number(slotLine[2]);
+    if (task >= 0 && !log.tasks.includes(task)) log.tasks.push(task);
     const message = slotLine[3];
+    if (task >= 0) {
+      const end = log.ends.get(task) ?? { generated: 0, timed: false };
+      log.ends.set(task, end);
+      const generated = GENERATED.exec(message);
+      if (generated) end.generated = Math.max(end.generated, Number(generated[1]));
+      else if (TIMED.test(message)) end.timed = true;
+      else if (STOPPED_EOS.test(message)) end.stoppedBy = "eos";
+      else if (STOPPED_LIMIT.test(message)) end.stoppedBy = "limit";
+    }
     const generate = GENERATE.exec(message);
     if (generate) {
       if (open.has(slot))

@@ -10,10 +10,13 @@ import type { AdapterResponse } from "../protocol.ts";
 import { helloIssue, isHello, respondToCase, serveLines, type CaseEngine } from "../respond.ts";
 import { modelPaths, type ModelDirOptions } from "../llama-cpp/model-files.ts";
 import { CAPABILITIES, ENGINE_NAME, unsupportedReason } from "./capabilities.ts";
-import { serverArgs, serverKey } from "./launch.ts";
+import { serverArgs, serverKey, slotContextOf } from "./launch.ts";
 import { ServerProcess } from "./process.ts";
 import { runOnServer } from "./run-case.ts";
 import { serverTrace } from "./trace.ts";
+
+/** The server's report of each slot's context (tools/server/server-context.cpp, load_model). */
+const SLOT_CONTEXT = /initializing, n_slots = \d+, n_ctx_slot = (\d+)/;
 
 /** Servers kept alive: a case, its target-only baseline and the next case's usually share their models. */
 const MAX_SERVERS = 4;
@@ -37,7 +40,12 @@ export class ServerPool {
 
   constructor(private readonly options: ServerServeOptions) {}
 
-  async get(key: string, args: string[]): Promise<ServerProcess> {
+  /**
+   * The running server for `key`, or a fresh one started with `args`. `slotContext`, when given, is checked
+   * against the context per slot the server reports (`initializing, ..., n_ctx_slot = N`): a server whose slots
+   * hold another context is killed and the call fails (launch.ts maps the case's context to a flag).
+   */
+  async get(key: string, args: string[], slotContext?: number): Promise<ServerProcess> {
     const running = this.servers.get(key);
     if (running && !running.deadReason) {
       this.servers.delete(key); // re-inserted last: most recently used
@@ -56,6 +64,11 @@ export class ServerPool {
       startTimeoutMs: 60_000,
       log: this.options.log,
     });
+    const reported = server.lines.map((line) => SLOT_CONTEXT.exec(line)?.[1]).find((found) => found !== undefined);
+    if (slotContext !== undefined && Number(reported) !== slotContext) {
+      server.kill();
+      throw new Error(`llama-server reports ${reported ?? "no"} positions per slot; the case needs ${slotContext}`);
+    }
     this.servers.set(key, server);
     return server;
   }
@@ -81,7 +94,7 @@ export function serverCaseEngine(pool: ServerPool, options: ServerServeOptions, 
         const paths = modelPaths(request, options);
         const args = serverArgs(request.case, paths);
         key = serverKey(request.case, paths);
-        const server = await pool.get(key, args);
+        const server = await pool.get(key, args, slotContextOf(request.case));
         const runs = await runOnServer(server, request.case, options.caseTimeoutMs);
         const outputs = runs.map((run) => run.output);
         if (!request.wantTrace) return { outputs };

@@ -153,7 +153,7 @@ describe("llama.cpp engine over raw JSON Lines", () => {
       child.stdin.write(`${JSON.stringify(value)}\n`);
       return (await next.next()).value as Record<string, unknown>;
     };
-    // No files in the request: the engine reads --models DIR/<digest>.gguf.
+    // No files in the request: the engine reads --models DIR/<digest>.v<export version>.gguf.
     const response = await send(requestFor(targetOnly, 7, false));
     expect(response.requestId).toBe(7);
     expect((response.outputs as { tokens: number[] }[]).map((output) => output.tokens.length)).toEqual([12, 12]);

@@ -40,9 +40,24 @@ const BODY = { prompt: [1, 5, 9], n_predict: 3, n_probs: 1 };
 describe("completeStreamed", () => {
   it("gathers tokens and probabilities; a token without them gets the one-reply form", async () => {
     const { process, state } = await standIn((response) => {
-      response.write(event({ tokens: [5], completion_probabilities: [{ id: 5, logprob: -0.25, top_logprobs: [] }] }));
-      response.write(event({ tokens: [6], stop: false }));
-      response.end(event({ tokens: [], stop: true, stop_type: "limit", timings: { draft_n: 1, draft_n_accepted: 1 } }));
+      const first = {
+        tokens: [5],
+        content: "ab",
+        completion_probabilities: [{ id: 5, logprob: -0.25, top_logprobs: [] }],
+      };
+      response.write(event(first));
+      response.write(event({ tokens: [6], content: "", stop: false })); // text held back
+      const counts = { tokens_predicted: 2, tokens_evaluated: 3, stopping_word: "" };
+      response.end(
+        event({
+          tokens: [],
+          content: "",
+          stop: true,
+          stop_type: "limit",
+          timings: { draft_n: 1, draft_n_accepted: 1 },
+          ...counts,
+        }),
+      );
     });
     const never = new AbortController().signal;
     const reply = await completeStreamed(process, BODY, never, never, () => undefined);
@@ -57,6 +72,14 @@ describe("completeStreamed", () => {
         { id: 5, logprob: -0.25, top_logprobs: [] },
         { id: 6, logprob: 0, top_logprobs: [] },
       ],
+      // The events as deltas (the final one repeats nothing), and the final event's counts.
+      deltas: [
+        { text: "ab", tokens: [5] },
+        { text: "", tokens: [6] },
+      ],
+      tokens_predicted: 2,
+      tokens_evaluated: 3,
+      stopping_word: "",
     });
   });
 

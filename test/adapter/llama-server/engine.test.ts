@@ -15,6 +15,9 @@ import { ExternalSource } from "../../../src/sources/external.ts";
 import { ModelCache } from "../../../src/sources/model-cache.ts";
 import { tinyCase, TWO_PROMPTS as PROMPTS } from "../../helpers/tiny-case.ts";
 import { loadPins } from "../../../src/failures/pins.ts";
+import { getPreset } from "../../../src/model/presets.ts";
+import { detokenize, pieceEnds, vocabularyOf } from "../../../src/model/vocabulary.ts";
+import { finalText, firstStopOccurrence } from "../../../src/sampling/stop-strings.ts";
 
 const COMMAND = "node bin/specconf.js engine llama-server";
 const PINNED = loadPins("docs/findings/llama-server.pins.json").laws;
@@ -107,6 +110,132 @@ describe("llama-server through the protocol", () => {
       await source.close();
     }
   });
+
+  it(
+    "a token grammar: its laws hold; outputs follow it and end at its end state without the server's forced EOS",
+    { timeout: 120_000 },
+    async () => {
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      try {
+        for (const kind of ["mirror", "ngram", null] as const) {
+          const plain = tinyCase(kind, 3, PROMPTS);
+          const free = (await source.run(plain)).outputs[0].tokens;
+          // Two choices, then two more, then an end state: the model's preferences decide among tokens it did
+          // not emit first unconstrained (the mask matters), and the grammar ends the request after two tokens.
+          const { eosId, bosId } = getPreset("tiny");
+          const pool = [...new Set([...free, 3, 4, 5, 6, 7])].filter((token) => token !== eosId && token !== bosId);
+          const [a, b, c, d] = pool.filter((token) => token !== free[0]);
+          const grammar = {
+            states: 3,
+            transitions: [
+              [0, a, 1],
+              [0, b, 1],
+              [1, c, 2],
+              [1, d, 2],
+            ] as [number, number, number][],
+            accepting: [2],
+          };
+          const constrained = structuredClone(plain);
+          constrained.workload.requests[0].sampling = { grammar };
+          const check = await checkLaws(source, constrained);
+          const byLaw = new Map(check.results.map((result) => [result.law, result.status]));
+          expect(byLaw.get("grammar acceptance"), `${kind}`).toBe("holds");
+          expect(byLaw.get("reference decode"), `${kind}`).toBe("holds");
+          const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+          expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+          const run = await source.run(constrained);
+          const [output] = run.outputs;
+          expect(output.finishReason, `${kind}`).toBe("stop");
+          expect(output.tokens.length).toBe(2);
+          expect([a, b]).toContain(output.tokens[0]);
+          expect([c, d]).toContain(output.tokens[1]);
+          // The other request has no grammar: as before.
+          expect(run.outputs[1].tokens).toEqual((await source.run(plain)).outputs[1].tokens);
+        }
+      } finally {
+        await source.close();
+      }
+    },
+  );
+
+  it(
+    "context limits and request slots: each slot holds the case's context; requests take one slot in turn",
+    { timeout: 120_000 },
+    async () => {
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      try {
+        for (const kind of ["mirror", null] as const) {
+          // Prompt + output fill the context exactly (the server would stop at its slot's context first were it
+          // smaller; a server whose slots hold another context is refused: serve.ts).
+          const atLimit = tinyCase(kind, 3, PROMPTS);
+          atLimit.engine.contextLength = PROMPTS[1].length + 4;
+          atLimit.workload.requests.forEach((request) => {
+            request.maxNewTokens = atLimit.engine.contextLength! - request.prompt.length;
+          });
+          const limited = await checkLaws(source, atLimit);
+          const byLaw = new Map(limited.results.map((result) => [result.law, result.status]));
+          // Within a round's lookahead of the limit: law "context limit" applies to speculative runs.
+          if (kind) expect(byLaw.get("context limit"), `${kind}`).toBe("holds");
+          expect(byLaw.get("reference decode"), `${kind}`).toBe("holds");
+          const run = await source.run(atLimit);
+          expect(
+            run.outputs.map((output) => output.tokens.length + atLimit.workload.requests[output.id].prompt.length),
+          ).toEqual([atLimit.engine.contextLength, atLimit.engine.contextLength]);
+          // Three requests on one slot, the second arriving later: each waits for the slot and runs on it.
+          const shared = tinyCase(kind, 3, [...PROMPTS, [1, 7, 7, 7, 2]]);
+          shared.engine.requestSlots = 1;
+          shared.workload.requests[1].arrivalStep = 2;
+          const check = await checkLaws(source, shared);
+          const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+          expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+          if (kind) expect(check.results.find((result) => result.law === "slot history")?.status).toBe("holds");
+          const inTurn = await source.run(shared);
+          expect(inTurn.trace.requests?.map((request) => request.slot)).toEqual([0, 0, 0]);
+        }
+      } finally {
+        await source.close();
+      }
+    },
+  );
+
+  it(
+    "stop strings: the text is the vocabulary's; a stop string across tokens ends the request where it occurs",
+    { timeout: 120_000 },
+    async () => {
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      const vocabulary = vocabularyOf(getPreset("tiny"));
+      try {
+        for (const kind of ["mirror", null] as const) {
+          const plain = tinyCase(kind, 3, PROMPTS);
+          plain.workload.requests[0].sampling = { stop: [] };
+          const free = (await source.run(plain)).outputs[0];
+          // The server's text is the exported vocabulary's (src/export/gguf.ts), streamed as deltas.
+          expect(free.text, `${kind}`).toBe(detokenize(vocabulary, free.tokens));
+          expect(free.deltas?.map((delta) => delta.text).join("")).toBe(free.text);
+          expect(free.usage).toEqual({ promptTokens: PROMPTS[0].length, completionTokens: free.tokens.length });
+          // A stop string from the last character of output token 2 through token 4: it spans tokens and
+          // starts inside one; the request ends where its first occurrence does (stop-strings.ts).
+          const text = free.text!;
+          const ends = pieceEnds(vocabulary, free.tokens);
+          const stop = text.slice(ends[2] - 1, ends[4]);
+          const occurrence = firstStopOccurrence(text, ends, { stops: [stop], minNewTokens: 0 })!;
+          const stopped = structuredClone(plain);
+          stopped.workload.requests[0].sampling = { stop: [stop] };
+          const check = await checkLaws(source, stopped);
+          const failing = check.results.filter((result) => result.status === "fails" && !PINNED.has(result.law));
+          expect(failing.map((result) => `${kind}: ${result.law}: ${JSON.stringify(result)}`)).toEqual([]);
+          const [output] = (await source.run(stopped)).outputs;
+          expect(output.finishReason, `${kind}`).toBe("stop");
+          expect(output.stopString).toBe(stop);
+          expect(output.tokens).toEqual(free.tokens.slice(0, occurrence.tokenIndex + 1));
+          expect(output.text).toBe(finalText(text, occurrence, false));
+          expect(output.usage?.completionTokens).toBe(output.tokens.length);
+        }
+      } finally {
+        await source.close();
+      }
+    },
+  );
 
   it("refuses a case outside its capabilities with the JSON path", { timeout: 60_000 }, async () => {
     const pool = new ServerPool(options(60_000));

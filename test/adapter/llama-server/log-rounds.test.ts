@@ -93,6 +93,7 @@ describe("readSlotLogs", () => {
       slots.forEach((rounds, slot) => {
         const got = read.get(slot)!;
         expect(got.stopLine).toBeDefined();
+        expect(got.tasks).toEqual([7 + slot]);
         let position = 10;
         expect(got.rounds).toEqual(
           rounds.map((round) => {
@@ -112,6 +113,61 @@ describe("readSlotLogs", () => {
       });
     },
   );
+
+  it("a slot serving requests in turn: each task's rounds, tasks in the order served", () => {
+    const round = (task: number, root: number, position: number) => [
+      slotLine(
+        2,
+        task,
+        "handle_last_sampled_token",
+        `generate_draft: id=${root}, #tokens=${position}, #draft=2, pos_next=${position}`,
+      ),
+      slotLine(2, task, "update_slots", "accepted  1/ 2 draft tokens"),
+    ];
+    const release = (task: number) => slotLine(2, task, "release", "stop processing: n_tokens = 12, truncated = 0");
+    const log = [
+      slotLine(2, 31, "launch_slot_", "processing task, is_child = 0"),
+      ...round(31, 5, 9),
+      release(31),
+      slotLine(2, 30, "launch_slot_", "processing task, is_child = 0"), // ids need not increase
+      release(30),
+      ...round(44, 6, 4),
+      ...round(44, 8, 6),
+      release(44),
+    ];
+    const read = readSlotLogs(log, 0, log.length, [2]).get(2)!;
+    expect(read.tasks).toEqual([31, 30, 44]);
+    expect(read.rounds.map((logged) => [logged.task, logged.root, logged.rootPosition])).toEqual([
+      [31, 5, 9],
+      [44, 6, 4],
+      [44, 8, 6],
+    ]);
+    expect(read.stopLine).toBe(log.length - 1);
+  });
+
+  it("each task's end: tokens generated, a normal finish (print_timings) and the line naming it", () => {
+    const token = (task: number, n: number) =>
+      slotLine(3, task, "process_toke", `n_gen = ${n}, n_remaining = ${9 - n}, next token:    40 'Y'`);
+    const log = [
+      token(8, 1),
+      token(8, 2),
+      slotLine(3, 8, "process_toke", "stopped by EOS"),
+      token(8, 3),
+      slotLine(3, 8, "print_timing", "      total time =       1.93 ms /    17 tokens"),
+      slotLine(3, 8, "release", "stop processing: n_tokens = 12, truncated = 0"),
+      token(9, 1), // cancelled: released without timings
+      slotLine(3, 9, "release", "stop processing: n_tokens = 7, truncated = 0"),
+      token(10, 1),
+      slotLine(3, 10, "process_toke", "stopped by limit, n_gen = 1, n_predict = 1"),
+      slotLine(3, 10, "print_timing", "      total time =       1.93 ms /    17 tokens"),
+    ];
+    const ends = readSlotLogs(log, 0, log.length, [3]).get(3)!.ends;
+    expect([...ends]).toEqual([
+      [8, { generated: 3, timed: true, stoppedBy: "eos" }],
+      [9, { generated: 1, timed: false }],
+      [10, { generated: 1, timed: true, stoppedBy: "limit" }],
+    ]);
+  });
 
   it("refuses a result whose draft count differs from its round's", () => {
     const log = [
