@@ -27,12 +27,16 @@ const ARGS = ["--law", "positions", "--runs", "4", "--seed", "3", "--fault", "cr
 const ARGS_ALL = [...ARGS, "--shrink-seconds", "600", "--json"];
 
 /** What must not depend on how the runs were split: everything but timings and the failure folder. */
+/**
+ * `text` with the failure folder `dir` renamed `to`: replay commands name it relative to the working directory
+ * where that is shorter (a checkout under the temporary folder gets "../specconf-workers-..."), so both spellings.
+ */
+function renameDir(text: string, dir: string, to: string): string {
+  return text.replaceAll(relative(process.cwd(), dir), to).replaceAll(dir, to);
+}
+
 function comparable(summary: CheckSummary, dir: string) {
-  // Replay commands name the failure folder relative to the working directory where that is shorter (a checkout
-  // under the temporary folder gets "../specconf-workers-..."): either spelling is the run's folder.
-  const text = JSON.stringify({ ...summary, runSeconds: 0, shard: undefined })
-    .replaceAll(relative(process.cwd(), dir), "DIR")
-    .replaceAll(dir, "DIR");
+  const text = renameDir(JSON.stringify({ ...summary, runSeconds: 0, shard: undefined }), dir, "DIR");
   const parsed = JSON.parse(text) as CheckSummary;
   for (const law of parsed.laws) law.seconds = 0;
   return parsed;
@@ -72,7 +76,7 @@ describe("check --workers, --shard and merge", () => {
       const part = await check(["--workers", "1", "--shard", shard]);
       expect(part.summary.shard?.chunks.length).toBeGreaterThan(0);
       const file = join(dir, `shard-${shard[0]}.json`);
-      writeFileSync(file, JSON.stringify(part.summary).replaceAll(part.dir, whole.dir));
+      writeFileSync(file, renameDir(JSON.stringify(part.summary), part.dir, whole.dir));
       reports.push(file);
     }
     const merged = await capture(mergeCommand, [...reports, "--json", "--junit", join(dir, "merged.xml")]);
