@@ -5,8 +5,8 @@
 // README's table. A mode that lowered acceptance would show here before any output changed.
 //
 // --presets picks the model family (issue 29: `--presets swa,swa-f64`, the sliding-window presets; `--presets
-// hybrid,hybrid-f64`, the hybrid presets, in the modes the engine runs them with: no prefix cache, graph replay or
-// multi-layer drafting, case/consistency.ts).
+// hybrid,hybrid-f64`, the hybrid presets, in the modes the engine runs them with: no graph replay (padded buckets)
+// or multi-layer drafting, case/consistency.ts).
 //
 //   npx tsx scripts/mirror-modes.ts [--runs 100] [--seed 1] [--presets tiny,tiny-f64,...] [--json]
 import fc from "fast-check";
@@ -52,9 +52,9 @@ const { values } = parseFlags(FLAGS, process.argv.slice(2));
 const source = referenceSource();
 const report: Record<string, ModeNumbers> = {};
 const hybrid = values.presets.split(",").some((name) => getPreset(name).recurrent !== undefined);
-const HYBRID_SPACE: Partial<CaseSpace> = { multiLayer: [false], graphReplay: [false], tightPool: [false] };
+const HYBRID_SPACE: Partial<CaseSpace> = { multiLayer: [false], graphReplay: [false] };
 for (const [mode, overrides] of Object.entries(MODES)) {
-  if (hybrid && (overrides.prefixCache?.[0] || overrides.padded?.[0])) continue;
+  if (hybrid && overrides.padded?.[0]) continue;
   const cases = fc.sample(
     // Greedy requests without processing options: a processed target is no longer the mirror's argmax.
     caseArbitrary(
