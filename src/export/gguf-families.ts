@@ -13,18 +13,11 @@
 // Tokenizer and specconf.* keys are gguf.ts's, so a family file is read the way a Llama one is.
 import type { LoadedModels } from "../case/models.ts";
 import { YARN_BETA_FAST, YARN_BETA_SLOW } from "../model/rope-scaling.ts";
-import type { DraftSpec, ModelSpec } from "../model/spec.ts";
+import { draftLogitScale, type DraftSpec, type ModelSpec } from "../model/spec.ts";
 import type { TargetWeights } from "../model/weights.ts";
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";
-import {
-  ggufFiles,
-  layerTensors,
-  linear,
-  standaloneDraftWeights,
-  tokenizerMetadata,
-  type GgufFiles,
-  type GgufIdentity,
-} from "./gguf.ts";
+import { ggufFiles, layerTensors, linear, tokenizerMetadata, type GgufFiles, type GgufIdentity } from "./gguf.ts";
+import { standaloneDraftWeights } from "./standalone-draft.ts";
 import { hybridGgufUnsupported, hybridLayerTensors, hybridMetadata } from "./gguf-hybrid.ts";
 
 /** The sink logit of "no sink": exp(-1e30 - max) is 0 in float32, so the softmax is the plain one. */
@@ -91,6 +84,8 @@ function commonMetadata(arch: string, spec: ModelSpec, layers: number, identity:
     ["specconf.source_dtype", { type: "string", value: spec.dtype }],
   ];
   if (identity.draftKind) entries.push(["specconf.draft_kind", { type: "string", value: identity.draftKind }]);
+  if (identity.logitScale !== undefined)
+    entries.push(["specconf.logit_scale", { type: "float32", value: identity.logitScale }]);
   if (identity.suite) entries.push(["specconf.suite", { type: "string", value: identity.suite }]);
   return entries;
 }
@@ -165,6 +160,7 @@ export function modelGgufFiles(models: LoadedModels, draft?: DraftSpec | null, s
     role: "standalone-draft",
     onnxDigest: models.draft?.graphs[0].digest ?? onnxDigest,
     draftKind: draft.kind,
+    logitScale: draftLogitScale(draft),
     suite,
   });
   return { target, draft: draftFile, notes };

@@ -8,19 +8,27 @@
 // - the standalone draft a draft-model engine runs for a case's draft (docs/design.md section 2): "mirror" is an
 //   exact copy of the target; "truncated-mirror" the target's first truncatedLayers layers with its final
 //   norm and LM head; "noisy-mirror" the target with the noisy mirror's perturbed matrices (the mirror graph
-//   runs the same stack over BOS + tokens, so a standalone Llama over the sequence is the same function). The
-//   mirror family's 2^16 logit scale does not change an argmax and is not exported. "tapped-mirror" (logits
-//   that depend on the target's hidden state) and "eagle" have no standalone-Llama form.
+//   runs the same stack over BOS + tokens, so a standalone Llama over the sequence is the same function). Its
+//   output weight carries the mirror family's 2^16 logit scale (src/export/standalone-draft.ts), so its logits
+//   and scores (llama.cpp's p_min cut) are the mirror graph's. "tapped-mirror" (logits that depend on the
+//   target's hidden state) and "eagle" have no standalone-Llama form.
 // - F32 only: a float64 spec is rounded to F32, and the notes say so.
 // Tokenizer: llama.cpp needs one that loads; "whitespace" (a BPE variant) with the vocabulary's token texts
 // (src/model/vocabulary.ts), its merges, and add_bos/add_eos false (engines are fed token ids; the texts are what
 // a server detokenizes, so its stop strings and text can be checked).
 import type { LoadedModels } from "../case/models.ts";
-import { STANDALONE_DRAFT_KINDS, type DraftKind, type DraftSpec, type ModelSpec } from "../model/spec.ts";
+import {
+  draftLogitScale,
+  STANDALONE_DRAFT_KINDS,
+  type DraftKind,
+  type DraftSpec,
+  type ModelSpec,
+} from "../model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../model/weights.ts";
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-format.ts";
 import { eagle3Gguf, eagle3GgufUnsupported } from "./gguf-eagle3.ts";
 import { transpose } from "./safetensors.ts";
+import { standaloneDraftWeights } from "./standalone-draft.ts";
 import { vocabularyOf } from "../model/vocabulary.ts";
 
 /** Draft kinds with an exact standalone-Llama form (what a llama.cpp draft-model run can load). */
@@ -31,6 +39,8 @@ export interface GgufIdentity {
   /** sha256 of the ONNX bytes of the model this file is the llama.cpp form of. */
   onnxDigest: string;
   draftKind?: DraftKind;
+  /** The factor the file's logits carry against the target's (a standalone draft's: model/spec.ts draftLogitScale). */
+  logitScale?: number;
   suite?: string;
 }
 
@@ -155,6 +165,8 @@ export function llamaGguf(spec: ModelSpec, weights: TargetWeights, identity: Ggu
     ["specconf.source_dtype", { type: "string", value: spec.dtype }],
   ]);
   if (identity.draftKind) metadata.set("specconf.draft_kind", { type: "string", value: identity.draftKind });
+  if (identity.logitScale !== undefined)
+    metadata.set("specconf.logit_scale", { type: "float32", value: identity.logitScale });
   if (identity.suite) metadata.set("specconf.suite", { type: "string", value: identity.suite });
   const tensors: GgufTensor[] = [
     { name: "token_embd.weight", dims: [spec.hidden, spec.vocab], data: weights.embed },
@@ -163,31 +175,6 @@ export function llamaGguf(spec: ModelSpec, weights: TargetWeights, identity: Ggu
     linear("output.weight", weights.lmHead, spec.hidden, spec.vocab),
   ];
   return writeGguf(metadata, tensors);
-}
-
-/** The weights of the standalone draft of `draft`, or a note saying why it has none. */
-export function standaloneDraftWeights(models: LoadedModels, draft: DraftSpec): TargetWeights | string {
-  const target = models.target.weights;
-  switch (draft.kind) {
-    case "mirror":
-      return target;
-    case "truncated-mirror":
-      return { ...target, layers: target.layers.slice(0, Math.min(draft.truncatedLayers, target.layers.length)) };
-    case "noisy-mirror":
-      if (!models.draft || models.draft.spec.kind !== "noisy-mirror")
-        throw new Error("noisy-mirror: the case's draft model was not built");
-      return models.draft.stack;
-    case "tapped-mirror":
-      return "tapped-mirror: its logits depend on the target's hidden state, which a standalone Llama does not see";
-    case "eagle":
-      return "eagle: an EAGLE head is not a standalone Llama (see the HF export's eagle checkpoint)";
-    case "eagle3":
-      return "eagle3: an EAGLE-3 head is not a standalone Llama (see the HF export's eagle3 checkpoint)";
-    case "eagle3-mirror":
-      return "eagle3-mirror: its logits depend on the target's auxiliary hidden states, which a standalone Llama does not see";
-    case "ngram":
-      return "ngram: prompt lookup has no model";
-  }
 }
 
 /**
@@ -219,6 +206,7 @@ export function ggufFiles(models: LoadedModels, draft?: DraftSpec | null, suite?
     role: "standalone-draft",
     onnxDigest: draftDigest,
     draftKind: draft.kind,
+    logitScale: draftLogitScale(draft),
     suite,
   });
   return { target, draft: draftFile, notes };

@@ -8,7 +8,8 @@
 //   input_layernorm, no final norm, embed_tokens.weight (a copy of the target's); the LM head is the
 //   target's (not stored, as in EAGLE checkpoints).
 // - the standalone draft: a copy of the target (config and tensors), for engines' draft-model mode,
-//   where it predicts the target's greedy token and so accepts every draft, like the mirror.
+//   where it predicts the target's greedy token and so accepts every draft, like the mirror; its LM head
+//   carries the mirror family's 2^16 logit scale, so its scores are the mirror's (src/export/standalone-draft.ts).
 // Each checkpoint also gets generation_config.json and a word-level tokenizer (token i is "t<i>").
 import type { ModelSpec } from "../model/spec.ts";
 import type { EagleWeights, LayerWeights, TargetWeights } from "../model/weights.ts";
@@ -21,6 +22,11 @@ export interface ExportIdentity {
   digest: string;
   /** What this checkpoint is, recorded in config.json under "specconf". */
   role: "target" | "standalone-draft" | "eagle" | "eagle3";
+  /**
+   * The factor this checkpoint's logits carry against the target's: a mirror-family standalone draft's LM head
+   * holds the family's 2^16 (src/export/standalone-draft.ts). Recorded in config.json; absent: 1.
+   */
+  logitScale?: number;
   suite?: string;
 }
 
@@ -63,6 +69,7 @@ export function llamaConfig(
     specconf: {
       role: identity.role,
       onnxDigest: identity.digest,
+      ...(identity.logitScale !== undefined ? { logitScale: identity.logitScale } : {}),
       ...(identity.suite ? { suite: identity.suite } : {}),
       spec,
     },

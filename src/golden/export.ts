@@ -1,6 +1,6 @@
 // `specconf export`: the models of golden suites, for other engines. ONNX: the exact graphs the golden
 // digests name (target.onnx, and the draft graph). HF: the target as a Llama checkpoint, the standalone
-// draft (a copy of the target) and, for EAGLE and EAGLE-3 suites, the head's checkpoint. GGUF (llama.cpp): the
+// draft (a copy of the target, its LM head carrying the mirror's 2^16 logit scale) and, for EAGLE and EAGLE-3 suites, the head's checkpoint. GGUF (llama.cpp): the
 // target and the standalone draft as F32 llama-architecture files (gguf.ts). Each suite directory
 // gets a manifest.json saying which draft reproduces the golden file's rounds. Everything is built in
 // memory first; files are then written atomically.
@@ -12,11 +12,16 @@ import { ggufArchitecture, ggufFamilyUnsupported, modelGgufFiles } from "../expo
 import { eagle3Checkpoint, EAGLE3_ARCHITECTURE } from "../export/eagle3-hf.ts";
 import { eagleCheckpoint, type CheckpointFiles } from "../export/hf.ts";
 import { hfArchitecture, modelCheckpoint } from "../export/hf-families.ts";
-import { defaultDraftSpec, modelFamiliesOf } from "../model/spec.ts";
+import { withLogitScale } from "../export/standalone-draft.ts";
+import { defaultDraftSpec, MIRROR_LOGIT_SCALE, modelFamiliesOf } from "../model/spec.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 
 export type ExportFormat = "onnx" | "hf" | "gguf";
 export const EXPORT_FORMATS: readonly ExportFormat[] = ["onnx", "hf", "gguf"];
+
+/** The manifest's words for the standalone draft (HF draft/, GGUF draft.gguf): src/export/standalone-draft.ts. */
+const DRAFT_ROLE =
+  "standalone draft: a copy of the target with the mirror's 2^16 logit scale in its LM head (its logits are the mirror graph's, so trees drafted from it score as the reference's); in draft-model mode it predicts the target's greedy tokens, so every draft is accepted";
 
 export function planExport(golden: Golden, format: ExportFormat): CheckpointFiles {
   const models = loadModels(golden.cases[0].case);
@@ -74,7 +79,8 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
     entries.draft = {
       file: "draft.gguf",
       architecture,
-      role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted",
+      logitScale: MIRROR_LOGIT_SCALE,
+      role: DRAFT_ROLE,
     };
     manifest.ggufType = "F32";
     manifest.notes = [
@@ -90,9 +96,10 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
     );
     add(
       "draft",
-      modelCheckpoint(spec, models.target.weights, {
+      modelCheckpoint(spec, withLogitScale(models.target.weights, MIRROR_LOGIT_SCALE), {
         digest: models.target.graph.digest,
         role: "standalone-draft",
+        logitScale: MIRROR_LOGIT_SCALE,
         suite,
       }),
     );
@@ -101,7 +108,8 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
     entries.draft = {
       dir: "draft",
       architecture,
-      role: "standalone draft: a copy of the target; in draft-model mode it predicts the target's greedy tokens, so every draft is accepted",
+      logitScale: MIRROR_LOGIT_SCALE,
+      role: DRAFT_ROLE,
     };
     if (draft?.eagle) {
       add(

@@ -13,7 +13,8 @@ import { ggufFamilyUnsupported, modelGgufFiles } from "../export/gguf-families.t
 import { hfFamilyUnsupported, modelCheckpoint } from "../export/hf-families.ts";
 import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
 import { eagleCheckpoint, type CheckpointFiles } from "../export/hf.ts";
-import { modelFamiliesOf, type DraftKind, type ModelSpec } from "../model/spec.ts";
+import { standaloneDraftName, standaloneDraftWeights } from "../export/standalone-draft.ts";
+import { draftLogitScale, isStandaloneDraft, modelFamiliesOf, type DraftKind, type ModelSpec } from "../model/spec.ts";
 
 export const DEFAULT_MODEL_CACHE = ".specconf/models";
 
@@ -95,16 +96,18 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
         role: "eagle3",
       }),
     };
-  else if (draft.spec.kind === "mirror")
+  else if (draft.spec.kind === "mirror" || draft.spec.kind === "truncated-mirror") {
+    // The target's copy (or first layers) with the mirror's 2^16 logit scale in its LM head; the name carries
+    // the standalone draft's export version, so a cache written before the scale was exported is not read.
+    const weights = standaloneDraftWeights(models, draft.spec);
+    if (typeof weights === "string") throw new Error(weights);
     result.draft = {
-      name: digest,
-      content: modelCheckpoint(spec, target.weights, { digest, role: "standalone-draft" }),
-    };
-  else if (draft.spec.kind === "truncated-mirror") {
-    const layers = target.weights.layers.slice(0, Math.min(draft.spec.truncatedLayers, spec.layers));
-    result.draft = {
-      name: digest,
-      content: modelCheckpoint(spec, { ...target.weights, layers }, { digest, role: "standalone-draft" }),
+      name: standaloneDraftName(digest),
+      content: modelCheckpoint(spec, weights, {
+        digest,
+        role: "standalone-draft",
+        logitScale: draftLogitScale(draft.spec),
+      }),
     };
   }
   return result;
@@ -118,13 +121,20 @@ function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
   };
 }
 
+/** A GGUF draft's file name: a standalone draft's carries its export version (src/export/standalone-draft.ts). */
+function ggufDraftName(kind: DraftKind, digest: string): string {
+  return ggufFileName(isStandaloneDraft(kind) ? standaloneDraftName(digest) : digest);
+}
+
 /** llama.cpp files (src/export/gguf.ts): the target and the draft kind's standalone draft, F32. */
 function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
   const files = modelGgufFiles(models, models.draft?.spec);
   const graph = models.draft?.graphs[0];
   return {
     target: { name: ggufFileName(models.target.graph.digest), content: files.target },
-    ...(files.draft && graph ? { draft: { name: ggufFileName(graph.digest), content: files.draft } } : {}),
+    ...(files.draft && graph
+      ? { draft: { name: ggufDraftName(models.draft!.spec.kind, graph.digest), content: files.draft } }
+      : {}),
   };
 }
 

@@ -15,10 +15,11 @@ import { referenceTarget } from "../../src/model/reference-forward.ts";
 import { vocabularyOf } from "../../src/model/vocabulary.ts";
 import { changesLogits, type SamplingParams } from "../../src/sampling/params.ts";
 import { choose, contextOf, processLogits } from "../../src/sampling/process-logits.ts";
-import { defaultDraftSpec, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
+import { defaultDraftSpec, MIRROR_LOGIT_SCALE, type DraftSpec, type ModelSpec } from "../../src/model/spec.ts";
 import type { LayerWeights, TargetWeights } from "../../src/model/weights.ts";
 import { argmaxAndMargin } from "../helpers/checkpoint-read.ts";
 import { golden } from "../helpers/golden-runs.ts";
+import { expectMirrorLogits, greedyChain, mirrorGraphRows, standaloneRows } from "../helpers/mirror-logits.ts";
 
 const GGML_F32 = 0;
 const dir = mkdtempSync(join(tmpdir(), "specconf-gguf-"));
@@ -223,11 +224,16 @@ describe("GGUF export", () => {
       expect(manifest.format).toBe("gguf");
       if (expected.dtype === "float64")
         expect(manifest.notes.join(" ")).toMatch(/float64 spec: weights rounded to F32/);
-      // The standalone draft is the target's copy (only the role metadata differs).
+      // The standalone draft is the target's copy but for the role metadata and the output weight, which carries
+      // the mirror's 2^16 logit scale (exact: F32 values times a power of two).
       const draft = await readGguf(join(dir, suite, "draft.gguf"));
       expect(draft.metadata["specconf.role"]).toBe("standalone-draft");
+      expect(draft.metadata["specconf.logit_scale"]).toBe(MIRROR_LOGIT_SCALE);
+      expect(manifest.models.draft.logitScale).toBe(MIRROR_LOGIT_SCALE);
+      const scaled = (name: string, values: Float64Array) =>
+        name === "output.weight" ? values.map((value) => value * MIRROR_LOGIT_SCALE) : values;
       expect([...draft.tensors.entries()].map(([name, t]) => [name, t.values])).toEqual(
-        [...read.tensors.entries()].map(([name, t]) => [name, t.values]),
+        [...read.tensors.entries()].map(([name, t]) => [name, scaled(name, t.values)]),
       );
     });
   }
@@ -252,8 +258,23 @@ describe("GGUF export", () => {
       const weights = weightsFrom(spec, read);
       const stack = models.draft!.stack;
       expect(weights.layers).toEqual(stack.layers.slice(0, spec.layers));
-      expect([weights.embed, weights.finalNorm, weights.lmHead]).toEqual([stack.embed, stack.finalNorm, stack.lmHead]);
+      // The output weight carries the mirror family's 2^16 logit scale (src/export/standalone-draft.ts).
+      expect(read.metadata["specconf.logit_scale"]).toBe(MIRROR_LOGIT_SCALE);
+      expect([weights.embed, weights.finalNorm, weights.lmHead]).toEqual([
+        stack.embed,
+        stack.finalNorm,
+        stack.lmHead.map((value) => value * MIRROR_LOGIT_SCALE),
+      ]);
       if (kind === "noisy-mirror") expect(weights.layers[0].wq).not.toEqual(models.target.weights.layers[0].wq);
+      // So llama.cpp computes the mirror graph's logits, and the scores its p_min cut reads.
+      const prompt = testCase.workload.requests[0].prompt.slice(1);
+      const tokens = greedyChain(spec, weights, prompt, 8);
+      expectMirrorLogits(
+        models.spec,
+        standaloneRows(models.spec, weights, tokens),
+        await mirrorGraphRows(models, tokens),
+        `${kind} GGUF draft`,
+      );
     });
   }
 

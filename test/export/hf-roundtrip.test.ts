@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planExport, writeExport } from "../../src/golden/export.ts";
 import { referenceEagle, referenceTarget } from "../../src/model/reference-forward.ts";
-import type { ModelSpec } from "../../src/model/spec.ts";
+import { MIRROR_LOGIT_SCALE, type ModelSpec } from "../../src/model/spec.ts";
 import type { EagleWeights, TargetWeights } from "../../src/model/weights.ts";
 import { argmaxAndMargin, fromLinear, layerFrom, readSafetensors } from "../helpers/checkpoint-read.ts";
 import { golden } from "../helpers/golden-runs.ts";
@@ -100,9 +100,16 @@ describe("Hugging Face export round trip", () => {
           });
         }
       }
-      // The standalone draft holds the same tensors (its metadata names its role).
-      expect(readSafetensors(join(dir, suite, "draft", "model.safetensors"))).toEqual(
-        readSafetensors(join(dir, suite, "target", "model.safetensors")),
+      // The standalone draft holds the same tensors but the LM head, which carries the mirror's 2^16 logit
+      // scale (test/export/mirror-scale.test.ts runs it against the mirror graph).
+      const draftTensors = readSafetensors(join(dir, suite, "draft", "model.safetensors"));
+      const targetTensors = readSafetensors(join(dir, suite, "target", "model.safetensors"));
+      const lmHead = targetTensors.get("lm_head.weight")!;
+      expect(draftTensors).toEqual(
+        new Map([
+          ...targetTensors,
+          ["lm_head.weight", { ...lmHead, values: lmHead.values.map((value) => value * MIRROR_LOGIT_SCALE) }],
+        ]),
       );
     });
   }

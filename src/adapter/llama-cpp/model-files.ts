@@ -1,6 +1,7 @@
 // Where the engine finds a case's GGUF files. Protocol v2 requests name them (models.files.gguf); until
 // specconf's content-addressed model cache sends them, `--models DIR` names them by the ONNX digests the
-// request carries (DIR/<digest>.v<export version>.gguf), and `--write-missing` writes absent ones from the case's spec with
+// request carries (DIR/<digest>.v<export version>.gguf; a standalone draft's DIR/<digest>.draft<draft
+// version>.v<export version>.gguf), and `--write-missing` writes absent ones from the case's spec with
 // the GGUF exporter. writeCaseGguf is that writer, shared with the tests.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import type { AdapterRequest } from "../protocol.ts";
 import type { Case } from "../../case/case.ts";
 import { loadModels } from "../../case/models.ts";
 import { ggufFileName, ggufFiles } from "../../export/gguf.ts";
+import { standaloneDraftName } from "../../export/standalone-draft.ts";
 import { writeTextAtomic } from "../../schema/atomic-write.ts";
 
 export interface ModelPaths {
@@ -31,6 +33,14 @@ export class ModelFileError extends Error {
   }
 }
 
+/**
+ * A standalone draft's file name: <onnx digest>.draft<draft version>.v<export version>.gguf (the draft version
+ * says its LM head carries the mirror's logit scale: src/export/standalone-draft.ts).
+ */
+function draftFileName(digest: string): string {
+  return ggufFileName(standaloneDraftName(digest));
+}
+
 /** Whether the run loads a draft model (speculative with a model draft). */
 export function needsDraftModel(testCase: Case): boolean {
   return testCase.engine.mode === "speculative" && testCase.draft !== null && testCase.draft.kind !== "ngram";
@@ -44,7 +54,7 @@ export function writeCaseGguf(testCase: Case, dir: string): ModelPaths & { notes
   const models = loadModels(testCase);
   const target = join(dir, ggufFileName(models.target.graph.digest));
   const wantDraft = needsDraftModel(testCase);
-  const draft = wantDraft && models.draft ? join(dir, ggufFileName(models.draft.graphs[0].digest)) : undefined;
+  const draft = wantDraft && models.draft ? join(dir, draftFileName(models.draft.graphs[0].digest)) : undefined;
   let notes: string[] = [];
   if (!existsSync(target) || (draft && !existsSync(draft))) {
     const files = ggufFiles(models, wantDraft ? testCase.draft : null);
@@ -75,7 +85,7 @@ export function modelPaths(request: AdapterRequest, options: ModelDirOptions): M
     throw new ModelFileError("/models/draft: the case runs a draft model and the request carries no draft digest");
   const paths: ModelPaths = {
     target: join(options.modelsDir, ggufFileName(request.models.target)),
-    draft: wantDraft ? join(options.modelsDir, ggufFileName(request.models.draft!)) : undefined,
+    draft: wantDraft ? join(options.modelsDir, draftFileName(request.models.draft!)) : undefined,
   };
   const missing = [paths.target, paths.draft].filter((path): path is string => !!path && !existsSync(path));
   if (missing.length === 0) return paths;
