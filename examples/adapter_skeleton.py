@@ -37,6 +37,9 @@ class MyEngine(Engine):
     def generate(self, case, workload_request, files, trace):
         """Greedy tokens for one workload request, and what your engine can report about its rounds."""
         raise Unsupported("wire your engine in here")  # Unsupported skips a case; any other exception fails it
+        # per verify round, if you trace: what your engine did, recorded as is (docs/tracing.md)
+        # trace.event("verify").verify(workload_request.id, rows, L, predicts, accept_len=..., bonus=...,
+        #                              emitted=..., finished=..., accept_index=...)
         # return Output(workload_request.id, tokens, "length" | "eos" | "stop",
         #               accept_lens=[...],            # per verify round, root included (SGLang v2 accept_lens)
         #               first_round_drafts=[...])     # d_1..d_S of the first round

@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from specconf_adapter import Capabilities, Engine, Output, Result, TraceBuilder, serve  # noqa: E402
+from specconf_adapter import Capabilities, Engine, Output, Result, TraceBuilder, emit_cut, serve  # noqa: E402
 from toy_llama import Llama, argmax, truncate  # noqa: E402
 
 
@@ -55,17 +55,27 @@ class ToyEngine(Engine):
             first_drafts = first_drafts or drafts
             rows = [out[-1], *drafts]
             predicts = [argmax(target.forward(cache, token, L + i)) for i, token in enumerate(rows)]
-            accepted = trace.event("verify").verify(req.id, rows, L, predicts, max_emit=req.max_new_tokens - len(out), stop_ids=[eos])
-            emitted = list(accepted.emitted)  # greedy acceptance, cut at EOS and the cap
+            accept_len = 1  # greedy acceptance: the root, then each draft its parent predicted
+            while accept_len < len(rows) and rows[accept_len] == predicts[accept_len - 1]:
+                accept_len += 1
+            bonus = predicts[self.bonus_row(accept_len)]
+            emitted, finished = emit_cut(predicts[: accept_len - 1] + [bonus], req.max_new_tokens - len(out), [eos])
+            trace.event("verify").verify(  # what this engine did, recorded as is: the trace laws judge it
+                req.id, rows, L, predicts, accept_len=accept_len, bonus=bonus, emitted=emitted, finished=finished,
+                accept_index=list(range(accept_len)) + [-1] * (S + 1 - accept_len))
             out += emitted
-            accept_lens.append(accepted.accept_len)
-            truncate(cache, L + accepted.accept_len)
+            accept_lens.append(accept_len)
+            truncate(cache, L + accept_len)
             truncate(draft_cache, L + 1)
             if not done():  # draft extend over the new tokens: x_{L+1}.. at input positions L + 1..
                 d = [argmax(draft.forward(draft_cache, token, L + 1 + i)) for i, token in enumerate(emitted)]
                 trace.event("draft-extend").draft_rows(req.id, emitted, L + 1, d)
         reason = "eos" if out[-1] == eos else "length"
         return Output(req.id, out, reason, accept_lens=accept_lens if draft else None, first_round_drafts=first_drafts)
+
+    def bonus_row(self, accept_len):
+        """The verify row whose predict is the bonus: the last accepted node (a wrong row: bonus stride fails)."""
+        return accept_len - 1
 
     def draft_decode_position(self, L, j):
         """d_j runs at input position L + j, right after the draft KV it extends (SGLang PR 25015's bug: + 1)."""

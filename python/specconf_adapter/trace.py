@@ -6,10 +6,15 @@ it ran and gets the conventions right by construction:
 - a draft row sits at its anchor: the draft forward fed token x_p (input position p) is recorded at p - 1,
   and BOS (input position 0) has no draft row, since no token precedes it;
 - draft-decode rows are temporary and name, as `hidden`, the draft row whose output they continue;
+- trees (any topk): draft rows carry the engine's `candidate` numbers, scored `children` and `childMargin`;
 - verify rows: the root (the pending bonus token) at L, each node at L + depth, `parent` the node's parent
-  row within the request's verify rows (-1 for the root); accept_index holds the flattened indices
-  r * N + node of the accepted path (r the request's block within the event), padded with -1 to S + 1;
-  accept_len counts the root; the bonus is predict at the last accepted node.
+  row within the request's verify rows (-1 for the root).
+
+The builder records, it does not decide: a verify result holds the engine's own accept_len, accept_index (or
+its accepted path, which the builder flattens as r * N + node), bonus, emitted tokens and finished flag,
+exactly as given, so the trace laws judge what the engine did (a bonus read from the wrong row shows in bonus
+stride). `greedy_accept` and `emit_cut` compute what a correct greedy engine would do: conveniences for
+writing or testing an engine. Recorded in place of the engine's own values they would hide its bugs.
 
 Fields a row does not know are left out: each law says "not checkable" for what a trace lacks.
 """
@@ -32,24 +37,20 @@ class RowRef:
 
 @dataclass(frozen=True)
 class Acceptance:
-    """Greedy acceptance over one request's verify rows."""
+    """Greedy acceptance over one request's verify rows, as greedy_accept computes it (a convenience: what a
+    correct greedy engine would accept, not a record of what an engine did)."""
 
     path: tuple
     """Verify-row indices of the accepted path, root first."""
     accept_len: int
     accept_tokens: tuple
-    """predict at each accepted node: the tokens the round produces (the last is the bonus). The trace's
-    acceptTokens pads them with -1 to S + 1 entries, as SGLang's accept_tokens."""
+    """predict at each accepted node: the tokens the round produces (the last is the bonus)."""
     bonus: int
-    emitted: tuple = ()
-    """The tokens the round emits: accept_tokens cut after the first stop token and at the cap."""
-    finished: bool = False
-    """The round ended the request (a stop token, or the cap reached)."""
 
 
 def emit_cut(accept_tokens, max_emit=None, stop_ids=()):
-    """The emitted prefix of a round's tokens: up to and including the first stop id (EOS among them), at
-    most max_emit tokens; and whether that ends the request."""
+    """Convenience (it computes, it records nothing): the emitted prefix of a round's tokens, up to and
+    including the first stop id (EOS among them), at most max_emit tokens; and whether that ends the request."""
     emitted = list(accept_tokens if max_emit is None else accept_tokens[:max_emit])
     stop = next((i for i, token in enumerate(emitted) if token in stop_ids), None)
     if stop is not None:
@@ -59,7 +60,9 @@ def emit_cut(accept_tokens, max_emit=None, stop_ids=()):
 
 
 def greedy_accept(tokens, predicts, parents=None):
-    """Walks from the root while a child carries its parent's predict (children tried in row order)."""
+    """Convenience (it computes, it records nothing): what a correct greedy engine accepts over these verify
+    rows, walking from the root while a child carries its parent's predict (children tried in row order).
+    Pass your engine's own acceptance to Event.verify, or a bug in it cannot show in the trace."""
     if len(tokens) != len(predicts):
         raise ValueError(f"verify: {len(tokens)} rows but {len(predicts)} predicts")
     parents = list(range(-1, len(tokens) - 1)) if parents is None else list(parents)
@@ -115,14 +118,25 @@ class Event:
             self.row(request, token, start + i, predict=predicts[i], **fields) for i, token in enumerate(tokens)
         ]
 
-    def draft_rows(self, request, tokens, start, predicts=None, hidden=None, temporary=None):
+    def draft_rows(self, request, tokens, start, predicts=None, hidden=None, temporary=None, candidates=None,
+                   children=None, child_margins=None):
         """Draft rows for tokens fed to the draft at input positions start, start + 1, ...: each is recorded at
         its anchor (input position - 1) and BOS (input position 0) gets no row. hidden: "target" (EAGLE: the
         target row at the anchor), "draft" (the draft row this one continues: draft decode), a list of
-        RowRefs, or None (a standalone draft model takes no hidden state). Returns the rows' RowRefs."""
+        RowRefs, or None (a standalone draft model takes no hidden state).
+
+        Trees (any topk; a chain is a tree of width 1), per row, as the engine numbered and scored them:
+        candidates (the candidate a draft-decode row expands; 0 the root), children (the row's topk best tokens
+        as (number, token, score) tuples or {"number", "token", "score"} dicts: number the 1-based creation
+        order in the request's round, parents first; score the cumulative log-softmax along the path in the
+        draft's logit units) and child_margins (the topk-th minus the (topk+1)-th logit). A None entry (or
+        list) leaves the field out. Returns the rows' RowRefs (none for BOS)."""
         if self.phase not in ("draft-extend", "draft-decode"):
             raise ValueError(f"draft_rows: a {self.phase} event")
         predicts = _per_row(predicts, len(tokens), "predicts")
+        candidates = _per_row(candidates, len(tokens), "candidates")
+        children = _per_row(children, len(tokens), "children")
+        child_margins = _per_row(child_margins, len(tokens), "child_margins")
         temporary = self.phase == "draft-decode" if temporary is None else temporary
         refs = []
         for i, token in enumerate(tokens):
@@ -131,50 +145,67 @@ class Event:
                 continue  # BOS: no token precedes it, so no draft row (the draft's BOS K/V is a constant)
             anchor = position - 1
             source = hidden[i] if isinstance(hidden, (list, tuple)) else self._builder._provenance(hidden, request, anchor)
-            ref = self.row(request, token, anchor, temporary=temporary, hidden=source, predict=predicts[i])
+            ref = self.row(
+                request,
+                token,
+                anchor,
+                temporary=temporary,
+                hidden=source,
+                predict=predicts[i],
+                candidate=_integer(candidates[i], f"candidates[{i}]", 0),
+                children=_children(children[i], f"children[{i}]"),
+                childMargin=_number(child_margins[i], f"child_margins[{i}]"),
+            )
             self._builder._last_draft[request] = ref
             refs.append(ref)
         return refs
 
-    def verify(self, request, tokens, root_position, predicts, parents=None, candidates=None, max_emit=None, stop_ids=()):
-        """A request's verify rows (root first, then the drafted nodes in row order) and its verify result,
-        accepted greedily. parents: each row's parent row (-1 for the root; default a chain); candidates: each
-        row's draft candidate number (default: the row index, as in a chain). The round emits the accepted
-        tokens cut after the first of stop_ids (pass EOS and the request's stop ids) and at max_emit (the
-        tokens the request may still emit). Returns the Acceptance with what it emitted."""
+    def verify(self, request, tokens, root_position, predicts, *, accept_len, bonus, emitted, accept_index=None,
+               path=None, accept_tokens=None, finished=None, parents=None, candidates=None):
+        """A request's verify rows (root first, then the drafted nodes in row order) and its verify result as
+        the engine computed it. parents: each row's parent row (-1 for the root; default a chain); candidates:
+        each row's draft candidate number (default: the row index, as in a chain).
+
+        The result records, exactly as given: accept_len (the root counted), bonus, emitted (what the round
+        emitted after the engine's EOS / stop id / max-new-tokens cuts) and either accept_index (the engine's
+        flattened r * N + node indices, -1 padded to S + 1 entries) or path (the accepted rows within this
+        request's verify rows, root first, which the builder flattens with the request's block r in this event
+        and pads). accept_tokens (the predicts along the path, -1 padded to S + 1) and finished (the round ended
+        the request; mirror acceptance reads it to leave cut rounds out) are left out when not given. Returns
+        the verify result as it appears in the trace."""
         if self.phase != "verify":
             raise ValueError(f"verify: a {self.phase} event")
-        engine = self._builder.config
-        acceptance = greedy_accept(tokens, predicts, parents)
-        emitted, finished = emit_cut(acceptance.accept_tokens, max_emit, stop_ids)
-        acceptance = Acceptance(acceptance.path, acceptance.accept_len, acceptance.accept_tokens, acceptance.bonus, emitted, finished)
-        parents = list(range(-1, len(tokens) - 1)) if parents is None else list(parents)
+        if (accept_index is None) == (path is None):
+            raise ValueError("verify: give exactly one of accept_index (flattened, as the engine has it) or path")
+        predicts = _per_row(predicts, len(tokens), "predicts")
+        parents = list(range(-1, len(tokens) - 1)) if parents is None else _per_row(parents, len(tokens), "parents")
+        if not tokens or parents[0] != -1:
+            raise ValueError("verify: parents must give one parent per row, -1 for the root (row 0)")
+        candidates = list(range(len(tokens))) if candidates is None else _per_row(candidates, len(tokens), "candidates")
         depths = _depths(parents)
         for node, token in enumerate(tokens):
-            self.row(
-                request,
-                token,
-                root_position + depths[node],
-                temporary=True,
-                parent=parents[node],
-                candidate=node if candidates is None else candidates[node],
-                predict=predicts[node],
-            )
-        block = len(self.verify_results)
-        width = engine["numDraftTokens"]
-        accept_index = [block * width + node for node in acceptance.path]
-        accept_index += [-1] * (engine["numSteps"] + 1 - len(accept_index))
+            self.row(request, token, root_position + depths[node], temporary=True, parent=parents[node],
+                     candidate=candidates[node], predict=predicts[node])
+        if path is not None:
+            engine = self._builder.config
+            block = len(self.verify_results)
+            accept_index = [block * engine["numDraftTokens"] + _integer(node, "path", 0) for node in path]
+            accept_index += [-1] * (engine["numSteps"] + 1 - len(accept_index))
         result = {
             "request": request,
-            "acceptIndex": accept_index,
-            "acceptLen": acceptance.accept_len,
-            "acceptTokens": list(acceptance.accept_tokens) + [-1] * (engine["numSteps"] + 1 - acceptance.accept_len),
-            "bonus": acceptance.bonus,
-            "emitted": list(emitted),
-            "finished": finished,
+            "acceptIndex": _integers(accept_index, "accept_index", -1),
+            "acceptLen": _integer(accept_len, "accept_len", 1),
         }
+        if accept_tokens is not None:
+            result["acceptTokens"] = _integers(accept_tokens, "accept_tokens", None)
+        result["bonus"] = _integer(bonus, "bonus", 0)
+        result["emitted"] = _integers(emitted, "emitted", 0)
+        if finished is not None:
+            if not isinstance(finished, bool):
+                raise ValueError(f"finished: {finished!r} is not a bool")
+            result["finished"] = finished
         self.verify_results.append(result)
-        return acceptance
+        return result
 
     def to_json(self):
         event = {"index": self.index, "phase": self.phase, **{k: v for k, v in self.fields.items() if v is not None}}
@@ -187,9 +218,64 @@ class Event:
 def _per_row(values, count, name):
     if values is None:
         return [None] * count
+    values = list(values)
     if len(values) != count:
         raise ValueError(f"{name}: {len(values)} values for {count} rows")
-    return list(values)
+    return values
+
+
+def _integer(value, name, minimum):
+    """An int (not a bool) >= minimum (None: unbounded), None passed through; else a ValueError naming it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum):
+        bound = "" if minimum is None else f" >= {minimum}"
+        raise ValueError(f"{name}: {value!r} is not an integer{bound}")
+    return value
+
+
+def _integers(values, name, minimum):
+    if values is None or isinstance(values, (str, bytes, dict)):
+        raise ValueError(f"{name}: {values!r} is not a list of integers")
+    return [_integer(value, f"{name}[{i}]", minimum) for i, value in enumerate(values)]
+
+
+def _number(value, name):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name}: {value!r} is not a number")
+    return value
+
+
+def _children(children, name):
+    """A row's children as the schema's {"number", "token", "score"} objects (from dicts or 3-tuples)."""
+    if children is None:
+        return None
+    out = []
+    for i, child in enumerate(children):
+        where = f"{name}[{i}]"
+        if isinstance(child, dict):
+            unknown = sorted(set(child) - {"number", "token", "score"})
+            if unknown:
+                raise ValueError(f"{where}: unknown fields {unknown}")
+            number, token, score = child.get("number"), child.get("token"), child.get("score")
+        elif isinstance(child, (list, tuple)) and len(child) == 3:
+            number, token, score = child
+        else:
+            raise ValueError(f"{where}: {child!r} is not (number, token, score)")
+        if number is None or token is None or score is None:
+            raise ValueError(f"{where}: number, token and score are all required")
+        out.append({
+            "number": _integer(number, f"{where}.number", 1),
+            "token": _integer(token, f"{where}.token", 0),
+            "score": _number(score, f"{where}.score"),
+        })
+    return out
+
+
+# What an Output carries that a trace request holds too (schemas/trace.schema.json TraceRequest), copied as is.
+_REQUEST_FIELDS = ("stopTokenId", "finishedLength", "logprobs", "text", "stopString", "deltas", "usage")
 
 
 class TraceBuilder:
@@ -240,8 +326,10 @@ class TraceBuilder:
         raise ValueError(f"hidden: {hidden!r} is not 'target', 'draft', a RowRef or None")
 
     def build(self, outputs, slots=None):
-        """The trace: requests from the case's prompts and the outputs, and every event. `slots`: request id ->
-        the request slot it ran on, for engines declaring request_slots (the law slot history)."""
+        """The trace: requests from the case's prompts and the outputs (tokens, finish reason, and what else an
+        Output carries that a trace request holds: stop id, finished length, logprobs, text, stop string,
+        deltas, usage), and every event. `slots`: request id -> the request slot it ran on, for engines
+        declaring request_slots (the law slot history)."""
         by_id = {output.id: output for output in outputs}
         requests = []
         for workload_request in self._request.case.requests:
@@ -252,6 +340,9 @@ class TraceBuilder:
                 "output": list(output.tokens) if output else [],
                 "finishReason": (output.finish_reason if output else None) or "unfinished",
             }
+            if output:
+                reported = output.to_json()
+                entry.update({key: reported[key] for key in _REQUEST_FIELDS if key in reported})
             if slots and workload_request.id in slots:
                 entry["slot"] = slots[workload_request.id]
             requests.append(entry)

@@ -81,40 +81,99 @@ class DraftRowTest(unittest.TestCase):
 
 
 class VerifyTest(unittest.TestCase):
-    def test_verify_rows_and_result_follow_the_conventions(self):
-        trace = builder(num_steps=3, requests=[
+    def two_requests(self, num_steps=3):
+        return builder(num_steps=num_steps, requests=[
             {"id": 0, "prompt": [1, 5, 9], "maxNewTokens": 8, "arrivalStep": 0},
             {"id": 1, "prompt": [1, 5, 9], "maxNewTokens": 8, "arrivalStep": 0},
         ])
+
+    def test_verify_rows_and_the_engines_result_follow_the_conventions(self):
+        trace = self.two_requests()
         event = trace.event("verify")
-        event.verify(0, [4, 11, 12, 13], 3, [11, 12, 50, 51])
-        second = event.verify(1, [4, 11, 12, 13], 3, [11, 2, 50, 51], max_emit=8, stop_ids=[2])
+        event.verify(0, [4, 11, 12, 13], 3, [11, 12, 50, 51], accept_len=3, bonus=50, emitted=[11, 12, 50],
+                     accept_index=[0, 1, 2, -1], accept_tokens=[11, 12, 50, -1], finished=False)
+        # the path convenience flattens with the request's block: its second block starts at N = 4
+        second = event.verify(1, [4, 11, 12, 13], 3, [11, 2, 50, 51], accept_len=2, bonus=2, emitted=[11, 2],
+                              path=[0, 1], finished=True)
         built = trace.build([Output(0, [4, 11, 12, 50]), Output(1, [4, 11, 2], "eos")])
         verify = built["events"][0]["verify"]
-        # request 0: root + 2 drafts accepted; indices r * N + node with N = 4, padded to S + 1 = 4
-        self.assertEqual(verify[0]["acceptIndex"], [0, 1, 2, -1])
-        self.assertEqual((verify[0]["acceptLen"], verify[0]["bonus"], verify[0]["emitted"]), (3, 50, [11, 12, 50]))
-        # request 1 is the event's second block: its indices start at N = 4; EOS cuts what it emits
-        self.assertEqual(verify[0]["acceptTokens"], [11, 12, 50, -1])
+        self.assertEqual(verify[0], {"request": 0, "acceptIndex": [0, 1, 2, -1], "acceptLen": 3,
+                                     "acceptTokens": [11, 12, 50, -1], "bonus": 50, "emitted": [11, 12, 50],
+                                     "finished": False})
         self.assertEqual(verify[1]["acceptIndex"], [4, 5, -1, -1])
-        self.assertEqual((verify[1]["emitted"], verify[1]["finished"]), ([11, 2], True))
-        self.assertEqual(second.emitted, (11, 2))
+        self.assertEqual(second, verify[1])
+        self.assertNotIn("acceptTokens", verify[1])  # not given: left out, never invented
         rows = built["events"][0]["rows"]
         self.assertEqual([row["position"] for row in rows[:4]], [3, 4, 5, 6])
         self.assertEqual([row["parent"] for row in rows[:4]], [-1, 0, 1, 2])
         self.assertEqual([row["candidate"] for row in rows[:4]], [0, 1, 2, 3])
         self.assertTrue(all(row["temporary"] for row in rows))
 
+    def test_what_the_engine_did_is_recorded_even_where_it_is_wrong(self):
+        # A bonus from the wrong row and an index outside the request's block: recorded as given, so the trace
+        # laws (bonus stride) can see them; greedy_accept would have said bonus 50, path (0, 1, 2).
+        trace = self.two_requests()
+        result = trace.event("verify").verify(0, [4, 11, 12, 13], 3, [11, 12, 50, 51], accept_len=3, bonus=12,
+                                              emitted=[11, 12, 12], accept_index=[0, 1, 6, -1])
+        self.assertEqual((result["bonus"], result["emitted"], result["acceptIndex"]), (12, [11, 12, 12], [0, 1, 6, -1]))
+        self.assertNotIn("finished", result)
+        self.assertEqual(greedy_accept([4, 11, 12, 13], [11, 12, 50, 51]).bonus, 50)
+
     def test_tree_rows_sit_at_root_plus_depth(self):
         trace = builder(num_steps=2)
-        trace.event("verify").verify(0, [4, 5, 6, 8], 3, [6, 0, 8, 9], parents=[-1, 0, 0, 2], candidates=[0, 1, 2, 4])
-        rows = trace.build([])["events"][0]["rows"]
-        self.assertEqual([row["position"] for row in rows], [3, 4, 4, 5])
-        self.assertEqual([row["candidate"] for row in rows], [0, 1, 2, 4])
+        trace.event("verify").verify(0, [4, 5, 6, 8], 3, [6, 0, 8, 9], parents=[-1, 0, 0, 2], candidates=[0, 1, 2, 4],
+                                     accept_len=3, bonus=9, emitted=[6, 8, 9], path=[0, 2, 3])
+        built = trace.build([])["events"][0]
+        self.assertEqual([row["position"] for row in built["rows"]], [3, 4, 4, 5])
+        self.assertEqual([row["candidate"] for row in built["rows"]], [0, 1, 2, 4])
+        self.assertEqual(built["verify"][0]["acceptIndex"], [0, 2, 3])
+
+    def test_the_engines_values_are_required_and_checked(self):
+        event = builder().event("verify")
+        with self.assertRaises(TypeError):
+            event.verify(0, [4, 5], 3, [5, 6])  # accept_len, bonus, emitted: the engine's, no default
+        with self.assertRaisesRegex(ValueError, "exactly one of accept_index"):
+            event.verify(0, [4, 5], 3, [5, 6], accept_len=2, bonus=6, emitted=[5, 6])
+        with self.assertRaisesRegex(ValueError, r"accept_len: 0 is not an integer >= 1"):
+            event.verify(0, [4, 5], 3, [5, 6], accept_len=0, bonus=6, emitted=[5, 6], path=[0])
+        with self.assertRaisesRegex(ValueError, r"emitted\[1\]: -3"):
+            event.verify(0, [4, 5], 3, [5, 6], accept_len=2, bonus=6, emitted=[5, -3], path=[0, 1])
+        with self.assertRaisesRegex(ValueError, "predicts: 1 values for 2 rows"):
+            event.verify(0, [4, 5], 3, [5], accept_len=2, bonus=6, emitted=[5, 6], path=[0, 1])
 
     def test_a_verify_row_outside_a_verify_event_is_refused(self):
         with self.assertRaises(ValueError):
-            builder().event("prefill").verify(0, [4], 3, [5])
+            builder().event("prefill").verify(0, [4], 3, [5], accept_len=1, bonus=5, emitted=[5], path=[0])
+
+
+class TreeDraftRowTest(unittest.TestCase):
+    def test_draft_rows_carry_the_engines_candidates_children_and_child_margins(self):
+        trace = builder(num_steps=2)
+        trace.event("prefill").target_rows(0, [1, 5, 9], 0, [7, 7, 7])
+        trace.event("draft-extend").draft_rows(0, [5, 9, 7], 1, [0, 0, 7],
+                                               children=[None, None, [(1, 7, 0.0), {"number": 2, "token": 1, "score": -3.5}]],
+                                               child_margins=[None, None, 0.25])
+        trace.event("draft-decode", draft_step=1).draft_rows(0, [7, 1], 3, [52, 7], hidden="draft", candidates=[1, 2],
+                                                             children=[[(3, 52, -0.1), (4, 31, -2.0)], [(5, 7, -3.6), (6, 1, -4.0)]])
+        events = trace.build([])["events"]
+        root = events[1]["rows"][2]
+        self.assertEqual(root["children"], [{"number": 1, "token": 7, "score": 0.0}, {"number": 2, "token": 1, "score": -3.5}])
+        self.assertEqual(root["childMargin"], 0.25)
+        self.assertNotIn("children", events[1]["rows"][0])
+        self.assertNotIn("candidate", root)
+        decode = events[2]["rows"]
+        self.assertEqual([row["candidate"] for row in decode], [1, 2])
+        self.assertEqual([row["position"] for row in decode], [2, 3])
+        self.assertEqual(decode[1]["children"][0], {"number": 5, "token": 7, "score": -3.6})
+
+    def test_malformed_children_are_refused_naming_the_row_and_field(self):
+        event = builder().event("draft-extend")
+        with self.assertRaisesRegex(ValueError, r"children\[0\]\[0\].number: 0 is not an integer >= 1"):
+            event.draft_rows(0, [5], 1, children=[[(0, 7, 0.0)]])
+        with self.assertRaisesRegex(ValueError, r"children\[0\]\[0\]: unknown fields \['logit'\]"):
+            event.draft_rows(0, [5], 1, children=[[{"number": 1, "token": 7, "score": 0.0, "logit": 3}]])
+        with self.assertRaisesRegex(ValueError, "candidates: 2 values for 1 rows"):
+            event.draft_rows(0, [5], 1, candidates=[1, 2])
 
 
 class BuildTest(unittest.TestCase):
@@ -136,6 +195,23 @@ class BuildTest(unittest.TestCase):
         built = builder().build([Output(0, [33], "length")], slots={0: 1})
         self.assertEqual(built["requests"][0]["slot"], 1)
         self.assertNotIn("slot", builder().build([Output(0, [33], "length")])["requests"][0])
+
+    def test_requests_carry_the_outputs_text_fields_and_stop_fields(self):
+        output = Output(0, [33, 12], "stop", stop_token_id=12, finished_length=2, text="ab", stop_string="c",
+                        deltas=[{"text": "a", "tokens": [33]}, {"text": "b", "tokens": [12]}],
+                        usage={"promptTokens": 4, "completionTokens": 2},
+                        logprobs=[{"token": 33, "logprob": -0.5}, {"token": 12, "logprob": -0.1}],
+                        accept_lens=[2])
+        entry = builder().build([output])["requests"][0]
+        self.assertEqual(entry, {"id": 0, "prompt": [1, 5, 9, 40], "output": [33, 12], "finishReason": "stop",
+                                 "stopTokenId": 12, "finishedLength": 2,
+                                 "logprobs": [{"token": 33, "logprob": -0.5}, {"token": 12, "logprob": -0.1}],
+                                 "text": "ab", "stopString": "c",
+                                 "deltas": [{"text": "a", "tokens": [33]}, {"text": "b", "tokens": [12]}],
+                                 "usage": {"promptTokens": 4, "completionTokens": 2}})
+        # accept lens are an output's, not a trace request's; fields an output lacks stay out
+        self.assertEqual(set(builder().build([Output(0, [33], "length")])["requests"][0]),
+                         {"id", "prompt", "output", "finishReason"})
 
     def test_unknown_phase_is_refused(self):
         with self.assertRaises(ValueError):

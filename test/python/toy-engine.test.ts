@@ -1,8 +1,10 @@
 // Issue 27's "done when": an engine written with the Python package passes `check --engine`, exactly as the
 // README's quick start runs it (a real CLI process, generated cases, models exported per case). The toy engine
 // (examples/toy_engine.py) is a pure-Python Llama behind python/specconf_adapter; its runs are slow, so one
-// run per law's property. The control: the same engine with SGLang PR 25015's bug planted (draft decode one
-// position late, test/fixtures/toy_engine_early_position.py) fails the laws that read its trace.
+// run per law's property. The controls: the same engine with SGLang PR 25015's bug planted (draft decode one
+// position late, test/fixtures/toy_engine_early_position.py) fails the laws that read its trace; with a bonus
+// read from the wrong verify row (test/fixtures/toy_engine_bonus_row.py) it fails bonus stride through
+// `check --engine`, since TraceBuilder records the engine's own bonus (issue 34, part 6).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,6 +71,27 @@ describe("a Python engine on python/specconf_adapter under check --engine", () =
     const conventionLaws = ["rows carry request tokens", "phase contracts"];
     for (const law of [...traceLaws, ...conventionLaws]) expect(passed.get(law), law).toBeGreaterThan(0);
     expect(report.laws.every((law) => law.failed === 0)).toBe(true);
+  });
+
+  // One property's runs (reference decode: the toy engine's chains), every law checking them; few runs.
+  const bonusCheck = (engine: string) =>
+    specconf([
+      ...["check", "--engine", engine, "--property", "reference decode", "--runs", "2", "--seed", seed],
+      ...["--json", "--no-write", "--shrink-seconds", "20"],
+    ]);
+  const bonusStride = (stdout: string) =>
+    (JSON.parse(stdout) as { laws: LawRow[] }).laws.find((law) => law.name === "bonus stride")!;
+
+  it("a bonus read from the wrong row fails bonus stride; the clean engine does not", { timeout: 240_000 }, () => {
+    const buggy = bonusCheck("python3 test/fixtures/toy_engine_bonus_row.py");
+    expect(buggy.status, buggy.stderr).toBe(1);
+    expect(buggy.stderr).toMatch(/bonus stride FAILED/);
+    expect(bonusStride(buggy.stdout).failed).toBeGreaterThan(0);
+    const clean = bonusCheck("python3 examples/toy_engine.py");
+    expect(clean.status, clean.stderr).toBe(0);
+    const law = bonusStride(clean.stdout);
+    expect(law.runs, "bonus stride judged the clean engine's runs").toBeGreaterThan(0);
+    expect(law.failed).toBe(0);
   });
 
   it(
