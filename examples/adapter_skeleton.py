@@ -19,7 +19,7 @@ class MyEngine(Engine):
     name, version = "my-engine", "0.0.1"
     capabilities = Capabilities(
         modes=("target-only", "speculative"),  # target-only runs are the lossless baseline
-        drafts=("mirror",),  # mirror: a standalone draft model (an exact copy of the target); "eagle": an EAGLE head
+        drafts=("mirror",),  # mirror: a standalone draft model (the target, LM head x 2^16); "eagle": an EAGLE head
         model_formats=("hf",),  # Hugging Face checkpoints: a directory per model
         max_num_steps=8,
         max_topk=1,  # chains only

@@ -134,7 +134,7 @@ class HfEngine(Engine):
                 logits, hidden = eagle.run(tokens, torch.cat(hidden_rows), list(range(len(tokens))))
                 out.append(int(logits[-1].argmax()))
                 last_hidden = hidden[-1]
-        else:  # mirror family: the standalone draft (an exact copy of the target) in draft-model mode
+        else:  # mirror family: the standalone draft (the target, LM head x 2^16) in draft-model mode
             for _ in range(steps):
                 logits, _ = draft.run(list(sequence) + out)
                 out.append(int(logits[-1].argmax()))

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A toy speculative engine on python/specconf_adapter: greedy target-only decoding, and chains drafted by a
-standalone draft model (the case's "mirror": an exact copy of the target), with a trace. The model is a pure
+standalone draft model (the case's "mirror": the target with its LM head times 2^16, the same argmax), with a
+trace; the engine computes its own acceptance and bonus and records them. The model is a pure
 Python Llama (toy_llama.py); replace it with calls into your engine.
 
     npx specconf check --engine "python3 examples/toy_engine.py" --runs 2

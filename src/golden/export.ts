@@ -70,7 +70,8 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
       };
     }
   } else if (format === "gguf") {
-    // The standalone draft is the mirror's (an exact copy), as in the HF export: it accepts every draft.
+    // The standalone draft is the mirror's (the target, its output weight carrying the 2^16 scale), as in the HF
+    // export: it accepts every draft.
     const gguf = modelGgufFiles(models, defaultDraftSpec("mirror"), suite);
     const architecture = ggufArchitecture(spec);
     files.set(`${suite}/target.gguf`, gguf.target);

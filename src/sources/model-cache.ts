@@ -21,7 +21,7 @@ export const DEFAULT_MODEL_CACHE = ".specconf/models";
 type ModelFiles = NonNullable<AdapterRequest["models"]["files"]>;
 
 /**
- * Which draft kinds each format can carry. A standalone draft model (mirror: an exact copy of the target;
+ * Which draft kinds each format can carry. A standalone draft model (mirror: the target with its LM head times 2^16;
  * truncated-mirror: its first layers) is what engines' draft-model mode loads; the EAGLE and EAGLE-3 heads have
  * their own checkpoint layouts; ONNX carries every graph as specconf runs it. ngram needs no model at all.
  */
