@@ -7,6 +7,7 @@ Python Llama (toy_llama.py); replace it with calls into your engine.
     npx specconf check --engine "python3 examples/toy_engine.py" --runs 2
 """
 import functools
+import math
 import os
 import sys
 
@@ -16,6 +17,14 @@ from toy_llama import Llama, argmax, truncate  # noqa: E402
 
 
 load = functools.cache(Llama)  # a model directory is loaded once (specconf's model cache is content-addressed)
+
+
+def top1(logits, parent_score):
+    """The argmax, its cumulative score (parent_score + its log-softmax) and the top-1 minus top-2 logit."""
+    best = argmax(logits)
+    second = max(value for i, value in enumerate(logits) if i != best)
+    log_sum = math.log(sum(math.exp(value - logits[best]) for value in logits))
+    return best, parent_score - log_sum, logits[best] - second
 
 
 class ToyEngine(Engine):
@@ -38,9 +47,8 @@ class ToyEngine(Engine):
         out, accept_lens, first_drafts = [predicts[-1]], [], None
         done = lambda: out[-1] == eos or len(out) >= req.max_new_tokens  # noqa: E731
         if draft:  # the draft consumes x_1..x_L (BOS's row is a constant): its last row yields d_1
-            draft_cache, fed = draft.new_cache(), prompt + out
-            d = [argmax(draft.forward(draft_cache, token, p)) for p, token in enumerate(fed)]
-            trace.event("draft-extend").draft_rows(req.id, fed, 0, d)
+            draft_cache = draft.new_cache()
+            d = self.draft_extend(trace, req.id, draft, draft_cache, prompt + out, 0)
         while not done():
             L = len(prompt) + len(out) - 1  # the bonus x_L has no KV yet
             if not draft:
@@ -48,11 +56,14 @@ class ToyEngine(Engine):
                 trace.event("decode").target_rows(req.id, [out[-1]], L, [predict])
                 out.append(predict)
                 continue
-            drafts = [d[-1]]
-            for j in range(1, S):  # draft decode: d_j, temporary; its row continues the previous draft row
+            drafts, score = [d[0]], d[1]
+            for j in range(1, S):  # draft decode: d_j (candidate j), temporary; its row continues the previous one
                 position = self.draft_decode_position(L, j)
-                drafts.append(argmax(draft.forward(draft_cache, drafts[-1], position)))
-                trace.event("draft-decode", draft_step=j).draft_rows(req.id, [drafts[-2]], position, [drafts[-1]], "draft")
+                token, score, child_margin = top1(draft.forward(draft_cache, drafts[-1], position), score)
+                drafts.append(token)
+                trace.event("draft-decode", draft_step=j).draft_rows(
+                    req.id, [drafts[-2]], position, [token], "draft", candidates=[j],
+                    children=[[(j + 1, token, score)]], child_margins=[child_margin])
             first_drafts = first_drafts or drafts
             rows = [out[-1], *drafts]
             predicts = [argmax(target.forward(cache, token, L + i)) for i, token in enumerate(rows)]
@@ -69,10 +80,19 @@ class ToyEngine(Engine):
             truncate(cache, L + accept_len)
             truncate(draft_cache, L + 1)
             if not done():  # draft extend over the new tokens: x_{L+1}.. at input positions L + 1..
-                d = [argmax(draft.forward(draft_cache, token, L + 1 + i)) for i, token in enumerate(emitted)]
-                trace.event("draft-extend").draft_rows(req.id, emitted, L + 1, d)
+                d = self.draft_extend(trace, req.id, draft, draft_cache, emitted, L + 1)
         reason = "eos" if out[-1] == eos else "length"
         return Output(req.id, out, reason, accept_lens=accept_lens if draft else None, first_round_drafts=first_drafts)
+
+    def draft_extend(self, trace, request, draft, draft_cache, tokens, start):
+        """Draft rows over tokens at input positions start..; the last yields d_1, the round's first candidate
+        (a chain is a tree of width 1: its children are the argmax, scored by log-softmax). Returns d_1, score."""
+        logits = [draft.forward(draft_cache, token, start + i) for i, token in enumerate(tokens)]
+        token, score, child_margin = top1(logits[-1], 0.0)
+        last = [None] * (len(tokens) - 1)
+        trace.event("draft-extend").draft_rows(request, tokens, start, [argmax(row) for row in logits],
+                                               children=last + [[(1, token, score)]], child_margins=last + [child_margin])
+        return token, score
 
     def bonus_row(self, accept_len):
         """The verify row whose predict is the bonus: the last accepted node (a wrong row: bonus stride fails)."""

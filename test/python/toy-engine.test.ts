@@ -68,7 +68,8 @@ describe("a Python engine on python/specconf_adapter under check --engine", () =
     // The laws its outputs and trace let specconf check: tokens, acceptance, the draft side through the
     // package's trace conventions (anchors, provenance, verify results).
     const traceLaws = ["reference decode", "lossless", "acceptance correctness", "draft reference"];
-    const conventionLaws = ["rows carry request tokens", "phase contracts"];
+    // Tree selection: its chains recorded as trees of width 1 (candidates, scored children) through TraceBuilder.
+    const conventionLaws = ["rows carry request tokens", "phase contracts", "tree selection"];
     for (const law of [...traceLaws, ...conventionLaws]) expect(passed.get(law), law).toBeGreaterThan(0);
     expect(report.laws.every((law) => law.failed === 0)).toBe(true);
   });
