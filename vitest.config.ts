@@ -1,6 +1,12 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
+// "specconf" (the package's own name, test/index.test.ts) resolves to src/index.ts through package.json's
+// "specconf-source" export condition, never to a dist/ an earlier `npm pack` left behind.
+const conditions = ["specconf-source", "module", "node", "development|production"];
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     setupFiles: ["test/setup.ts"],
     testTimeout: 60_000,

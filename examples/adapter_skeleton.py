@@ -11,7 +11,10 @@ specconf generates only cases inside the capabilities. Replace generate() with a
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+try:  # the installed package: pip install ./python (or pip install -e ./python in a checkout)
+    import specconf_adapter  # noqa: F401
+except ImportError:  # a checkout without it: the package's source beside the examples
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from specconf_adapter import Capabilities, Engine, Output, Result, TraceBuilder, Unsupported, serve  # noqa: E402
 
 

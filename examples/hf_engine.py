@@ -23,7 +23,10 @@ from safetensors.torch import load_file
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+try:  # the installed package: pip install ./python (or pip install -e ./python in a checkout)
+    import specconf_adapter  # noqa: F401
+except ImportError:  # a checkout without it: the package's source beside the examples
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from specconf_adapter import Capabilities, Engine, Result, Unsupported, serve  # noqa: E402
 
 

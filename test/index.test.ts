@@ -1,5 +1,7 @@
-// The public entry (issue 24): package.json `exports` resolves "specconf" to src/index.ts, which carries the
-// documented names, and docs show only that import path (a deep path in the docs would break on any move).
+// The public entry (issue 24): package.json `exports` resolves "specconf" to dist/index.js for the installed
+// package and, under the "specconf-source" condition that tsconfig.json and vitest.config.ts set, to
+// src/index.ts in a checkout (so a stale dist/ never shadows the source), which carries the documented names;
+// docs show only that import path (a deep path in the docs would break on any move).
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import * as publicApi from "specconf";
@@ -12,7 +14,11 @@ const root = new URL("../", import.meta.url);
 describe("public entry", () => {
   it("resolves through package.json exports to the runner, the engine and the laws", () => {
     const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8"));
-    expect(pkg.exports["."]).toBe("./src/index.ts");
+    expect(pkg.exports["."]).toEqual({
+      "specconf-source": "./src/index.ts",
+      types: "./dist/index.d.ts",
+      default: "./dist/index.js",
+    });
     expect(publicApi.checkLaws).toBe(checkLaws);
     expect(publicApi.runCase).toBe(runCase);
     expect(publicApi.LAWS).toBe(LAWS);

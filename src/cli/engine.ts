@@ -2,6 +2,8 @@
 // `specconf check --engine "npx specconf engine llama-cpp ..."`: llama-cpp (llama.cpp through node-llama-cpp,
 // docs/llama-cpp.md) and llama-server (llama.cpp's own server and C++ speculative decoding, built from the
 // source npm ships: docs/llama-server.md; `--build` builds it). Logs go to stderr; returns when stdin closes.
+import { readFileSync } from "node:fs";
+import { BadInputError } from "../errors/bad-input.ts";
 import { runCommandBody } from "../errors/exit.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError, type ParsedFlags } from "./args.ts";
 
@@ -73,8 +75,7 @@ async function engine(argv: string[]): Promise<number> {
   if (values["write-missing"] && !values.models) throw new UsageError("--write-missing needs --models DIR", "--models");
   const log = (message: string) => process.stderr.write(`specconf engine ${name}: ${message}`);
   if (name === "llama-server") return llamaServer(values, log);
-  // Imported here: node-llama-cpp takes seconds to load, and no other command needs it.
-  const { serveLlama } = await import("../adapter/llama-cpp/server.ts");
+  const { serveLlama } = await importLlamaCpp();
   await serveLlama(process.stdin, process.stdout, {
     modelsDir: values.models,
     writeMissing: values["write-missing"],
@@ -106,4 +107,24 @@ async function llamaServer(
     log,
   });
   return 0;
+}
+
+/**
+ * The llama-cpp engine, imported here: node-llama-cpp takes seconds to load and no other command needs it. It
+ * is an optional peer dependency of the installed package (710 MB of prebuilt binaries that an engine team
+ * checking its own engine never loads); missing, the error says how to add it.
+ */
+async function importLlamaCpp(): Promise<typeof import("../adapter/llama-cpp/server.ts")> {
+  try {
+    return await import("../adapter/llama-cpp/server.ts");
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND";
+    if (!missing || !String((error as Error).message).includes("'node-llama-cpp'")) throw error;
+    // package.json is two levels up from both src/cli/ (a checkout) and dist/cli/ (the installed package).
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+    const version = pkg.peerDependencies?.["node-llama-cpp"] ?? "";
+    throw new BadInputError(
+      `the llama-cpp engine needs node-llama-cpp, an optional peer dependency: npm install node-llama-cpp@${version}`,
+    );
+  }
 }

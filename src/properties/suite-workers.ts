@@ -14,11 +14,16 @@ import { propertyFor } from "./law-properties.ts";
 import { emptySuiteResult, type SuiteOptions, type SuiteResult } from "./suite.ts";
 import type { ParentMessage, SuiteJob, SuiteTask, TaskResult, WorkerMessage } from "./suite-job.ts";
 
-const WORKER = join(dirname(fileURLToPath(import.meta.url)), "suite-worker.ts");
-/** tsx's loader, so the worker runs the TypeScript sources as the parent does. */
-const TSX_LOADER = pathToFileURL(
-  join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/loader.mjs"),
-).href;
+// The worker runs what the parent runs: from a checkout the TypeScript sources, through tsx's loader; from the
+// installed package (dist/, plain node, no tsx installed) the built JavaScript.
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+const WORKER = join(dirname(fileURLToPath(import.meta.url)), FROM_SOURCE ? "suite-worker.ts" : "suite-worker.js");
+/** The worker's node flags: tsx's loader when running from source, none for the built package. */
+function workerExecArgv(): string[] {
+  if (!FROM_SOURCE) return [];
+  const tsx = dirname(createRequire(import.meta.url).resolve("tsx/package.json"));
+  return ["--import", pathToFileURL(join(tsx, "dist/loader.mjs")).href];
+}
 
 export interface WorkerSuiteOptions extends SuiteOptions {
   workers: number;
@@ -106,7 +111,7 @@ export async function runSuiteOnWorkers(
     const count = Math.min(options.workers, Math.max(1, tasks.length));
     for (let worker = 0; worker < count; worker++) {
       const child = fork(WORKER, [], {
-        execArgv: ["--import", TSX_LOADER],
+        execArgv: workerExecArgv(),
         stdio: ["ignore", "ignore", "inherit", "ipc"],
         serialization: "advanced",
       });

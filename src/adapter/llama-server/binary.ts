@@ -5,6 +5,7 @@
 // started without a build fails with the one command that makes it (`specconf engine llama-server --build`).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BadInputError } from "../../errors/bad-input.ts";
@@ -12,7 +13,21 @@ import { BadInputError } from "../../errors/bad-input.ts";
 /** The package root (this file is src/adapter/llama-server/binary.ts). */
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 export const BUILD_SCRIPT = join(PACKAGE_ROOT, "scripts/llama-server/build.sh");
-export const SOURCE_BUNDLE = join(PACKAGE_ROOT, "node_modules/node-llama-cpp/llama/gitRelease.bundle");
+/** node-llama-cpp's llama.cpp source, wherever npm put the package (nested in a checkout, hoisted beside an
+ * installed specconf); it is an optional peer dependency, so the checkout's path stands in when it is absent. */
+export const SOURCE_BUNDLE = join(nodeLlamaCppRoot(), "llama/gitRelease.bundle");
+
+function nodeLlamaCppRoot(): string {
+  try {
+    // Its entry is <root>/dist/index.js.
+    return dirname(dirname(createRequire(import.meta.url).resolve("node-llama-cpp")));
+  } catch {
+    return join(PACKAGE_ROOT, "node_modules/node-llama-cpp");
+  }
+}
+
+/** build.sh's own flags plus the bundle found above (its default is the checkout's node_modules). */
+const scriptArgs = (extra: string[]) => [BUILD_SCRIPT, "--bundle", SOURCE_BUNDLE, ...extra];
 
 /** The binary cannot be found or built (bad input to the engine command: exit 2 with one line). */
 export class LlamaServerBinaryError extends BadInputError {
@@ -33,7 +48,7 @@ export function bundleCommit(bundle: string = SOURCE_BUNDLE): string {
 
 /** The cached build's binary (optionally of a patched source), or undefined when it was never built. */
 export function cachedBinary(patch?: string): string | undefined {
-  const args = [BUILD_SCRIPT, "--print-path", ...(patch ? ["--patch", patch] : [])];
+  const args = scriptArgs(["--print-path", ...(patch ? ["--patch", patch] : [])]);
   const result = spawnSync("bash", args, { encoding: "utf8" });
   if (result.status !== 0) return undefined;
   const path = result.stdout.trim().split("\n").pop() ?? "";
@@ -42,7 +57,7 @@ export function cachedBinary(patch?: string): string | undefined {
 
 /** Builds (or reuses) the binary; the script's progress goes to `log`. Resolves to the binary's path. */
 export function buildBinary(options: { patch?: string; log: (line: string) => void }): Promise<string> {
-  const args = [BUILD_SCRIPT, ...(options.patch ? ["--patch", options.patch] : [])];
+  const args = scriptArgs(options.patch ? ["--patch", options.patch] : []);
   return new Promise((resolvePath, reject) => {
     const child = spawn("bash", args, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
