@@ -5,7 +5,7 @@
 // gets a manifest.json saying which draft reproduces the golden file's rounds. Everything is built in
 // memory first; files are then written atomically.
 import { join } from "node:path";
-import { loadModels } from "../case/models.ts";
+import { loadModels, resolveModelSpec } from "../case/models.ts";
 import type { Golden } from "./schema.ts";
 import { writeFilesAtomic } from "../schema/atomic-write.ts";
 import { ggufArchitecture, ggufFamilyUnsupported, modelGgufFiles } from "../export/gguf-families.ts";
@@ -13,7 +13,7 @@ import { eagle3Checkpoint, EAGLE3_ARCHITECTURE } from "../export/eagle3-hf.ts";
 import { eagleCheckpoint, type CheckpointFiles } from "../export/hf.ts";
 import { hfArchitecture, modelCheckpoint } from "../export/hf-families.ts";
 import { withLogitScale } from "../export/standalone-draft.ts";
-import { defaultDraftSpec, MIRROR_LOGIT_SCALE, modelFamiliesOf } from "../model/spec.ts";
+import { defaultDraftSpec, isEagle3, MIRROR_LOGIT_SCALE, modelFamiliesOf } from "../model/spec.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 
 export type ExportFormat = "onnx" | "hf" | "gguf";
@@ -23,20 +23,40 @@ export const EXPORT_FORMATS: readonly ExportFormat[] = ["onnx", "hf", "gguf"];
 const DRAFT_ROLE =
   "standalone draft: a copy of the target with the mirror's 2^16 logit scale in its LM head (its logits are the mirror graph's, so trees drafted from it score as the reference's); in draft-model mode it predicts the target's greedy tokens, so every draft is accepted";
 
-export function planExport(golden: Golden, format: ExportFormat): CheckpointFiles {
-  const models = loadModels(golden.cases[0].case);
-  const spec = models.spec;
-  const suite = golden.suite;
-  const draft = models.draft;
+/** Why a format cannot carry a suite's models, and where in the golden file the cause is. */
+export interface ExportGap {
+  reason: string;
+  jsonPath: string;
+}
+
+/**
+ * Why `format` cannot carry the suite's models, or undefined when it can: `specconf export` skips such a suite
+ * (listing it with the reason) unless the suite was named, which is then bad input. Read from the spec alone,
+ * so nothing is built for a suite that is skipped.
+ */
+export function exportGap(golden: Golden, format: ExportFormat): ExportGap | undefined {
+  const testCase = golden.cases[0].case;
+  const spec = resolveModelSpec(testCase.model);
   // Issue 29's families go out in the architectures that compute them exactly; llama.cpp lacks some of them.
   const unsupported = format === "gguf" ? ggufFamilyUnsupported(spec) : undefined;
-  if (unsupported)
-    throw new BadInputError(`suite ${suite}: no GGUF: ${unsupported}`, { jsonPath: "/cases/0/case/model" });
+  if (unsupported) return { reason: `no GGUF: ${unsupported}`, jsonPath: "/cases/0/case/model" };
   const families = modelFamiliesOf(spec);
-  if (families.length > 0 && format !== "onnx" && (draft?.eagle || draft?.eagle3))
-    throw new BadInputError(`suite ${suite}: trained draft heads of ${families.join(", ")} models are not exported`, {
+  const kind = testCase.draft?.kind;
+  if (families.length > 0 && format !== "onnx" && (kind === "eagle" || isEagle3(kind)))
+    return {
+      reason: `trained draft heads of ${families.join(", ")} models are not exported`,
       jsonPath: "/cases/0/case/draft",
-    });
+    };
+  return undefined;
+}
+
+export function planExport(golden: Golden, format: ExportFormat): CheckpointFiles {
+  const suite = golden.suite;
+  const gap = exportGap(golden, format);
+  if (gap) throw new BadInputError(`suite ${suite}: ${gap.reason}`, { jsonPath: gap.jsonPath });
+  const models = loadModels(golden.cases[0].case);
+  const spec = models.spec;
+  const draft = models.draft;
   const files: CheckpointFiles = new Map();
   const add = (dir: string, checkpoint: CheckpointFiles) => {
     for (const [name, content] of checkpoint) files.set(`${suite}/${dir}/${name}`, content);
