@@ -8,6 +8,7 @@ import type { Case } from "../case/case.ts";
 import { BadInputError } from "../errors/bad-input.ts";
 import { resolveModelSpec, loadModels } from "../case/models.ts";
 import { validateAgainst } from "../schema/validator.ts";
+import { packageJson } from "../schema/package-json.ts";
 import { displayPath } from "../schema/validator.ts";
 import { validateTrace } from "../trace/load.ts";
 import type { Trace } from "../trace/schema.ts";
@@ -329,7 +330,10 @@ export class ExternalEngine {
     const line: HelloRequest = {
       protocol: PROTOCOL,
       version: PROTOCOL_VERSION,
-      hello: { specconf: options.specconf ?? "0.1.0", modelFormats: [...(options.modelFormats ?? MODEL_FORMATS)] },
+      hello: {
+        specconf: options.specconf ?? packageJson().version,
+        modelFormats: [...(options.modelFormats ?? MODEL_FORMATS)],
+      },
     };
     return this.exchange(line, 0, undefined, options.timeoutMs ?? 60_000) as Promise<HelloResponse["hello"]>;
   }

@@ -2,9 +2,9 @@
 // `specconf check --engine "npx specconf engine llama-cpp ..."`: llama-cpp (llama.cpp through node-llama-cpp,
 // docs/llama-cpp.md) and llama-server (llama.cpp's own server and C++ speculative decoding, built from the
 // source npm ships: docs/llama-server.md; `--build` builds it). Logs go to stderr; returns when stdin closes.
-import { readFileSync } from "node:fs";
 import { BadInputError } from "../errors/bad-input.ts";
 import { runCommandBody } from "../errors/exit.ts";
+import { packageJson } from "../schema/package-json.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError, type ParsedFlags } from "./args.ts";
 
 const ENGINES = ["llama-cpp", "llama-server"] as const;
@@ -120,9 +120,7 @@ async function importLlamaCpp(): Promise<typeof import("../adapter/llama-cpp/ser
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND";
     if (!missing || !String((error as Error).message).includes("'node-llama-cpp'")) throw error;
-    // package.json is two levels up from both src/cli/ (a checkout) and dist/cli/ (the installed package).
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-    const version = pkg.peerDependencies?.["node-llama-cpp"] ?? "";
+    const version = packageJson().peerDependencies?.["node-llama-cpp"] ?? "";
     throw new BadInputError(
       `the llama-cpp engine needs node-llama-cpp, an optional peer dependency: npm install node-llama-cpp@${version}`,
     );

@@ -1,5 +1,6 @@
 /**
- * specconf CLI entry point. bin/specconf.js registers tsx and calls main().
+ * specconf CLI entry point. bin/specconf.js calls main() (from source through tsx in a checkout, built JS when
+ * installed). `--version`, `help` and `help <command>` are answered here.
  *
  * Subcommands live in COMMANDS below: add an entry { summary, run } to register one.
  * run(argv) receives the arguments after the subcommand name and returns an exit code; each command maps
@@ -7,6 +8,7 @@
  */
 import { HELP_WIDTH, wrapText } from "./args.ts";
 import { oneLine } from "../errors/exit.ts";
+import { packageJson } from "../schema/package-json.ts";
 
 // Commands load on demand: an engine started per case (`specconf adapter`) should not pay for the
 // property suites, fast-check and every other command at start-up.
@@ -113,10 +115,17 @@ export function usage(): string {
   const indent = " ".repeat(2 + width + 2);
   const lines = ["usage: specconf <command> [flags]", "", "commands:"];
   for (const name of names) {
-    const text = wrapText(name === "help" ? "show this help" : COMMANDS[name].summary, HELP_WIDTH - indent.length);
+    const text = wrapText(
+      name === "help" ? "show this help; help <command>: that command's flags" : COMMANDS[name].summary,
+      HELP_WIDTH - indent.length,
+    );
     lines.push(`  ${name.padEnd(width)}  ${text[0]}`, ...text.slice(1).map((line) => `${indent}${line}`));
   }
-  lines.push("", "Run 'specconf <command> --help' for a command's flags.");
+  lines.push(
+    "",
+    "Run 'specconf help <command>' (or 'specconf <command> --help') for a command's flags;",
+    "'specconf --version' for the version.",
+  );
   return lines.join("\n") + "\n";
 }
 
@@ -126,15 +135,29 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`specconf: missing command (try: ${Object.keys(COMMANDS).join(", ")}; specconf help)\n`);
     return 2;
   }
+  if (name === "--version") {
+    process.stdout.write(`specconf ${packageJson().version}\n`);
+    return 0;
+  }
+  if (name === "help" && rest.length > 0) return helpFor(rest);
   if (name === "help" || name === "--help" || name === "-h") {
     process.stdout.write(usage());
     return 0;
   }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (command === undefined) {
-    const known = ["run", ...Object.keys(COMMANDS).filter((n) => n !== "run")].join(", ");
-    process.stderr.write(`specconf: unknown command '${oneLine(name)}' (try: ${known})\n`);
-    return 2;
-  }
-  return command.run(rest);
+  const command = commandNamed(name);
+  return command === undefined ? 2 : command.run(rest);
+}
+
+/** `specconf help <command> [subcommand]`: that command's --help (golden's subcommands have their own). */
+function helpFor([name, ...rest]: string[]): Promise<number> | number {
+  const command = commandNamed(name);
+  return command === undefined ? 2 : command.run([...rest, "--help"]);
+}
+
+/** The command of that name, or undefined after printing the one-line error (exit 2). */
+function commandNamed(name: string): Command | undefined {
+  if (Object.hasOwn(COMMANDS, name)) return COMMANDS[name];
+  const known = ["run", ...Object.keys(COMMANDS).filter((n) => n !== "run")].join(", ");
+  process.stderr.write(`specconf: unknown command '${oneLine(name)}' (try: ${known})\n`);
+  return undefined;
 }
