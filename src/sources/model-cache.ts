@@ -178,17 +178,18 @@ export class ModelCache {
   files(testCase: Case, formats: readonly ModelFormat[]): ModelFiles {
     const models = loadModels({ ...testCase, model: { spec: resolveModelSpec(testCase.model) } });
     const files: ModelFiles = {};
+    // A target-only run never loads its case's draft: it gets the target's files whatever the draft kind (an
+    // engine declaring no draft kinds runs target-only cases that carry one of the generator's kinds).
+    const speculative = testCase.engine.mode === "speculative";
     for (const format of formats) {
       const exporter = EXPORTERS[format];
       const kind = testCase.draft?.kind;
       const family = modelFamiliesOf(models.spec).length > 0;
-      if (kind && kind !== "ngram" && !draftsOf(format, family).includes(kind)) continue;
-      const exports = exporter(models);
+      if (speculative && kind && kind !== "ngram" && !draftsOf(format, family).includes(kind)) continue;
+      const exports = exporter(speculative ? models : { ...models, draft: undefined });
       files[format] = {
         target: this.place(format, exports.target),
-        ...(exports.draft && testCase.engine.mode === "speculative"
-          ? { draft: this.place(format, exports.draft) }
-          : {}),
+        ...(exports.draft ? { draft: this.place(format, exports.draft) } : {}),
       };
     }
     return files;
