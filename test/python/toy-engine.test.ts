@@ -8,14 +8,15 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 const dir = mkdtempSync(join(tmpdir(), "specconf-toy-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const seed = process.env.SPECCONF_SEED ?? "3";
-const env = { ...process.env, PYTHONDONTWRITEBYTECODE: "1" };
+// The checkout's package source first, so an installed specconf-adapter (pip install ./python) never shadows it.
+const env = { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONPATH: resolve("python") };
 
 function specconf(args: string[]) {
   return spawnSync("node", ["bin/specconf.js", ...args], { encoding: "utf8", env, timeout: 280_000 });
