@@ -34,7 +34,7 @@ const hostPython = spawnSync("python3", ["-c", "import sys; print(sys.executable
 
 /** The environment of a user's shell: no npm script variables (npm test sets them), no PYTHONPATH, the venv active. */
 function userEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env, PYTHONDONTWRITEBYTECODE: "1", VIRTUAL_ENV: venv };
+  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONDONTWRITEBYTECODE: "1", VIRTUAL_ENV: venv };
   for (const key of Object.keys(env)) if (/^npm_(config|package|lifecycle)_/i.test(key)) delete env[key];
   delete env.PYTHONPATH;
   delete env.INIT_CWD;

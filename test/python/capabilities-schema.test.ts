@@ -50,8 +50,9 @@ function dump(): Dump {
 
 /** The string literals an array property's items allow (a TypeBox union of literals). */
 function literals(name: string): unknown[] {
-  const items = (CapabilitiesSchema.properties as Record<string, { items: { anyOf?: { const: unknown }[] } }>)[name]
-    .items;
+  const items = (
+    CapabilitiesSchema.properties as unknown as Record<string, { items: { anyOf?: { const: unknown }[] } }>
+  )[name].items;
   expect(items.anyOf, `${name}: a union of literals`).toBeDefined();
   return items.anyOf!.map((member) => member.const);
 }
