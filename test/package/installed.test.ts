@@ -2,8 +2,9 @@
 // directory outside this checkout: the npm package packed (`npm pack`, whose prepack builds dist/) and installed
 // from its tarball into a fresh project, the Python package built into a wheel with the machine's pip and
 // installed into a fresh virtualenv, then `npx specconf check --engine "python3 adapter.py" --runs 5` on a
-// 37-line adapter importing the installed package (test/fixtures/installed/adapter.py: no sys.path entry), and
-// an API script importing "specconf" under plain node (no tsx: the installed package ships dist/ only).
+// 37-line adapter importing the installed package (test/fixtures/installed/adapter.py: no sys.path entry),
+// `npx specconf run` (the reference engine), and an API script importing "specconf" under plain node (no tsx:
+// the installed package ships dist/ only).
 // Network: only the npm registry, and the npm cache first (--prefer-offline): the tarball's dependencies are
 // the checkout's, already cached by its `npm ci`. The pip steps use no index at all.
 import { spawnSync, type SpawnSyncOptions } from "node:child_process";
@@ -111,6 +112,8 @@ describe("specconf installed in an engine's repository", () => {
         `specconf ${JSON.parse(readFileSync("package.json", "utf8")).version}\n`,
       );
       expect(npx("help check", ["help", "check"]).stdout).toMatch(/^usage: specconf check/);
+      // The reference engine itself, from the built package (ONNX Runtime loaded under plain node).
+      expect(npx("run", ["run"]).stdout).toMatch(/lossless\s+holds/);
       const check = npx("check", ["check", "--engine", "python3 adapter.py", "--runs", "5", "--seed", seed, "--json"]);
       const report = JSON.parse(check.stdout) as {
         ok: boolean;

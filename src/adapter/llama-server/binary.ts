@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BadInputError } from "../../errors/bad-input.ts";
+import { packageJson } from "../../schema/package-json.ts";
 
 /** The package root (this file is src/adapter/llama-server/binary.ts). */
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -39,6 +40,12 @@ export class LlamaServerBinaryError extends BadInputError {
 
 /** The llama.cpp commit of the shipped source bundle (its one head). */
 export function bundleCommit(bundle: string = SOURCE_BUNDLE): string {
+  if (!existsSync(bundle)) {
+    const pin = packageJson().peerDependencies?.["node-llama-cpp"] ?? "";
+    throw new LlamaServerBinaryError(
+      `no llama.cpp source at ${bundle}: it comes with node-llama-cpp, an optional peer dependency: npm install node-llama-cpp@${pin}`,
+    );
+  }
   const listed = spawnSync("git", ["bundle", "list-heads", bundle], { encoding: "utf8" });
   const commit = listed.stdout?.split(/\s+/)[0] ?? "";
   if (listed.status !== 0 || !/^[0-9a-f]{40}$/.test(commit))
@@ -57,6 +64,7 @@ export function cachedBinary(patch?: string): string | undefined {
 
 /** Builds (or reuses) the binary; the script's progress goes to `log`. Resolves to the binary's path. */
 export function buildBinary(options: { patch?: string; log: (line: string) => void }): Promise<string> {
+  if (!existsSync(SOURCE_BUNDLE)) bundleCommit(); // throws the error that says where the source comes from
   const args = scriptArgs(options.patch ? ["--patch", options.patch] : []);
   return new Promise((resolvePath, reject) => {
     const child = spawn("bash", args, { stdio: ["ignore", "pipe", "pipe"] });
