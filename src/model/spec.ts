@@ -128,10 +128,11 @@ export function draftLogitScale(draft: DraftSpec): number {
 
 /**
  * Default auxiliary layers: the engines' default, the inputs of layers 2, L/2 and L-3 (vLLM's
- * get_eagle3_default_aux_hidden_state_layers, SGLang's and llama.cpp's converter's fallback, the EAGLE authors'
- * capture), where it names three distinct layers (L >= 7). Smaller targets (the presets have 2 to 8 layers)
- * take the inputs of the first, the middle and the last layer: distinct from 3 layers up, below the last
- * layer's output (which vLLM's older loops and llama.cpp's llama graph never capture); 2 layers repeat an id.
+ * LlamaForCausalLM.get_eagle3_aux_hidden_state_layers, SGLang's and llama.cpp's converter's fallback, the EAGLE
+ * authors' capture), where it names three distinct layers (L >= 7). Smaller targets (the presets have 2 to 8
+ * layers) take the inputs of the first, the middle and the last layer: distinct from 3 layers up, and below the
+ * last layer's output (vLLM's LlamaModel.forward loop never captures it; llama.cpp's llama graph sets no
+ * t_h_nextn for it); 2 layers repeat an id.
  */
 export function eagle3AuxLayers(spec: ModelSpec): number[] {
   const layers = spec.layers;

@@ -98,8 +98,7 @@ describe("EAGLE-3 export round trip", () => {
         // Layer id k names the input of layer k: the stream entering layer k (streams[k]).
         const aux: number[] = [];
         for (let i = 0; i < L; i++)
-          for (const layer of auxLayers)
-            aux.push(...streams[layer].subarray(i * spec.hidden, (i + 1) * spec.hidden));
+          for (const layer of auxLayers) aux.push(...streams[layer].subarray(i * spec.hidden, (i + 1) * spec.hidden));
         const hidden: number[] = new Array(L * spec.hidden).fill(0);
         for (let j = 0; j < first.drafts.length; j++) {
           const out = referenceEagle3(
