@@ -421,7 +421,7 @@ class EagleAuthorsEngine(Engine):
         self.device = torch.device(device)
         self.cache = os.environ.get("SPECCONF_EAGLE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "specconf", "eagle-authors"))
         self.bases, self.models = {}, {}
-        head = os.popen(f"git -C {repo} rev-parse --short HEAD 2>/dev/null").read().strip() or "unknown"
+        head = os.popen(f"git -C {repo} rev-parse --short HEAD 2>/dev/null").read().strip() or os.environ.get("EAGLE_COMMIT", "unknown")
         import transformers
 
         self.version = f"SafeAILab/EAGLE {head}, transformers {transformers.__version__}, torch {torch.__version__}, {self.device}"
@@ -564,7 +564,12 @@ if __name__ == "__main__":
     if not args.eagle_repo or not os.path.isdir(os.path.join(args.eagle_repo, "eagle", "model")):
         parser.error(f"--eagle-repo / EAGLE_REPO: {args.eagle_repo!r} is not a checkout of SafeAILab/EAGLE (no eagle/model)")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # transformers prints docstring checks of the code's Qwen3 file to stdout on import: the protocol keeps the
+    # original stdout, and everything else written to file descriptor 1 goes to stderr.
+    protocol_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     torch.set_num_threads(1)
     torch.backends.cuda.matmul.allow_tf32 = False  # specconf's epsilon assumes full float32 matmuls
     torch.backends.cudnn.allow_tf32 = False
-    serve(EagleAuthorsEngine(args.eagle_repo, args.device, args.dtypes.split(","), args.drafts.split(",")))
+    serve(EagleAuthorsEngine(args.eagle_repo, args.device, args.dtypes.split(","), args.drafts.split(",")), stdout=protocol_out)
