@@ -288,10 +288,10 @@ def record_model(ea):
     head.logsoftmax.register_forward_hook(logsoftmax_hook)
     generate = head.topK_genrate
 
-    def topk_genrate(hidden_states, input_ids, head_module, logits_processor):
+    def topk_genrate(*args, **kwargs):  # initialize_tree passes head positionally, update_inference_inputs by name
         if RECORDER.on:
-            RECORDER.drafts.append({"open": True, "ids": input_ids[0].tolist(), "calls": [], "logsoftmax": [], "topk": []})
-        result = generate(hidden_states, input_ids, head_module, logits_processor)
+            RECORDER.drafts.append({"open": True, "calls": [], "logsoftmax": [], "topk": []})
+        result = generate(*args, **kwargs)
         if RECORDER.on:
             RECORDER.draft["open"] = False
         return result
