@@ -35,15 +35,18 @@ archive() {
   for file in "$out"/summary.md "$out"/check-*.txt; do [ -f "$file" ] && cp "$file" "$OUT/"; done
 }
 
+replay_cases() {
+  for case in tree-eagle tree-eagle3; do
+    timeout 90 node bin/specconf.js replay "scripts/gpu/eagle-authors/$case.case.json" --engine "$engine --drafts eagle,eagle3" \
+      > "$out/replay-$case.txt" 2>&1
+    echo "replay $case: exit $?"; grep -v -E "Warning|warn|Loading weights|GenerationMixin|trust_remote|owner of the model|use_return_dict|cache_position" "$out/replay-$case.txt" | tail -${REPLAY_LINES:-40}
+  done
+}
 if [ "$action" = smoke ]; then
   hello='{"protocol": "specconf-engine", "version": 2, "hello": {"specconf": "0.1.0", "modelFormats": ["hf"]}}'
   echo "$hello" | timeout 120 $engine > "$out/hello.json" 2> "$out/hello.err"
   echo "hello: exit $?"; cat "$out/hello.json"; tail -5 "$out/hello.err"
-  for case in tree-eagle tree-eagle3; do
-    timeout 240 node bin/specconf.js replay "scripts/gpu/eagle-authors/$case.case.json" --engine "$engine --drafts eagle,eagle3" \
-      > "$out/replay-$case.txt" 2>&1
-    echo "replay $case: exit $?"; grep -v -E "Warning|warn" "$out/replay-$case.txt" | tail -60
-  done
+  replay_cases
   [ "${REPRO:-1}" = 1 ] && node bin/specconf.js export --format hf --golden golden/tiny-eagle.json --out "$out/export" > /dev/null &&
     timeout 120 python3 docs/findings/eagle-authors-overshoot.py "$out/export/tiny-eagle" > "$out/repro.txt" 2>&1
   echo "reproducer: exit $?"; grep -v Warning "$out/repro.txt" | tail -12
@@ -54,13 +57,16 @@ if [ "$action" = smoke ]; then
   exit 0
 fi
 
+[ "${REPLAY:-1}" = 1 ] && replay_cases
 seeds=${SEEDS:-"1 2"}
+# The overshoot finding is pinned: reported, and it must still fail, but it does not stop the other laws' properties.
+pins=${PINS-docs/findings/eagle-authors.pins.json}
 start=$(date +%s)
 pids=()
 for seed in $seeds; do
   timeout "${CHECK_TIMEOUT:-480}" node bin/specconf.js check --engine "$engine" --runs "${RUNS:-30}" --seed "$seed" \
     --workers "${WORKERS:-8}" --shrink-seconds "${SHRINK:-30}" --failures "$out/failures-seed$seed" \
-    --junit "$out/check-seed$seed.junit.xml" > "$out/check-cuda-seed$seed.txt" 2>&1 &
+    --junit "$out/check-seed$seed.junit.xml" ${pins:+--pins "$pins"} > "$out/check-cuda-seed$seed.txt" 2>&1 &
   pids+=("$!")
 done
 status=0
@@ -68,7 +74,7 @@ for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 echo "check (seeds $seeds): $(( $(date +%s) - start )) s, status $status"
 node node_modules/tsx/dist/cli.mjs scripts/gpu/check-summary.ts "$out" | tee "$out/summary.md"
 if [ "${GOLDEN:-1}" = 1 ]; then
-  timeout 120 node bin/specconf.js check --engine "$engine" --golden --outputs "$out/golden" > "$out/golden.txt" 2>&1
+  timeout "${GOLDEN_TIMEOUT:-90}" node bin/specconf.js check --engine "$engine" --golden --outputs "$out/golden" > "$out/golden.txt" 2>&1
   echo "check --golden: exit $?"; tail -25 "$out/golden.txt"
   for lines in "$out"/golden/*.jsonl; do
     [ -f "$lines" ] || continue
