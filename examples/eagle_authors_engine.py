@@ -58,6 +58,7 @@ laws read the rounds up to the cap. acceptLens count the traced rounds.
     EAGLE_REPO=/path/to/EAGLE specconf check --engine "python3 examples/eagle_authors_engine.py"
 """
 import argparse
+import hashlib
 import json
 import os
 import struct
@@ -316,8 +317,8 @@ def top_fields(logits_row, logprobs_row, k):
 class RequestTrace:
     """Events of one request, appended to the case's trace."""
 
-    def __init__(self, events, request_id, config, d2t):
-        self.events, self.id, self.d2t = events, request_id, d2t
+    def __init__(self, events, request_id, config, d2t, aux_layers=None):
+        self.events, self.id, self.d2t, self.aux_layers = events, request_id, d2t, aux_layers
         self.S, self.K, self.N = config["numSteps"], config["topk"], config["numDraftTokens"]
 
     def event(self, phase, rows, **fields):
@@ -343,6 +344,8 @@ class RequestTrace:
         rows = []
         for i, token in enumerate(extend["ids"]):
             rows.append({"request": self.id, "token": token, "position": extend["past"] + i, "temporary": False, "hidden": hidden_refs[i], "attended": {"positions": ranges(extend["past"]), "batchRows": list(range(i + 1))}})
+            if self.aux_layers is not None:  # EAGLE-3: fc reads the target row's auxiliary states, not its final hidden
+                rows[-1]["aux"] = [{**hidden_refs[i], "layer": layer, "normed": False} for layer in self.aux_layers]
         _, values, indices = topks[0]
         rows[-1].update(self.expansion(indices[0], values[0], 1, soft[0][0][0], soft[0][1][0]))
         extend_event = self.event("draft-extend", rows)
@@ -403,6 +406,20 @@ def cut(tokens, left, eos):
     return emitted, eos in emitted or len(emitted) >= left
 
 
+def log_case(case, events):
+    """With SPECCONF_EAGLE_CASE_LOG set: one JSON line per request line answered (mode, S, K, N, a key that is the same
+    for a case and its reordered twin, the verify rounds traced), to count the tree cases a check judged."""
+    path = os.environ.get("SPECCONF_EAGLE_CASE_LOG")
+    if not path:
+        return
+    engine = case["engine"]
+    requests = sorted((r["id"], tuple(r["prompt"]), r["maxNewTokens"]) for r in case["workload"]["requests"])
+    key = json.dumps([case["model"], case.get("draft"), {k: v for k, v in engine.items() if k != "mode"}, requests], sort_keys=True)
+    line = {"mode": engine["mode"], "S": engine["numSteps"], "K": engine["topk"], "N": engine["numDraftTokens"], "key": hashlib.sha1(key.encode()).hexdigest()[:16], "requests": len(requests), "rounds": sum(e["phase"] == "verify" for e in events)}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
 # ---- the engine -----------------------------------------------------------------------------------------------
 class EagleAuthorsEngine(Engine):
     name = NAME
@@ -432,6 +449,7 @@ class EagleAuthorsEngine(Engine):
             max_num_steps=6,
             max_topk=4,
             max_batch=4,  # requests run one after another (eagenerate is batch size 1)
+            arrivals=True,  # so arrival steps change nothing it computes
             dtypes=tuple(dtypes),
             observes=("acceptLens", "trace", "verify", "predict"),
         )
@@ -490,8 +508,12 @@ class EagleAuthorsEngine(Engine):
             if ea.tokenizer.eos_token_id != eos:
                 raise RuntimeError(f"the exported tokenizer's eos_token_id is {ea.tokenizer.eos_token_id}, the spec's EOS {eos}")
             d2t = ea.ea_layer.d2t.tolist() if kind == "eagle3" and hasattr(ea.ea_layer, "d2t") else None
+            # The auxiliary states modeling_llama_kv.py's LlamaModel.forward collects: the inputs of layers 2, L//2 and
+            # L-3 (in layer order), i.e. the outputs of layers 1, L//2 - 1 and L - 4 in specconf's convention.
+            layers = spec["layers"]
+            aux = [index - 1 for index in range(layers) if index in (2, layers // 2, layers - 3)] if kind == "eagle3" else None
             for r in case["workload"]["requests"]:
-                output, tokens = self.speculative(ea, r, engine, eos, events, d2t)
+                output, tokens = self.speculative(ea, r, engine, eos, events, d2t, aux)
                 outputs.append(output)
                 traced.append(self.traced(r, tokens, eos))
         trace = {
@@ -502,6 +524,7 @@ class EagleAuthorsEngine(Engine):
             "requests": traced,
             "events": events,
         }
+        log_case(case, events)
         return Result(outputs, trace)
 
     @staticmethod
@@ -515,7 +538,7 @@ class EagleAuthorsEngine(Engine):
     def traced(r, tokens, eos):
         return {"id": r["id"], "prompt": list(r["prompt"]), "output": tokens, "finishReason": "eos" if tokens and tokens[-1] == eos else "length"}
 
-    def speculative(self, ea, r, engine, eos, events, d2t):
+    def speculative(self, ea, r, engine, eos, events, d2t, aux):
         """One request through eagenerate; its events appended. Returns (the output as produced, the traced output)."""
         prompt, cap = list(r["prompt"]), r["maxNewTokens"]
         RECORDER.reset()
@@ -525,7 +548,7 @@ class EagleAuthorsEngine(Engine):
             raw = ea.eagenerate(ids, temperature=0.0, max_new_tokens=cap)[0, len(prompt) :].tolist()
         finally:
             RECORDER.on = False
-        trace = RequestTrace(events, r["id"], engine, d2t)
+        trace = RequestTrace(events, r["id"], engine, d2t, aux)
         prefill = trace.prefill(RECORDER.target_calls[0])
         first = raw[0]  # initialize_tree's token: argmax of the prefill's last logits
         tokens, accept_lens = [first], []

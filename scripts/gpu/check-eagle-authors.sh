@@ -64,7 +64,7 @@ pins=${PINS-docs/findings/eagle-authors.pins.json}
 start=$(date +%s)
 pids=()
 for seed in $seeds; do
-  timeout "${CHECK_TIMEOUT:-480}" node bin/specconf.js check --engine "$engine" --runs "${RUNS:-30}" --seed "$seed" \
+  SPECCONF_EAGLE_CASE_LOG="$out/cases-seed$seed.jsonl" timeout "${CHECK_TIMEOUT:-480}" node bin/specconf.js check --engine "$engine" --runs "${RUNS:-30}" --seed "$seed" \
     --workers "${WORKERS:-8}" --shrink-seconds "${SHRINK:-30}" --failures "$out/failures-seed$seed" \
     --junit "$out/check-seed$seed.junit.xml" ${pins:+--pins "$pins"} > "$out/check-cuda-seed$seed.txt" 2>&1 &
   pids+=("$!")
@@ -73,6 +73,17 @@ status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 echo "check (seeds $seeds): $(( $(date +%s) - start )) s, status $status"
 node node_modules/tsx/dist/cli.mjs scripts/gpu/check-summary.ts "$out" | tee "$out/summary.md"
+# How many of the engine's runs were trees (K >= 2, N > S + 1): calls, and distinct cases (a reordered twin is the same).
+for seed in $seeds; do
+  python3 - "$out/cases-seed$seed.jsonl" "$seed" << 'PY' | tee -a "$out/summary.md"
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])] if __import__("os").path.exists(sys.argv[1]) else []
+spec = [l for l in lines if l["mode"] == "speculative"]
+tree = [l for l in spec if l["K"] >= 2 and l["N"] > l["S"] + 1]
+print(f"seed {sys.argv[2]}: {len(lines)} engine runs, {len(spec)} speculative ({len({l['key'] for l in spec})} distinct cases), "
+      f"{len(tree)} trees with K >= 2 and N > S + 1 ({len({l['key'] for l in tree})} distinct cases, {sum(l['rounds'] for l in tree)} verify rounds traced)")
+PY
+done
 if [ "${GOLDEN:-1}" = 1 ]; then
   timeout "${GOLDEN_TIMEOUT:-90}" node bin/specconf.js check --engine "$engine" --golden --outputs "$out/golden" > "$out/golden.txt" 2>&1
   echo "check --golden: exit $?"; tail -25 "$out/golden.txt"
