@@ -8,7 +8,10 @@ What runs is theirs: the KV Llama (eagle/model/modeling_llama_kv.py) with its ow
 EaModel.eagenerate's loop over initialize_tree, tree_decoding, evaluate_posterior and update_inference_inputs
 (eagle/model/utils.py). Target-only cases run EaModel.naivegenerate, the authors' own KV-cached greedy baseline.
 Greedy only (temperature 0: logits_processor None). Batch size 1: the requests of a case run one after another on
-one EaModel (eagenerate zeroes current_length_data and resets the draft KV per call, as the authors' evaluation does).
+one EaModel (eagenerate zeroes current_length_data and resets the draft KV per call, as the authors' evaluation does),
+so arrival steps change nothing it computes (declared, like maxBatch 4, for that reason). float64 is declared only
+with --dtypes: the code computes parts of a float64 model in float32 (RMSNorm's variance, the attention masks, the
+heads' softmax), below the float64 epsilon the laws would judge it by.
 
 specconf's case -> the code's parameters: S = numSteps drafted levels is depth = S - 1 (topK_genrate expands the
 root's top_k children, then runs `depth` draft forwards, each adding one level: S levels in all, the S + 1 entries
