@@ -25,8 +25,8 @@ Checkpoints (specconf's HF exports, converted into a cache folder of links; each
            as exported: fc.*, layers.0.* (no input_layernorm: cnets1's layer 0 has none), embed_tokens.weight.
   eagle3   config.json as exported (draft_vocab_size, target_hidden_size), model.safetensors as exported: fc.weight,
            midlayer.*, norm.weight, lm_head.weight, d2t, t2d, embed_tokens.weight. The code hard-codes the auxiliary
-           states as the inputs of target layers {2, L//2, L-3} (modeling_llama_kv.py LlamaModel.forward), i.e. the
-           outputs of layers {1, L//2 - 1, L - 4}: cases whose checkpoint names other layers, has fewer than 7
+           states as the inputs of target layers {2, L//2, L-3} (modeling_llama_kv.py LlamaModel.forward), which are
+           checkpoint ids {2, L//2, L-3} in the engines' convention (docs/design.md): cases whose checkpoint names other layers, has fewer than 7
            layers (the three collide), or norm_before_fc (cnets.py has no input norm) are answered unsupported.
   Both     heads need head_dim = hidden / heads (cnets*.py derive it so); other specs are unsupported.
 
@@ -186,10 +186,10 @@ def eagle3_refusal(spec, head_path):
     layers = spec["layers"]
     if layers < 7:
         return f"EAGLE-3 on {layers} target layers: the code's auxiliary layers {{2, L//2, L-3}} need >= 7 distinct"
-    wanted = sorted({1, layers // 2 - 1, layers - 4})
+    wanted = sorted({2, layers // 2, layers - 3})
     ids = config.get("eagle_aux_hidden_state_layer_ids") or config.get("eagle_config", {}).get("eagle_aux_hidden_state_layer_ids")
     if ids is not None and list(ids) != wanted:
-        return f"EAGLE-3 auxiliary layers {list(ids)}: the code hard-codes the outputs of layers {wanted}"
+        return f"EAGLE-3 auxiliary layers {list(ids)}: the code hard-codes the inputs of layers {wanted}"
     if config.get("norm_before_fc"):
         return "EAGLE-3 with norm_before_fc: cnets.py has no input norm before fc"
     return None
@@ -512,9 +512,9 @@ class EagleAuthorsEngine(Engine):
                 raise RuntimeError(f"the exported tokenizer's eos_token_id is {ea.tokenizer.eos_token_id}, the spec's EOS {eos}")
             d2t = ea.ea_layer.d2t.tolist() if kind == "eagle3" and hasattr(ea.ea_layer, "d2t") else None
             # The auxiliary states modeling_llama_kv.py's LlamaModel.forward collects: the inputs of layers 2, L//2 and
-            # L-3 (in layer order), i.e. the outputs of layers 1, L//2 - 1 and L - 4 in specconf's convention.
+            # L-3 (in layer order): checkpoint ids 2, L//2, L-3 (id k names the input of layer k, docs/design.md).
             layers = spec["layers"]
-            aux = [index - 1 for index in range(layers) if index in (2, layers // 2, layers - 3)] if kind == "eagle3" else None
+            aux = [index for index in range(layers) if index in (2, layers // 2, layers - 3)] if kind == "eagle3" else None
             for r in case["workload"]["requests"]:
                 output, tokens = self.speculative(ea, r, engine, eos, events, d2t, aux)
                 outputs.append(output)

@@ -36,8 +36,9 @@ archive() {
 }
 
 replay_cases() {
-  for case in tree-eagle tree-eagle3; do
-    timeout 90 node bin/specconf.js replay "scripts/gpu/eagle-authors/$case.case.json" --engine "$engine --drafts eagle,eagle3" \
+  for path in docs/findings/eagle-authors-overshoot-cap-and-eos.case.json scripts/gpu/eagle-authors/tree-eagle3.case.json; do
+    case=$(basename "$path" .case.json)
+    timeout 90 node bin/specconf.js replay "$path" --engine "$engine --drafts eagle,eagle3" \
       > "$out/replay-$case.txt" 2>&1
     echo "replay $case: exit $?"; grep -v -E "Warning|warn|Loading weights|GenerationMixin|trust_remote|owner of the model|use_return_dict|cache_position" "$out/replay-$case.txt" | tail -${REPLAY_LINES:-40}
   done
