@@ -3,6 +3,7 @@
 // command it names, and no report uses another verdict vocabulary than verdict.ts's.
 import { describe, expect, it } from "vitest";
 import { checkOk } from "../../src/report/check-summary.ts";
+import { judgeLaws } from "../../src/report/judged.ts";
 import { render } from "../../src/report/reporters.ts";
 import type { CheckSummary, Report } from "../../src/report/summary.ts";
 import { VERDICT_WORDS } from "../../src/report/verdict.ts";
@@ -18,7 +19,9 @@ function summary(failed: number, pinned?: CheckSummary["pinned"]): CheckSummary 
       ? { ...law, violation: "row 3 at position 7", replay: "npx specconf replay f.json", message: "seed 5\ncase" }
       : law,
   );
-  const base = { seed: 5, laws, coverage: { runs: 80, labels, below: [], enforced: true }, runSeconds: 3, pinned };
+  const judged = judgeLaws({ selected: ["positions", "lossless"], laws, notRun: [], cases: 80 });
+  const coverage = { runs: 80, labels, below: [], enforced: true };
+  const base = { seed: 5, laws, judged, coverage, runSeconds: 3, pinned };
   return { ...base, ok: checkOk(base) };
 }
 
@@ -43,7 +46,9 @@ describe("reporters", () => {
     const report: Report = { command: "check", summary: summary(2) };
     const text = render(report, "text");
     expect(text).toContain("positions FAILED: row 3 at position 7\n  npx specconf replay f.json");
-    expect(text).toMatch(/seed 5: FAILED\n$/);
+    expect(text).toMatch(
+      /seed 5: FAILED \(positions failed\): 1 of 2 laws held on at least one case, 1 failed, 0 never checkable, 0 with no applicable case\n$/,
+    );
     const junit = render(report, "junit");
     expect(junit.match(/<testcase /g)).toHaveLength(2);
     expect(junit.match(/<failure /g)).toHaveLength(1);
