@@ -94,8 +94,8 @@ function checkText(summary: CheckSummary): string {
   for (const law of summary.laws.filter((entry) => entry.failed > 0 && !pinned.has(entry.name)))
     lines.push(
       `${law.name} FAILED: ${law.violation ?? "fails"}`,
-      ...(law.diverged ? [`  ${law.diverged}`] : []),
       `  ${law.replay ?? "(no failure file: --no-write)"}`,
+      ...(law.diverged ? [`  ${law.diverged}`] : []),
     );
   if (!summary.laws.some((law) => law.passed + law.failed > 0))
     lines.push("nothing was checked: every run was skipped or not checkable");
