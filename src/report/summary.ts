@@ -156,7 +156,7 @@ export interface ReportDetails {
 export type Report = (
   | { command: "check"; summary: CheckSummary }
   | { command: "check --engine --golden"; summary: EngineCheckSummary }
-  | { command: "validate"; summary: ValidationReport }
+  | { command: "validate"; summary: ValidationReport & { judged?: JudgedLaws } }
   | { command: "mutants"; summary: MutantsSummary }
   | { command: "replay"; summary: ReplaySummary; text: ReplayText }
 ) &

@@ -4,6 +4,7 @@ import { COVERAGE_LABELS, MIN_COVERAGE } from "../check/coverage.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
 import { OUTPUT_CHECKS } from "../validate/output-checks.ts";
 import type { ValidationReport } from "../validate/validate.ts";
+import type { JudgedLaws } from "./judged.ts";
 import type { CheckSummary, EngineCheckSummary, MutantsSummary, Report, ReplaySummary, ReplayText } from "./summary.ts";
 import {
   checkFailedBecause,
@@ -135,7 +136,7 @@ function engineGoldenText(summary: EngineCheckSummary): string {
   return `${summary.cases.map(engineCaseText).join("")}${engineGoldenFooter(summary)}`;
 }
 
-function validateText(report: ValidationReport): string {
+function validateText(report: ValidationReport & { judged?: JudgedLaws }): string {
   const lines: string[] = [];
   const { golden, epsilon, profile } = report;
   lines.push(
@@ -185,10 +186,15 @@ function validateText(report: ValidationReport): string {
     }
   }
   if (failures.length > 0) lines.push("", "failures (first divergence):", ...failures);
-  const { summary } = report;
+  const { summary, judged } = report;
+  if (judged?.neverCheckable.length) lines.push("", ...notJudgedLines(judged));
+  // Verdicts counted, then laws: a law that held nowhere is not among those that hold.
+  const laws = judged
+    ? ` (laws: ${judged.held.length} of ${judged.total} held on a request or trace, ${judged.failed.length} failed, ${judged.neverCheckable.length} never checkable)`
+    : "";
   lines.push(
     "",
-    `${summary.holds} hold, ${summary.fails} fail, ${summary.notCheckable} not checkable, ${summary.ties} ties: exit ${report.exitCode}`,
+    `${summary.holds} hold, ${summary.fails} fail, ${summary.notCheckable} not checkable, ${summary.ties} ties${laws}: exit ${report.exitCode}`,
   );
   return `${lines.join("\n")}\n`;
 }
