@@ -16,7 +16,8 @@ import type { CheckSummary, LawSummary } from "../../src/report/summary.ts";
 const dir = mkdtempSync(join(tmpdir(), "specconf-verdict-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const seed = process.env.SPECCONF_SEED ?? "1";
+// The README's command, as printed there (its quoted verdict is compared with what this run prints).
+const seed = "1";
 const env = { ...process.env, PYTHONDONTWRITEBYTECODE: "1" };
 
 function specconf(args: string[]) {
@@ -47,7 +48,7 @@ describe("the README's toy engine: a verdict that counts what held", () => {
   // One check process for every test below (the toy engine is pure Python: seconds per case).
   beforeAll(() => {
     result = specconf([
-      ...["check", "--engine", "python3 examples/toy_engine.py", "--runs", "1", "--seed", seed, "--workers", "1"],
+      ...["check", "--engine", "python3 examples/toy_engine.py", "--runs", "2", "--seed", seed, "--workers", "1"],
       ...["--json", "--no-write", "--junit", junit, "--require-laws", required],
     ]);
     summary = JSON.parse(result.stdout) as CheckSummary;
@@ -90,9 +91,15 @@ describe("the README's toy engine: a verdict that counts what held", () => {
       expect(text).toMatch(new RegExp(`^  .*\\b${entry.law.replace(/[/]/g, "\\/")}\\b.* \\(`, "m"));
     // Without --require-laws the same summary passes, and says no more than what held.
     const unrequired = { ...summary, required: undefined, ok: true };
-    expect(render({ command: "check", summary: unrequired }, "text").trimEnd().split("\n").at(-1)).toBe(
-      `seed ${seed}: no law failed: ${counts}`,
-    );
+    const verdict = render({ command: "check", summary: unrequired }, "text").trimEnd().split("\n").at(-1);
+    expect(verdict).toBe(`seed ${seed}: no law failed: ${counts}`);
+    // The README and docs/adapter.md quote that line as this command prints it.
+    for (const doc of ["README.md", "docs/adapter.md"]) {
+      const text = readFileSync(doc, "utf8").replace(/\s+/g, " ");
+      const quoted = /check ends `(seed 1: [^`]*)`|whose last line is `(seed 1: [^`]*)`/.exec(text);
+      expect(text, doc).toContain('npx specconf check --engine "python3 examples/toy_engine.py" --runs 2 --seed 1');
+      expect(quoted?.[1] ?? quoted?.[2], doc).toBe(verdict);
+    }
   });
 
   it("--require-laws: one line naming the law that judged nothing, and why", () => {
