@@ -5,7 +5,7 @@
 // are exit 2 naming the flag. An invariance failure through an external engine whose twin run is the wrong
 // one says so (the twin comes through the protocol): test/fixtures/twin-fault-engine.mjs.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -143,6 +143,24 @@ describe("--require-laws", () => {
       expect(run.status, run.stderr).toBe(0);
       expect(run.stdout).toMatch(/seed 1: no law failed: 1 of 1 laws held on at least one case/);
     }
+  });
+
+  it("a shard leaves it to the merge, which enforces it over the shards' runs", { timeout: 200_000 }, () => {
+    // Only positions' property runs: usage counts (the text layer) gets no case it applies to.
+    const flags = ["--property", "positions", "--runs", "2", "--seed", "3", "--no-write"];
+    const reports = ["1/2", "2/2"].map((shard, i) => {
+      const run = specconf(["check", ...flags, "--require-laws", "positions,usage counts", "--shard", shard, "--json"]);
+      expect(run.status, run.stderr).toBe(0);
+      const file = join(dir, `shard-${i + 1}.json`);
+      writeFileSync(file, run.stdout);
+      return file;
+    });
+    const merged = specconf(["merge", ...reports]);
+    expect(merged.status, merged.stderr).toBe(1);
+    expect(merged.stdout).toContain(
+      "--require-laws: 1 of the 2 required laws judged no case: 'usage counts' (no case drawn: none of the 2 generated cases applies to it)",
+    );
+    expect(merged.stdout.trimEnd().split("\n").at(-1)).toMatch(/^seed 3: FAILED \(--require-laws not met\): /);
   });
 
   it("bad values are exit 2 with one line naming the flag", { timeout: 120_000 }, () => {
