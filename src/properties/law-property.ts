@@ -48,8 +48,12 @@ export interface LawStats {
   reasons?: Record<string, number>;
 }
 
-/** Distinct not-checkable reasons kept per law (each run may word its own; the counts stay exact). */
-const MAX_REASONS = 5;
+/**
+ * Distinct not-checkable reasons kept per law: most are fixed strings, a few name a run's numbers (page sizes,
+ * sample counts). Past the cap a new reason is dropped (the notCheckable count stays exact); a cap this far
+ * above what laws word keeps a split over workers counting what one process counts.
+ */
+const MAX_REASONS = 20;
 
 export function emptyStats(): LawStats {
   return { runs: 0, passed: 0, failed: 0, tied: 0, ties: 0, notCheckable: 0, seconds: 0 };

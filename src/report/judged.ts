@@ -42,12 +42,14 @@ export interface JudgedInput {
   caseKind?: string;
 }
 
-/** A law's reasons, most frequent first, as one string ("trace rows carry no attended positions (30)"). */
+/** A law's reasons, most frequent first, as one string: the reason alone when every run gave it, else counted. */
 function reasonText(reasons: Record<string, number> | undefined, runs: number): string {
   const entries = Object.entries(reasons ?? {}).sort((a, b) => b[1] - a[1]);
   if (entries.length === 0) return "not checkable";
   if (entries.length === 1 && entries[0][1] === runs) return entries[0][0];
-  return entries.map(([reason, count]) => `${reason} (${count} of ${runs})`).join("; ");
+  const shown = entries.slice(0, 3).map(([reason, count]) => `${reason} (${count} of ${runs})`);
+  const more = entries.length - shown.length;
+  return [...shown, ...(more > 0 ? [`${more} other reason${more > 1 ? "s" : ""}`] : [])].join("; ");
 }
 
 export function judgeLaws(input: JudgedInput): JudgedLaws {

@@ -67,10 +67,13 @@ export function judgedCounts(judged: JudgedLaws): string {
  * check says no law failed and counts what held (issue 34: "every law holds" was printed when 8 of 43 had).
  */
 export function checkVerdictLine(
-  summary: Pick<CheckSummary, "seed" | "ok" | "judged">,
+  summary: Pick<CheckSummary, "seed" | "ok" | "judged" | "pinned">,
   why: readonly string[],
 ): string {
-  const verdict = summary.ok ? "no law failed" : `FAILED${why.length > 0 ? ` (${why.join("; ")})` : ""}`;
+  // A passing check whose failed laws are all pinned findings says so (they are among the counts' "failed").
+  const pinnedOnly = summary.ok && summary.judged.failed.length > 0 && (summary.pinned ?? []).length > 0;
+  const passed = pinnedOnly ? "no law failed but the pinned findings" : "no law failed";
+  const verdict = summary.ok ? passed : `FAILED${why.length > 0 ? ` (${why.join("; ")})` : ""}`;
   return `seed ${summary.seed}: ${verdict}: ${judgedCounts(summary.judged)}`;
 }
 

@@ -38,7 +38,11 @@ describe("reporters", () => {
   it("the verdict: a failed law fails the run unless pinned, and a pin must still reproduce", () => {
     expect(summary(0).ok).toBe(true);
     expect(summary(2).ok).toBe(false);
-    expect(summary(2, [{ law: "positions", finding: "f", reproduced: true }]).ok).toBe(true);
+    const pinned = summary(2, [{ law: "positions", finding: "f", reproduced: true }]);
+    expect(pinned.ok).toBe(true);
+    expect(render({ command: "check", summary: pinned }, "text")).toMatch(
+      /seed 5: no law failed but the pinned findings: 1 of 2 laws held on at least one case, 1 failed, /,
+    );
     expect(summary(0, [{ law: "positions", finding: "f", reproduced: false }]).ok).toBe(false);
   });
 
