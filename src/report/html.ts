@@ -9,7 +9,7 @@ import type { LawVerdict } from "../check/runner.ts";
 import type { CheckSummary, Report } from "./summary.ts";
 import { renderText } from "./text.ts";
 import { escapeHtml } from "./html/escape.ts";
-import { checkFailedBecause, checkVerdictLine, verdictCounts } from "./verdict.ts";
+import { checkFailedBecause, checkVerdictLine, verdictCounts, VERDICT_WORDS } from "./verdict.ts";
 
 /** A check's row: its verdict over the runs, and the violation (with which run diverged) or why it judged nothing. */
 function checkRow(law: CheckSummary["laws"][number], summary: CheckSummary): VerdictRow {
@@ -62,8 +62,12 @@ export function renderHtmlReport(report: Report): string {
     case "replay": {
       const { summary } = report;
       const failing = summary.laws.filter((law) => law.status === "fails");
+      // The title's law with its own verdict: a law that was not checkable now does not "hold".
+      const law = summary.recordedLaws[0] ?? failing[0]?.law;
+      const status = summary.laws.find((result) => result.law === law)?.status;
+      const word = status === undefined ? "did not apply" : VERDICT_WORDS[status];
       return renderHtml({
-        title: `specconf: ${summary.recordedLaws[0] ?? failing[0]?.law ?? "replay"} ${failing.length ? "fails" : "holds"}`,
+        title: law === undefined ? "specconf: replay" : `specconf: ${law} ${word}`,
         subtitle: summary.file,
         ok: failing.length === 0,
         verdict: verdictCounts(summary.laws),
