@@ -73,7 +73,7 @@ export function judgeLaws(input: JudgedInput): JudgedLaws {
       judged.noCase.push({
         law,
         kind: "no case drawn",
-        reason: `none of the ${input.cases} ${input.caseKind ?? "generated"} cases applies to it`,
+        reason: `it applies to none of the ${input.cases} ${input.caseKind ?? "generated"} cases`,
         runs: 0,
       });
   }

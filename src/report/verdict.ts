@@ -33,7 +33,7 @@ export function lawLine(result: LawResult & { relaxedBy?: string[] }, withViolat
   return `  ${result.law.padEnd(24)} ${verdictText(result)}${relaxed}${detail}`;
 }
 
-/** Laws that judged nothing, grouped by why: "  a, b (no case drawn: none of the 28 generated cases applies to it)". */
+/** Laws that judged nothing, grouped by why: "  a, b (no case drawn: it applies to none of the 28 generated cases)". */
 export function notJudgedLines(judged: JudgedLaws): string[] {
   const lines: string[] = [];
   const groups = (entries: readonly NotJudged[]) => {

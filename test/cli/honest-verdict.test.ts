@@ -74,7 +74,8 @@ describe("the README's toy engine: a verdict that counts what held", () => {
       expect(entry.reason.length, entry.law).toBeGreaterThan(0);
       expect(entry.runs).toBe(rows.get(entry.law)!.notCheckable);
     }
-    for (const entry of judged.noCase) expect(entry.reason).toMatch(/^the engine lacks |^none of the \d+ generated/);
+    for (const entry of judged.noCase)
+      expect(entry.reason).toMatch(/^the engine lacks |^it applies to none of the \d+ generated/);
     expect(judged.noCase.find((entry) => entry.law === "chunk invariance")).toMatchObject({
       kind: "capability missing",
       reason: "the engine lacks chunked prefill",
@@ -158,7 +159,7 @@ describe("--require-laws", () => {
     const merged = specconf(["merge", ...reports]);
     expect(merged.status, merged.stderr).toBe(1);
     expect(merged.stdout).toContain(
-      "--require-laws: 1 of the 2 required laws judged no case: 'usage counts' (no case drawn: none of the 2 generated cases applies to it)",
+      "--require-laws: 1 of the 2 required laws judged no case: 'usage counts' (no case drawn: it applies to none of the 2 generated cases)",
     );
     expect(merged.stdout.trimEnd().split("\n").at(-1)).toMatch(/^seed 3: FAILED \(--require-laws not met\): /);
   });

@@ -119,7 +119,7 @@ describe("reporters", () => {
     ]);
     expect(judged.noCase.map(({ law, kind, reason }) => [law, kind, reason])).toEqual([
       ["chunk invariance", "capability missing", "the engine lacks chunked prefill"],
-      ["usage counts", "no case drawn", "none of the 12 generated cases applies to it"],
+      ["usage counts", "no case drawn", "it applies to none of the 12 generated cases"],
     ]);
     const coverage = { runs: 12, labels: {}, below: [], enforced: false, notEnforcedBecause: "under 50 runs (12)" };
     const base = { seed: 9, laws, judged, coverage, runSeconds: 1 };
@@ -129,11 +129,11 @@ describe("reporters", () => {
       "seed 9: no law failed: 1 of 4 laws held on at least one case, 1 never checkable, 2 with no applicable case";
     expect(text.trimEnd().split("\n").at(-1)).toBe(last);
     expect(text).toContain("  chunk invariance (capability missing: the engine lacks chunked prefill)\n");
-    expect(text).toContain("  usage counts (no case drawn: none of the 12 generated cases applies to it)\n");
+    expect(text).toContain("  usage counts (no case drawn: it applies to none of the 12 generated cases)\n");
     const html = render(report, "html");
     expect(html).toContain(`<p class="verdict-line">${last}</p>`);
     expect(html).toMatch(/data-law="usage counts"><td>usage counts<\/td><td class="verdict">no applicable case<\/td>/);
-    expect(html).toContain("no case drawn: none of the 12 generated cases applies to it");
+    expect(html).toContain("no case drawn: it applies to none of the 12 generated cases");
     expect(html).not.toContain("every law holds");
     const junit = render(report, "junit");
     expect(junit).toContain('tests="4" failures="0" errors="0" skipped="3"');
@@ -173,7 +173,7 @@ describe("reporters", () => {
       "text",
     );
     expect(golden).toContain("lossless (no baseline)");
-    expect(golden).toContain("usage counts (no case drawn: none of the 1 golden cases applies to it)");
+    expect(golden).toContain("usage counts (no case drawn: it applies to none of the 1 golden cases)");
     expect(golden.trimEnd().split("\n").at(-1)).toBe(
       "1 cases through 'e' (e): no law failed: 1 of 3 laws held on at least one case, 1 never checkable, 1 with no applicable case",
     );
