@@ -69,7 +69,7 @@ for (let i = 0; i < values["clean-seeds"]; i++) {
   const seed = randomInt(0, 2 ** 31 - 1);
   const { seconds, failures, restarts } = await suiteThrough(values.adapter, seed);
   rows.push(
-    `clean adapter, seed ${String(seed).padEnd(12)} ${failures.length === 0 ? "every law holds" : `FAILED: ${failures.map((failure) => failure.laws.join("+")).join("; ")}`}, ${seconds.toFixed(0)}s, ${restarts} restarts`,
+    `clean adapter, seed ${String(seed).padEnd(12)} ${failures.length === 0 ? "no law failed" : `FAILED: ${failures.map((failure) => failure.laws.join("+")).join("; ")}`}, ${seconds.toFixed(0)}s, ${restarts} restarts`,
   );
   process.stderr.write(`${rows[rows.length - 1]}\n`);
 }

@@ -48,12 +48,18 @@ for (const file of readdirSync(dir)
 }
 for (const [key, seed] of seeds) {
   const failed = [...seed.laws.values()].reduce((total, counts) => total + counts[2], 0);
+  // Counted per law, as check's own last line (src/report/verdict.ts): a law that judged no run did not hold.
+  const rows = [...seed.laws.values()];
+  const held = rows.filter(([, passed, fails]) => passed > 0 && fails === 0).length;
+  const neverCheckable = rows.filter(([runs, passed, fails]) => runs > 0 && passed + fails === 0).length;
+  const noRun = rows.filter(([runs]) => runs === 0).length;
+  const counts = `${held} of ${rows.length} laws held on at least one run, ${neverCheckable} never checkable, ${noRun} with no applicable run`;
   const below = [...seed.coverage].filter(([, [hits, runs]]) => hits < COVERAGE_BAR * runs).map(([label]) => label);
   console.log(`\n## ${key} (${seed.groups} process${seed.groups > 1 ? "es" : ""})`);
   console.log("| law | runs | passed | failed | ties | not checkable |\n| --- | --- | --- | --- | --- | --- |");
   for (const [law, counts] of seed.laws) console.log(`| ${law} | ${counts.join(" | ")} |`);
   console.log(
-    `${seed.complete ? "" : "INCOMPLETE (a process was stopped before its table); "}${failed === 0 ? "every law holds" : `${failed} failing runs`}; coverage ${below.length === 0 ? "every label >= 2%" : `below 2%: ${below.join(", ")}`}`,
+    `${seed.complete ? "" : "INCOMPLETE (a process was stopped before its table); "}${failed === 0 ? "no law failed" : `${failed} failing runs`} (${counts}); coverage ${below.length === 0 ? "every label >= 2%" : `below 2%: ${below.join(", ")}`}`,
   );
   for (const failure of seed.failures) console.log(`- ${failure}`);
 }

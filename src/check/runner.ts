@@ -144,7 +144,12 @@ export async function checkLaws(source: RunSource, testCase: Case, options: Chec
   const viewOf = (law: Law, result: RunResult | undefined): { run?: RunResult; relaxedBy: string[] } => {
     if (!views || !result) return { run: result, relaxedBy: [] };
     const view = views.viewFor(law.name, result.trace);
-    return { run: view.trace === result.trace ? result : { ...result, trace: view.trace }, relaxedBy: view.relaxedBy };
+    const read = views.outputsFor(law.name, testCase, result.outputs, oracle.spec);
+    const changed = view.trace !== result.trace || read.outputs !== result.outputs;
+    return {
+      run: changed ? { ...result, trace: view.trace, outputs: [...read.outputs] } : result,
+      relaxedBy: [...view.relaxedBy, ...read.relaxedBy],
+    };
   };
   const inputsOf = (law: Law): LawInputs & { relaxedBy: string[] } => {
     const own = viewOf(law, run);

@@ -1,6 +1,6 @@
 // `specconf check --engine "<command>" --golden`: the laws on the golden suites' fixed cases, run through
 // an external engine (each with its target-only baseline and the twin runs the multi-run laws need, all
-// through the engine: src/sources/external.ts). Exit 0: every law holds; 1: a law fails, a case failed to
+// through the engine: src/sources/external.ts). Exit 0: no law fails (the footer counts what held); 1: a law fails, a case failed to
 // run, or nothing was checked; 2: bad input (golden files) or an engine that cannot start or handshake.
 import type { Case } from "../case/case.ts";
 import { join } from "node:path";
@@ -12,6 +12,8 @@ import { InputError } from "../schema/input-error.ts";
 import { PROFILES, type Profile } from "../profiles/profiles.ts";
 import { checkLaws } from "../check/runner.ts";
 import type { EngineCheckSummary } from "../report/summary.ts";
+import { judgeLaws, rowsOfVerdicts } from "../report/judged.ts";
+import { LAW_NAMES } from "../laws/registry.ts";
 import { engineCaseText, engineGoldenFooter } from "../report/text.ts";
 import { render } from "../report/reporters.ts";
 import { EngineStartError, ExternalSource } from "../sources/external.ts";
@@ -117,6 +119,13 @@ export async function checkEngine(
   }
   // Nothing checked is not a pass: every case skipped, or every law not checkable.
   if (summary.checked === 0) summary.ok = false;
+  summary.judged = judgeLaws({
+    selected: LAW_NAMES,
+    laws: rowsOfVerdicts(summary.cases),
+    notRun: [],
+    cases: summary.cases.filter((entry) => entry.skipped === undefined).length,
+    caseKind: "golden",
+  });
   write(options.json ? render({ command: "check --engine --golden", summary }, "json") : engineGoldenFooter(summary));
   return { code: summary.ok ? 0 : 1, summary };
 }

@@ -11,6 +11,7 @@ import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { profileNames } from "../profiles/profiles.ts";
 import { DEFAULT_FAILURE_DIR } from "../failures/failure-file.ts";
 import { defineFlags, rejectCombined, UsageError, type FlagValues } from "./args.ts";
+import type { LawRequirement } from "../report/judged.ts";
 
 export const CHECK_FLAGS = defineFlags({
   law: {
@@ -59,6 +60,12 @@ export const CHECK_FLAGS = defineFlags({
     default: "combined",
     description:
       "invariance laws: first against one canonical twin (each law's own twin only on a failure), or each against its own twin",
+  },
+  "require-laws": {
+    type: "string",
+    valueName: "N|LAW,LAW",
+    description:
+      "fail (exit 1) unless at least N laws judged a case (held or failed on one), or unless each law listed (comma-separated) did; a law never checkable or with no applicable case judged nothing",
   },
   json: { type: "boolean", description: "print one JSON object" },
   junit: { type: "string", valueName: "FILE", description: "also write a JUnit XML report" },
@@ -147,6 +154,7 @@ export function rejectIgnoredFlags(values: CheckFlagValues, given: ReadonlySet<s
         "pins",
         "workers",
         "shard",
+        "require-laws",
       ],
       "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
     );
@@ -207,4 +215,37 @@ export function suiteJob(
     profile: engine && values.profile !== "strict" ? values.profile : undefined,
     pinned: values.pins !== undefined ? [...loadPins(values.pins).laws.keys()] : undefined,
   };
+}
+
+/**
+ * --require-laws N (at least N laws judged a case) or LAW,LAW (each of them did): a count no larger than the
+ * laws selected, names of selected laws. Anything else is a UsageError naming the flag.
+ */
+export function parseRequireLaws(raw: string | undefined, selected: readonly string[]): LawRequirement | undefined {
+  if (raw === undefined) return undefined;
+  const text = raw.trim();
+  if (/^[+-]?\d+$/.test(text)) {
+    const count = Number(text);
+    if (!Number.isSafeInteger(count) || count < 1 || count > selected.length)
+      throw new UsageError(
+        `--require-laws must be a count from 1 to the ${selected.length} laws selected, or law names separated by commas, got '${raw}'`,
+        "--require-laws",
+      );
+    return { count };
+  }
+  const names = text.split(",").map((name) => name.trim());
+  if (names.some((name) => name === ""))
+    throw new UsageError(
+      `--require-laws must be a count or law names separated by commas, got '${raw}'`,
+      "--require-laws",
+    );
+  const laws = names.map((name) => {
+    const law = lawByName(name);
+    if (!law)
+      throw new UsageError(`--require-laws: unknown law '${name}' (known: ${LAW_NAMES.join(", ")})`, "--require-laws");
+    if (!selected.includes(law.name))
+      throw new UsageError(`--require-laws: '${law.name}' is not among the laws --law selected`, "--require-laws");
+    return law.name;
+  });
+  return { laws: [...new Set(laws)] };
 }

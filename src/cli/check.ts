@@ -21,10 +21,11 @@ import { RelaxedViews } from "../profiles/relaxed-view.ts";
 import { loadPins } from "../failures/pins.ts";
 import { summarizeCheck } from "../report/check-summary.ts";
 import { render } from "../report/reporters.ts";
-import { checkFailureViews } from "../report/failure-view.ts";
+import { attachDivergences, checkFailureViews } from "../report/failure-view.ts";
 import { checkEngine } from "./check-engine.ts";
 import {
   CHECK_FLAGS,
+  parseRequireLaws,
   parseShard,
   rejectIgnoredFlags,
   resolveLaws,
@@ -47,7 +48,8 @@ async function check(argv: string[]): Promise<number> {
       process.stdout.write(
         renderHelp(CHECK_FLAGS, {
           usage: "specconf check [flags]",
-          summary: "Run the laws' property suites on generated cases; exit 0 all hold, 1 a law failed, 2 bad input.",
+          summary:
+            "Run the laws' property suites on generated cases; exit 0 no law failed (the last line counts the laws that held, never checkable, with no applicable case), 1 a law failed or --require-laws not met, 2 bad input.",
         }),
       );
       return 0;
@@ -68,6 +70,7 @@ async function check(argv: string[]): Promise<number> {
     }
     const selected = values.law.length > 0 ? resolveLaws(values.law) : [...LAW_NAMES];
     const selectedSet = new Set(selected);
+    const required = parseRequireLaws(values["require-laws"], selected);
     if (values.property.length > 0) rejectCombined(given, ["law"], "--property (every law checks its runs)");
     const suites = values.property.length > 0 ? new Set(resolveLaws(values.property)) : selectedSet;
     const properties = LAW_PROPERTIES.filter((property) => suites.has(property.law));
@@ -159,7 +162,10 @@ async function check(argv: string[]): Promise<number> {
       pins,
       relaxations,
       shard: shard && { ...shard, runs: values.runs, properties: properties.map((p) => p.law), chunks },
+      required,
     });
+    // An invariance failure's record says which run diverged from the reference (the case's or its twin).
+    await attachDivergences(summary);
     const report = { command: "check", summary } as const;
     if (values.junit) writeOutputFile("--junit", values.junit, render(report, "junit"));
     if (values.html)

@@ -1,7 +1,8 @@
 // `specconf merge REPORT...`: the --json reports of `check --shard K/N` (one per CI job, say) combined into
 // the one run they split, as `vitest --merge-reports` does: the same verdicts, table, coverage and JUnit as
-// an unsharded check with the same seed (src/report/check-summary.ts mergeShards). Exit 0 every law holds,
-// 1 a law failed (or the coverage floor), 2 bad input (a report that is not a shard of the same run).
+// an unsharded check with the same seed (src/report/check-summary.ts mergeShards). Exit 0 no law failed,
+// 1 a law failed (or the coverage floor, or the shards' --require-laws), 2 bad input (a report that is not a
+// shard of the same run).
 import { runCommandBody } from "../errors/exit.ts";
 import { mergeShards, MergeError } from "../report/check-summary.ts";
 import { render } from "../report/reporters.ts";

@@ -2,6 +2,7 @@
 import { runCommandBody } from "../errors/exit.ts";
 import { profileNames, PROFILES } from "../profiles/profiles.ts";
 import { render } from "../report/reporters.ts";
+import { judgeLaws, rowsOfVerdicts } from "../report/judged.ts";
 import { validate, type TraceInput } from "../validate/validate.ts";
 import { defineFlags, parseFlags, renderHelp, UsageError } from "./args.ts";
 import { nothingChecked } from "./nothing-checked.ts";
@@ -95,12 +96,20 @@ async function validateEngine(argv: string[]): Promise<number> {
     cases: values.case,
   });
   if (values.report) writeOutputFile("--report", values.report, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(render({ command: "validate", summary: report }, values.json ? "json" : "text"));
-  if (report.exitCode !== 0) return report.exitCode;
   const statuses = [
     ...report.requests.flatMap((request) => request.checks),
     ...report.traces.flatMap((trace) => trace.laws),
   ];
+  // Per law: held on some request or trace, or never checkable (and why); the counts above are per verdict.
+  const judged = judgeLaws({
+    selected: [...new Set(statuses.map((result) => result.law))],
+    laws: rowsOfVerdicts([{ laws: statuses }]),
+    notRun: [],
+    cases: report.cases.length,
+    caseKind: "golden",
+  });
+  process.stdout.write(render({ command: "validate", summary: { ...report, judged } }, values.json ? "json" : "text"));
+  if (report.exitCode !== 0) return report.exitCode;
   return nothingChecked(
     "validate",
     statuses.map((result) => result.status),

@@ -63,7 +63,7 @@ function eventPredicting(trace: Trace, request: number, position: number): numbe
 /** The first way a run differs from the teacher-forced reference, or undefined when it agrees (ties excused). */
 export async function divergenceFromReference(
   testCase: Readonly<Case>,
-  run: Readonly<RunResult>,
+  run: Readonly<Pick<RunResult, "trace">>,
   oracle: ReferenceOracle,
 ): Promise<Divergence | undefined> {
   const decode = await checkReferenceDecode(run.trace.requests, oracle, testCase);
@@ -98,7 +98,27 @@ export async function judgeInvariance(
   return { law, twin: { kind: twin.kind, describe: twin.describe }, run, twinRun, diverged };
 }
 
-/** One line saying which run diverged from the reference (replay's text and the HTML report). */
+/**
+ * The judgement of a failure record's two recorded runs (the case's trace and its twin's, from whichever engine
+ * ran them: through the protocol, the twin is the engine's run too), as check reports it without rerunning.
+ * Undefined when the record has no twin, or either trace is missing.
+ */
+export async function judgeRecordedRuns(
+  law: string,
+  testCase: Readonly<Case>,
+  trace: Trace | undefined,
+  twinTrace: Trace | undefined,
+  oracle: ReferenceOracle,
+): Promise<InvarianceJudgement | undefined> {
+  const spec = LAWS.find((candidate) => candidate.name === law)?.needs.twin;
+  if (!spec || !trace || !twinTrace) return undefined;
+  const run = await divergenceFromReference(testCase, { trace }, oracle);
+  const twinRun = await divergenceFromReference(spec.of(testCase), { trace: twinTrace }, oracle);
+  const diverged: Diverged = run && twinRun ? "both" : run ? "the case's run" : twinRun ? "the twin" : "neither";
+  return { law, twin: { kind: spec.kind, describe: spec.describe }, run, twinRun, diverged };
+}
+
+/** One line saying which run diverged from the reference (check's and replay's text, JUnit, the HTML report). */
 export function judgementLine(judgement: InvarianceJudgement): string {
   const twin = judgement.twin.describe;
   const where = (divergence: Divergence) =>

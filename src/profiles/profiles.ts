@@ -2,7 +2,11 @@
 // A profile never accepts anything silently: each relaxation is named, says which engine behaviour it
 // accounts for and what specconf does about it, and the report states how often it was applied. The laws a
 // relaxation touches are named here as data (its effects); the laws themselves never know about profiles.
+import type { Case } from "../case/case.ts";
+import type { ModelSpec } from "../model/spec.ts";
 import type { Trace } from "../trace/schema.ts";
+import type { RequestOutput } from "../trace/run-result.ts";
+import { translateStopChoice, type StopChoiceConvention } from "./stop-choice.ts";
 import {
   declareSharedPrefixes,
   dropPaddedExtendRows,
@@ -20,6 +24,12 @@ export interface RelaxationEffect {
   transform?: (trace: Trace) => Transformed;
   /** Makes the law not checkable on this trace: the detail logged, or undefined where it does not apply. */
   disables?: (trace: Trace) => string | undefined;
+  /** Rewrites the outputs the law reads (a run's and its baseline's, each from its own tokens). */
+  outputs?: (
+    testCase: Readonly<Case>,
+    outputs: readonly RequestOutput[],
+    spec: ModelSpec,
+  ) => { outputs: RequestOutput[]; applied: number; detail: string };
 }
 
 export interface Relaxation {
@@ -40,6 +50,17 @@ export interface Profile {
   description: string;
   relaxations: readonly Relaxation[];
 }
+
+/** A stop-string choice convention (stop-choice.ts) as the effects on the two laws that read the choice. */
+function stopChoiceEffects(convention: StopChoiceConvention): RelaxationEffect[] {
+  return ["stop string end", "stop trim"].map((law) => ({
+    law,
+    outputs: (testCase, outputs, spec) => translateStopChoice(testCase, outputs, spec, convention),
+  }));
+}
+
+const STOP_CHOICE_EFFECT =
+  "a detokenized request whose text and stop string are exactly what the engine's rule gives, where the reference's first-ending occurrence is another one, is read as the reference's text and stop string by stop string end and stop trim; any other text, and every token, is judged unchanged";
 
 export const RELAXATIONS = {
   treeDraftPerLane: {
@@ -110,9 +131,28 @@ export const RELAXATIONS = {
     effect: "outputs' acceptLens are read as drafts only: 1 is added before comparing",
     laws: ["accept lengths"],
   },
+  stopChoiceEarliestStart: {
+    id: "stop-string-earliest-start-in-token",
+    stage: 0,
+    effects: stopChoiceEffects({ rule: "earliest-start", window: "token" }),
+    convention:
+      "llama.cpp's server checks the stop strings after every token (server_slot::find_stopping_strings from process_token) and, of those ending in that token, reports the one starting first (a tie: the one listed first)",
+    effect: STOP_CHOICE_EFFECT,
+    laws: ["stop string end", "stop trim"],
+  },
+  stopChoiceListOrder: {
+    id: "stop-string-list-order-in-step",
+    stage: 0,
+    effects: stopChoiceEffects({ rule: "list-order", window: "step" }),
+    convention:
+      "vLLM (check_stop_strings) and SGLang (Req._check_str_based_finish) check the stop strings once per engine step, over the text the step added, and report the first one in the request's list that occurs there (the step: the output's streamed deltas, else each token)",
+    effect: STOP_CHOICE_EFFECT,
+    laws: ["stop string end", "stop trim"],
+  },
 } as const satisfies Record<string, Relaxation>;
 
 const SGLANG_V2: readonly Relaxation[] = [
+  RELAXATIONS.stopChoiceListOrder,
   RELAXATIONS.treeDraftPerLane,
   RELAXATIONS.multiLayerKeptKv,
   RELAXATIONS.extendPadding,
@@ -127,6 +167,17 @@ export const PROFILES: Record<string, Profile> = {
     name: "sglang-v1",
     description: "SGLang speculative v1: the sglang relaxations plus v1's drafts-only accept_length",
     relaxations: [...SGLANG_V2, RELAXATIONS.acceptLengthDraftsOnly],
+  },
+  // The engines' own profiles: the conventions read from their source, each its engine's declared reading.
+  "llama-server": {
+    name: "llama-server",
+    description: "llama.cpp's server: its stop-string choice (the stop string starting first in a token)",
+    relaxations: [RELAXATIONS.stopChoiceEarliestStart],
+  },
+  vllm: {
+    name: "vllm",
+    description: "vLLM: its stop-string choice (the first listed stop string in a step)",
+    relaxations: [RELAXATIONS.stopChoiceListOrder],
   },
 };
 

@@ -4,7 +4,7 @@
 // per property, in order of their first run, up to and including the first chunk that failed (an unsharded,
 // sequential run stops there too), so every way of splitting the runs gives the same verdicts and counts.
 import { CoverageCounter, type CoverageRecord } from "../check/coverage.ts";
-import { emptyStats, type LawStats, type PropertyRun } from "./law-property.ts";
+import { emptyStats, mergeStats, type LawStats, type PropertyRun } from "./law-property.ts";
 import { absorbRun, emptySuiteResult, type SuiteResult } from "./suite.ts";
 
 export interface ChunkRecord {
@@ -76,7 +76,7 @@ export function suiteFromChunks(order: readonly string[], chunks: readonly Chunk
     result.coverage.merge(CoverageCounter.fromRecord(chunk.coverage));
     for (const [law, stats] of Object.entries(chunk.stats)) {
       const entry = result.stats.get(law) ?? emptyStats();
-      for (const key of Object.keys(stats) as (keyof LawStats)[]) entry[key] += stats[key];
+      mergeStats(entry, stats);
       result.stats.set(law, entry);
     }
     result.runSeconds += chunk.runSeconds;

@@ -44,18 +44,41 @@ export interface LawStats {
   ties: number;
   notCheckable: number;
   seconds: number;
+  /** Why the law was not checkable, with how many runs said so (the report names why a law judged nothing). */
+  reasons?: Record<string, number>;
 }
+
+/**
+ * Distinct not-checkable reasons kept per law: most are fixed strings, a few name a run's numbers (page sizes,
+ * sample counts). Past the cap a new reason is dropped (the notCheckable count stays exact); a cap this far
+ * above what laws word keeps a split over workers counting what one process counts.
+ */
+const MAX_REASONS = 20;
 
 export function emptyStats(): LawStats {
   return { runs: 0, passed: 0, failed: 0, tied: 0, ties: 0, notCheckable: 0, seconds: 0 };
+}
+
+function addReason(stats: LawStats, reason: string, count: number): void {
+  const reasons = (stats.reasons ??= {});
+  if (reason in reasons || Object.keys(reasons).length < MAX_REASONS) reasons[reason] = (reasons[reason] ?? 0) + count;
+}
+
+/** Adds `from`'s counts to `into` (a property's runs to the suite's, a chunk's to its property's). */
+export function mergeStats(into: LawStats, from: Readonly<LawStats>): void {
+  for (const key of ["runs", "passed", "failed", "tied", "ties", "notCheckable", "seconds"] as const)
+    into[key] += from[key] ?? 0;
+  for (const [reason, count] of Object.entries(from.reasons ?? {})) addReason(into, reason, count);
 }
 
 export function addResult(stats: LawStats, result: LawResult, seconds: number): void {
   stats.runs += 1;
   stats.seconds += seconds;
   if (result.status === "fails") stats.failed += 1;
-  else if (result.status === "not-checkable") stats.notCheckable += 1;
-  else stats.passed += 1;
+  else if (result.status === "not-checkable") {
+    stats.notCheckable += 1;
+    addReason(stats, result.reason ?? "not checkable", 1);
+  } else stats.passed += 1;
   if (result.ties > 0) stats.tied += 1;
   stats.ties += result.ties;
 }

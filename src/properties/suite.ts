@@ -17,6 +17,7 @@ import {
   addResult,
   describeFailure,
   emptyStats,
+  mergeStats,
   notRunLine,
   runLawProperty,
   type LawProperty,
@@ -130,7 +131,7 @@ export function absorbRun(result: SuiteResult, run: PropertyRun, options: Pick<S
   result.coverage.merge(run.coverage);
   for (const [law, lawStats] of run.stats) {
     const entry = result.stats.get(law) ?? emptyStats();
-    for (const key of Object.keys(lawStats) as (keyof LawStats)[]) entry[key] += lawStats[key];
+    mergeStats(entry, lawStats);
     result.stats.set(law, entry);
   }
   if (run.error) throw new Error(`property '${run.law}': ${run.error}`);

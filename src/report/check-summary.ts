@@ -1,7 +1,8 @@
 // The verdict of a `check`: a suite's per-law statistics (src/properties/suite.ts) as the summary's rows,
 // and the policy that decides ok: every selected law held (pinned findings aside, and each pinned law must
 // still fail), every coverage label reached its floor (not with --law, nor under 50 runs; labels the
-// engine's capabilities cannot reach aside), and something was checked at all.
+// engine's capabilities cannot reach aside), something was checked at all, and --require-laws' laws were
+// judged. What each law judged (held, failed, never checkable, no applicable case, and why) is judged.ts's.
 import { RUNS_TO_COMPLETION } from "../check/runner.ts";
 import { COVERAGE_LABELS } from "../check/coverage.ts";
 import type { RelaxationLog } from "../profiles/profiles.ts";
@@ -12,6 +13,7 @@ import { declaredFeatures, unreachableLabels } from "../sources/capabilities.ts"
 import type { CheckSummary, LawSummary, ShardRecord } from "./summary.ts";
 import { suiteFromChunks } from "../properties/chunks.ts";
 import { BadInputError } from "../errors/bad-input.ts";
+import { judgeLaws, unmetRequirement, type LawRequirement } from "./judged.ts";
 
 export interface CheckVerdictInput {
   seed: number;
@@ -27,6 +29,8 @@ export interface CheckVerdictInput {
   relaxations?: RelaxationLog;
   /** With --shard: the shard and its chunks (its coverage floor is the merge's to enforce). */
   shard?: Pick<ShardRecord, "index" | "count" | "runs" | "properties" | "chunks">;
+  /** --require-laws. */
+  required?: LawRequirement;
 }
 
 /** The rows: every selected law, and any other law that failed (runs to completion among them). */
@@ -44,6 +48,7 @@ export function lawRows(selected: readonly string[], suite: SuiteResult): LawSum
       ties: lawStats.ties,
       notCheckable: lawStats.notCheckable,
       seconds: lawStats.seconds,
+      ...(lawStats.reasons && Object.keys(lawStats.reasons).length > 0 ? { reasons: { ...lawStats.reasons } } : {}),
       ...(lawStats.failed > 0 && suite.violations.has(name) ? { violation: suite.violations.get(name) } : {}),
       ...(lawStats.failed > 0 && suite.replays.has(name) ? { replay: suite.replays.get(name) } : {}),
       ...(lawStats.failed > 0 && suite.messages.has(name) ? { message: suite.messages.get(name) } : {}),
@@ -56,13 +61,14 @@ function checkedAnything(laws: readonly LawSummary[], law: string): boolean {
   return row !== undefined && row.passed + row.failed > 0;
 }
 
-/** ok from the rows, the coverage and the pins: one rule for one run, shards merged, or anything else. */
-export function checkOk(summary: Pick<CheckSummary, "laws" | "coverage" | "pinned">): boolean {
+/** ok from the rows, the coverage, the pins and --require-laws: one rule for one run, shards merged, or anything else. */
+export function checkOk(summary: Pick<CheckSummary, "laws" | "coverage" | "pinned" | "required">): boolean {
   const pinned = new Set((summary.pinned ?? []).map((pin) => pin.law));
   const lawsOk = summary.laws.every((law) => law.failed === 0 || pinned.has(law.name));
   const pinsOk = (summary.pinned ?? []).every((pin) => pin.reproduced);
   const checkedAnything = summary.laws.some((law) => law.passed + law.failed > 0);
-  return lawsOk && pinsOk && summary.coverage.below.length === 0 && checkedAnything;
+  const requiredOk = summary.required?.unmet === undefined;
+  return lawsOk && pinsOk && summary.coverage.below.length === 0 && checkedAnything && requiredOk;
 }
 
 export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
@@ -75,11 +81,24 @@ export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
   // A pinned law's failures are the engine's known findings; a pinned law that no longer fails is news.
   const failedCount = (law: string) => laws.find((row) => row.name === law)?.failed ?? 0;
   const pinned = pins && [...pins].map(([law, finding]) => ({ law, finding, reproduced: failedCount(law) > 0 }));
+  // A law whose property the engine cannot run has no applicable case only when no other property's run
+  // applied to it either (issue 25 saw "law 'bonus stride': not exercised" above a table where bonus stride
+  // had caught the bug); one whose property ran but drew no case it applies to is listed too (issue 34).
+  const judged = judgeLaws({
+    selected: input.selected,
+    laws,
+    notRun: suite.notExercised,
+    cases: report.runs - suite.skipped,
+  });
+  // A shard judges a share of the runs: the merge decides --require-laws, as it does the coverage floor.
+  const unmet = input.required && !input.shard ? unmetRequirement(input.required, judged) : undefined;
   const summary: CheckSummary = {
     ok: false,
     seed: input.seed,
     ...(engine ? { engine: { command: engine.command, name: engine.name, restarts: engine.restarts } } : {}),
     laws,
+    judged,
+    ...(input.required ? { required: { ...input.required, ...(unmet ? { unmet } : {}) } } : {}),
     coverage: {
       runs: report.runs,
       labels: Object.fromEntries(COVERAGE_LABELS.map((label) => [label, report.counts[label]])),
@@ -97,15 +116,7 @@ export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
     runSeconds: suite.runSeconds,
     ...(engine
       ? {
-          // A law whose property the engine cannot run is never exercised only when no other property's run
-          // checked it either (the table's row shows no pass and no failure): issue 25 saw "law 'bonus stride':
-          // not exercised" above a table where bonus stride had caught the bug.
-          notExercised: [
-            ...suite.notExercised
-              .filter(({ law }) => !checkedAnything(laws, law))
-              .map(({ law, reason }) => `law '${law}' (the engine lacks ${reason})`),
-            ...declaredFeatures(engine.capabilities).filter((feature) => !suite.features.has(feature)),
-          ],
+          notExercised: declaredFeatures(engine.capabilities).filter((feature) => !suite.features.has(feature)),
           propertiesNotRun: suite.notExercised
             .filter(({ law }) => checkedAnything(laws, law))
             .map(({ law, reason }) => `'${law}' (the engine lacks ${reason})`),
@@ -123,6 +134,7 @@ export function summarizeCheck(input: CheckVerdictInput): CheckSummary {
       notExercised: suite.notExercised,
       ...(engine ? { capabilities: engine.capabilities } : {}),
       ...(pins ? { pins: [...pins] } : {}),
+      ...(input.required ? { required: input.required } : {}),
     };
   summary.ok = checkOk(summary);
   return summary;
@@ -170,7 +182,7 @@ export function mergeShards(reports: readonly { file: string; summary: CheckSumm
       total.details.push(...entry.details.slice(0, 5 - total.details.length));
       relaxations.set(entry.id, total);
     }
-  return summarizeCheck({
+  const merged = summarizeCheck({
     seed: first.summary.seed,
     selected: first.shard.selected,
     lawFilter: first.shard.lawFilter,
@@ -182,7 +194,15 @@ export function mergeShards(reports: readonly { file: string; summary: CheckSumm
     },
     pins: first.shard.pins && new Map(first.shard.pins),
     relaxations: { entries: () => [...relaxations.values()] } as unknown as RelaxationLog,
+    required: first.shard.required,
   });
+  // Which run diverged, as the shard that recorded the failure found it.
+  for (const row of merged.laws)
+    for (const { summary } of shards) {
+      const diverged = summary.laws?.find((entry) => entry.name === row.name && entry.replay === row.replay)?.diverged;
+      if (row.failed > 0 && diverged !== undefined && row.diverged === undefined) row.diverged = diverged;
+    }
+  return merged;
 }
 
 /** Reports that cannot be merged: bad input naming the file and the JSON path. */

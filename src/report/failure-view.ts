@@ -11,6 +11,7 @@ import { LAWS } from "../laws/registry.ts";
 import { checkLaws, type LawVerdict } from "../check/runner.ts";
 import { loadReplayInput, readRecordedTrace, readRecordedTwinTrace } from "../failures/replay-input.ts";
 import { describeCase } from "../failures/step-table.ts";
+import { judgementLine, judgeRecordedRuns } from "../failures/invariance-runs.ts";
 import { referenceSource } from "../sources/reference.ts";
 import { loadTraceFile } from "../trace/load.ts";
 import type { FailureView, RunView } from "./html/report-data.ts";
@@ -37,6 +38,33 @@ export async function checkFailureViews(summary: CheckSummary): Promise<FailureV
   for (const law of summary.laws)
     if (law.failed > 0 && law.replay) views.push(await failureView(replayFile(law.replay)));
   return views;
+}
+
+/** The judgement line of an invariance failure's record: which recorded run diverged from the reference. */
+export async function recordedDivergence(file: string): Promise<string | undefined> {
+  const input = loadReplayInput(file);
+  if (input.kind !== "failure" || !input.record.twin) return undefined;
+  const testCase = input.record.case;
+  const judgement = await judgeRecordedRuns(
+    input.record.laws[0],
+    testCase,
+    readRecordedTrace(input),
+    readRecordedTwinTrace(input),
+    await referenceSource().oracle(testCase),
+  );
+  return judgement && judgementLine(judgement);
+}
+
+/**
+ * `check`: each failing invariance law's row says which run diverged from the reference (issue 34 item 6: the
+ * twin may be the wrong one), read from its failure record (none with --no-write).
+ */
+export async function attachDivergences(summary: CheckSummary): Promise<void> {
+  for (const law of summary.laws)
+    if (law.failed > 0 && law.replay) {
+      const diverged = await recordedDivergence(replayFile(law.replay));
+      if (diverged) law.diverged = diverged;
+    }
 }
 
 /** A failure record's view, with (options.verdicts) the law verdicts of the case checked again. */
@@ -82,8 +110,10 @@ export async function failureView(
   }
   if (!record.engine && testCase.engine.faults.length > 0)
     failing = { ...failing, title: `reference engine, faults ${testCase.engine.faults.join(", ")}` };
+  const diverged = record.twin ? await recordedDivergence(file) : undefined;
   return {
     law: record.laws[0],
+    ...(diverged ? { diverged } : {}),
     violation: {
       message: record.violation.message,
       ...(record.violation.request !== undefined ? { request: record.violation.request } : {}),

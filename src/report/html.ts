@@ -9,9 +9,19 @@ import type { LawVerdict } from "../check/runner.ts";
 import type { CheckSummary, Report } from "./summary.ts";
 import { renderText } from "./text.ts";
 import { escapeHtml } from "./html/escape.ts";
+import { checkFailedBecause, checkVerdictLine, verdictCounts, VERDICT_WORDS } from "./verdict.ts";
 
-function checkRow(law: CheckSummary["laws"][number]): VerdictRow {
-  const status = law.failed > 0 ? "fails" : law.passed > 0 ? "holds" : law.runs > 0 ? "not-checkable" : "not run";
+/** A check's row: its verdict over the runs, and the violation (with which run diverged) or why it judged nothing. */
+function checkRow(law: CheckSummary["laws"][number], summary: CheckSummary): VerdictRow {
+  const notJudged = [...summary.judged.neverCheckable, ...summary.judged.noCase].find(
+    (entry) => entry.law === law.name,
+  );
+  const status = law.failed > 0 ? "fails" : law.passed > 0 ? "holds" : law.runs > 0 ? "not-checkable" : "no-case";
+  const detail = law.violation
+    ? `${law.violation}${law.diverged ? `\n${law.diverged}` : ""}`
+    : law.failed === 0 && notJudged
+      ? `${notJudged.kind}: ${notJudged.reason}`
+      : undefined;
   return {
     law: law.name,
     status,
@@ -20,7 +30,7 @@ function checkRow(law: CheckSummary["laws"][number]): VerdictRow {
     failed: law.failed,
     ties: law.ties,
     notCheckable: law.notCheckable,
-    ...(law.violation ? { detail: law.violation } : {}),
+    ...(detail ? { detail } : {}),
   };
 }
 
@@ -38,7 +48,8 @@ export function renderHtmlReport(report: Report): string {
         title: `specconf check${summary.engine ? ` --engine ${summary.engine.name}` : ""}`,
         subtitle: `seed ${summary.seed}${summary.engine ? `, engine ${summary.engine.command}` : ""}`,
         ok: summary.ok,
-        verdicts: summary.laws.map(checkRow),
+        verdict: checkVerdictLine(summary, checkFailedBecause(summary)),
+        verdicts: summary.laws.map((law) => checkRow(law, summary)),
         coverage: {
           runs: summary.coverage.runs,
           labels: Object.entries(summary.coverage.labels),
@@ -51,10 +62,15 @@ export function renderHtmlReport(report: Report): string {
     case "replay": {
       const { summary } = report;
       const failing = summary.laws.filter((law) => law.status === "fails");
+      // The title's law with its own verdict: a law that was not checkable now does not "hold".
+      const law = summary.recordedLaws[0] ?? failing[0]?.law;
+      const status = summary.laws.find((result) => result.law === law)?.status;
+      const word = status === undefined ? "did not apply" : VERDICT_WORDS[status];
       return renderHtml({
-        title: `specconf: ${summary.recordedLaws[0] ?? failing[0]?.law ?? "replay"} ${failing.length ? "fails" : "holds"}`,
+        title: law === undefined ? "specconf: replay" : `specconf: ${law} ${word}`,
         subtitle: summary.file,
         ok: failing.length === 0,
+        verdict: verdictCounts(summary.laws),
         verdicts: summary.laws.map(verdictRow),
         failures,
       });

@@ -1,5 +1,6 @@
 // The JUnit XML reporter, for CI test tabs: `check` as one test case per law (its failure text: the shrunk
-// case and the command that replays it), `check --engine --golden` as one per golden case and law.
+// case and the command that replays it; a law that judged nothing is <skipped> with why), `check --engine
+// --golden` as one per golden case and law (a not-checkable verdict skipped). The attributes count all three.
 import type { CheckSummary, EngineCheckSummary, Report } from "./summary.ts";
 
 function escapeXml(text: string): string {
@@ -26,12 +27,15 @@ function testCaseXml(test: TestCase): string {
 }
 
 function suitesXml(name: string, suiteName: string, tests: TestCase[]): string {
-  const failures = tests.filter((test) => test.failure !== undefined).length;
+  // A skipped test is never counted as a failure too (testCaseXml writes one element or the other).
+  const skipped = tests.filter((test) => test.skipped !== undefined).length;
+  const failures = tests.filter((test) => test.failure !== undefined && test.skipped === undefined).length;
   const time = tests.reduce((sum, test) => sum + test.seconds, 0).toFixed(3);
+  const counts = `tests="${tests.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}"`;
   return [
     `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<testsuites name="${escapeXml(name)}" tests="${tests.length}" failures="${failures}" time="${time}">`,
-    `  <testsuite name="${escapeXml(suiteName)}" tests="${tests.length}" failures="${failures}" time="${time}">`,
+    `<testsuites name="${escapeXml(name)}" ${counts}>`,
+    `  <testsuite name="${escapeXml(suiteName)}" ${counts}>`,
     ...tests.map(testCaseXml),
     "  </testsuite>",
     "</testsuites>",
@@ -39,14 +43,25 @@ function suitesXml(name: string, suiteName: string, tests: TestCase[]): string {
   ].join("\n");
 }
 
+/** A law that judged nothing is skipped, with why (issue 34: 0 passes and 0 failures read as a pass). */
 function checkTests(summary: CheckSummary): TestCase[] {
-  return summary.laws.map((law) => ({
-    classname: "specconf.laws",
-    name: law.name,
-    seconds: law.seconds,
-    failure: law.failed > 0 ? (law.message ?? "the law failed") : undefined,
-    out: `runs ${law.runs}, passed ${law.passed}, failed ${law.failed}, ties ${law.ties}, not checkable ${law.notCheckable}, seed ${summary.seed}`,
-  }));
+  const notJudged = new Map(
+    [...summary.judged.neverCheckable, ...summary.judged.noCase].map((entry) => [entry.law, entry]),
+  );
+  return summary.laws.map((law) => {
+    const skipped = law.failed === 0 ? notJudged.get(law.name) : undefined;
+    return {
+      classname: "specconf.laws",
+      name: law.name,
+      seconds: law.seconds,
+      failure:
+        law.failed > 0
+          ? [law.message ?? "the law failed", ...(law.diverged ? [law.diverged] : [])].join("\n")
+          : undefined,
+      ...(skipped ? { skipped: `${skipped.kind}: ${skipped.reason}` } : {}),
+      out: `runs ${law.runs}, passed ${law.passed}, failed ${law.failed}, ties ${law.ties}, not checkable ${law.notCheckable}, seed ${summary.seed}`,
+    };
+  });
 }
 
 function engineGoldenTests(summary: EngineCheckSummary): TestCase[] {

@@ -10,6 +10,7 @@ const LawStatsSchema = Type.Object({
   ties: Count,
   notCheckable: Count,
   seconds: Type.Number({ minimum: 0 }),
+  reasons: Type.Optional(Type.Record(Type.String(), Count)),
 });
 const Pairs = Type.Array(Type.Tuple([Type.String(), Type.String()]));
 
@@ -59,5 +60,11 @@ export const ShardReportSchema = Type.Object({
     notExercised: Type.Array(Type.Object({ law: Type.String(), reason: Type.String() })),
     capabilities: Type.Optional(Type.Object({})),
     pins: Type.Optional(Pairs),
+    required: Type.Optional(
+      Type.Union([
+        Type.Object({ count: Type.Integer({ minimum: 1 }) }),
+        Type.Object({ laws: Type.Array(Type.String(), { minItems: 1 }) }),
+      ]),
+    ),
   }),
 });

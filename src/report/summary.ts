@@ -9,6 +9,7 @@ import type { RelaxationLog } from "../profiles/profiles.ts";
 import type { ValidationReport } from "../validate/validate.ts";
 import type { FailureView } from "./html/report-data.ts";
 import type { InvarianceJudgement } from "../failures/invariance-runs.ts";
+import type { JudgedLaws, LawRequirement } from "./judged.ts";
 
 /** One law's row of a check: counts over the runs, and its first failure with the command replaying it. */
 export interface LawSummary {
@@ -24,6 +25,10 @@ export interface LawSummary {
   replay?: string;
   /** The failure as the property described it (seed, path, shrunk case): JUnit's failure text. */
   message?: string;
+  /** Why runs were not checkable, with how many runs said so (at most five distinct reasons). */
+  reasons?: Record<string, number>;
+  /** An invariance law's failure: which run diverged from the reference, the case's or its twin (issue 34). */
+  diverged?: string;
 }
 
 export interface CheckSummary {
@@ -32,6 +37,10 @@ export interface CheckSummary {
   /** With --engine: the command, the name and version it declared, and restarts after failed cases. */
   engine?: { command: string; name: string; restarts: number };
   laws: LawSummary[];
+  /** Every selected law held, failed, never checkable or with no applicable case, and why (judged.ts). */
+  judged: JudgedLaws;
+  /** --require-laws: what was required, and why it was not met (absent when it was). */
+  required?: LawRequirement & { unmet?: string };
   coverage: {
     runs: number;
     labels: Record<string, number>;
@@ -48,7 +57,7 @@ export interface CheckSummary {
   };
   /** Seconds of the cases' own runs and target-only baselines (the laws' rows count the rest). */
   runSeconds?: number;
-  /** With --engine: laws no run checked (their property could not run, nor did another's check them) and declared features no generated case exercised. */
+  /** With --engine: declared features no generated case exercised (laws that judged nothing: `judged`). */
   notExercised?: string[];
   /** With --engine: properties the engine could not run whose laws other properties' runs checked all the same. */
   propertiesNotRun?: string[];
@@ -75,6 +84,8 @@ export interface ShardRecord {
   notExercised: { law: string; reason: string }[];
   capabilities?: Capabilities;
   pins?: [string, string][];
+  /** --require-laws, for the merge to enforce. */
+  required?: LawRequirement;
 }
 
 /** `check --engine --golden`: every golden case's verdicts through the engine. */
@@ -86,6 +97,8 @@ export interface EngineCheckSummary {
   /** Law verdicts that were checked (not "not checkable"): none is not a pass. */
   checked?: number;
   cases: { suite: string; case: string; skipped?: string; laws: LawVerdict[] }[];
+  /** Every law held, failed, never checkable or with no applicable golden case (judged.ts). */
+  judged?: JudgedLaws;
   relaxations: ReturnType<RelaxationLog["entries"]>;
 }
 
@@ -143,7 +156,7 @@ export interface ReportDetails {
 export type Report = (
   | { command: "check"; summary: CheckSummary }
   | { command: "check --engine --golden"; summary: EngineCheckSummary }
-  | { command: "validate"; summary: ValidationReport }
+  | { command: "validate"; summary: ValidationReport & { judged?: JudgedLaws } }
   | { command: "mutants"; summary: MutantsSummary }
   | { command: "replay"; summary: ReplaySummary; text: ReplayText }
 ) &

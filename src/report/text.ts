@@ -4,8 +4,18 @@ import { COVERAGE_LABELS, MIN_COVERAGE } from "../check/coverage.ts";
 import { LAW_NAMES } from "../laws/registry.ts";
 import { OUTPUT_CHECKS } from "../validate/output-checks.ts";
 import type { ValidationReport } from "../validate/validate.ts";
+import type { JudgedLaws } from "./judged.ts";
 import type { CheckSummary, EngineCheckSummary, MutantsSummary, Report, ReplaySummary, ReplayText } from "./summary.ts";
-import { lawLine, verdictText, VERDICT_WORDS } from "./verdict.ts";
+import {
+  checkFailedBecause,
+  checkVerdictLine,
+  judgedCounts,
+  lawLine,
+  notJudgedLines,
+  verdictCounts,
+  verdictText,
+  VERDICT_WORDS,
+} from "./verdict.ts";
 
 export function renderText(report: Report): string {
   switch (report.command) {
@@ -65,7 +75,9 @@ function checkText(summary: CheckSummary): string {
     );
   for (const [label, field] of Object.entries(unobservable ?? {}))
     lines.push(`coverage of '${label}' not enforced: the engine's traces have no ${field}`);
-  if (summary.notExercised?.length) lines.push(`never exercised: ${summary.notExercised.join("; ")}`);
+  lines.push(...notJudgedLines(summary.judged));
+  if (summary.notExercised?.length)
+    lines.push(`declared features no generated case exercised: ${summary.notExercised.join("; ")}`);
   if (summary.propertiesNotRun?.length)
     lines.push(
       `properties not run (their laws checked the other properties' runs, as the table counts): ${summary.propertiesNotRun.join("; ")}`,
@@ -81,10 +93,15 @@ function checkText(summary: CheckSummary): string {
   // replays exactly it.
   const pinned = new Set((summary.pinned ?? []).map((pin) => pin.law));
   for (const law of summary.laws.filter((entry) => entry.failed > 0 && !pinned.has(entry.name)))
-    lines.push(`${law.name} FAILED: ${law.violation ?? "fails"}`, `  ${law.replay ?? "(no failure file: --no-write)"}`);
+    lines.push(
+      `${law.name} FAILED: ${law.violation ?? "fails"}`,
+      `  ${law.replay ?? "(no failure file: --no-write)"}`,
+      ...(law.diverged ? [`  ${law.diverged}`] : []),
+    );
   if (!summary.laws.some((law) => law.passed + law.failed > 0))
     lines.push("nothing was checked: every run was skipped or not checkable");
-  lines.push(`seed ${summary.seed}: ${summary.ok ? "every law holds" : "FAILED"}`);
+  if (summary.required?.unmet) lines.push(summary.required.unmet);
+  lines.push(checkVerdictLine(summary, checkFailedBecause(summary)));
   return `${lines.join("\n")}\n`;
 }
 
@@ -98,22 +115,28 @@ export function engineCaseText(entry: EngineCheckSummary["cases"][number]): stri
   return `${entry.suite}/${entry.case}: ${verdicts.join(", ")}\n${failures.join("")}`;
 }
 
-/** The last line of `check --engine --golden`: how many cases, through what, and the verdict. */
+/** The last lines of `check --engine --golden`: the laws that judged nothing, then cases, engine and verdict. */
 export function engineGoldenFooter(summary: EngineCheckSummary): string {
   const verdict =
     summary.checked === 0
       ? "nothing was checked (every case skipped or not checkable): FAILED"
       : summary.ok
-        ? "every law holds"
+        ? "no law failed"
         : "FAILED";
-  return `${summary.cases.length} cases through '${summary.command ?? summary.engine}' (${summary.engine}): ${verdict}\n`;
+  const counts = summary.judged ? `: ${judgedCounts(summary.judged)}` : "";
+  const lines = summary.judged ? notJudgedLines(summary.judged) : [];
+  return [
+    ...lines,
+    `${summary.cases.length} cases through '${summary.command ?? summary.engine}' (${summary.engine}): ${verdict}${counts}`,
+    "",
+  ].join("\n");
 }
 
 function engineGoldenText(summary: EngineCheckSummary): string {
   return `${summary.cases.map(engineCaseText).join("")}${engineGoldenFooter(summary)}`;
 }
 
-function validateText(report: ValidationReport): string {
+function validateText(report: ValidationReport & { judged?: JudgedLaws }): string {
   const lines: string[] = [];
   const { golden, epsilon, profile } = report;
   lines.push(
@@ -163,10 +186,15 @@ function validateText(report: ValidationReport): string {
     }
   }
   if (failures.length > 0) lines.push("", "failures (first divergence):", ...failures);
-  const { summary } = report;
+  const { summary, judged } = report;
+  if (judged?.neverCheckable.length) lines.push("", ...notJudgedLines(judged));
+  // Verdicts counted, then laws: a law that held nowhere is not among those that hold.
+  const laws = judged
+    ? ` (laws: ${judged.held.length} of ${judged.total} held on a request or trace, ${judged.failed.length} failed, ${judged.neverCheckable.length} never checkable)`
+    : "";
   lines.push(
     "",
-    `${summary.holds} hold, ${summary.fails} fail, ${summary.notCheckable} not checkable, ${summary.ties} ties: exit ${report.exitCode}`,
+    `${summary.holds} hold, ${summary.fails} fail, ${summary.notCheckable} not checkable, ${summary.ties} ties${laws}: exit ${report.exitCode}`,
   );
   return `${lines.join("\n")}\n`;
 }
@@ -222,6 +250,11 @@ function replayText(summary: ReplaySummary, text: ReplayText): string {
             ? `reproduced in part: ${recordedLaws.filter((law) => failing.some((result) => result.law === law)).join(", ")} fails, ${recordedLaws[0]} holds now`
             : `not reproduced: ${recordedLaws.join(", ")} holds now`,
     );
-  } else out.push(failing.length > 0 ? `${failing.map((result) => result.law).join(", ")} fails` : "every law holds");
+  } else
+    out.push(
+      failing.length > 0
+        ? `${failing.map((result) => result.law).join(", ")} fails`
+        : `no law fails: ${verdictCounts(summary.laws)}`,
+    );
   return out.join("\n") + "\n";
 }

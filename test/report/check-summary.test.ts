@@ -34,14 +34,24 @@ function engineSummary(runs: number, lawFilter = false) {
 }
 
 describe("the check report agrees with its table", () => {
-  it("a law that failed (or passed) on other properties' runs is not listed as never exercised", () => {
+  it("a law that failed (or passed) on other properties' runs is not listed as having no applicable case", () => {
     const summary = engineSummary(60);
-    expect(summary.notExercised).toContain("law 'placeholder resolution' (the engine lacks overlap scheduling)");
-    expect(summary.notExercised?.some((entry) => entry.includes("bonus stride"))).toBe(false);
+    expect(summary.judged.noCase).toEqual([
+      {
+        law: "placeholder resolution",
+        kind: "capability missing",
+        reason: "the engine lacks overlap scheduling",
+        runs: 0,
+      },
+    ]);
+    expect(summary.judged.failed).toEqual(["bonus stride"]);
     expect(summary.propertiesNotRun).toEqual(["'bonus stride' (the engine lacks trees (topk > 1))"]);
     const text = render({ command: "check", summary }, "text");
     expect(text).toContain("bonus stride FAILED: round 2's bonus is read with stride N");
-    expect(text).not.toMatch(/never exercised:[^\n]*bonus stride/);
+    expect(text).toContain(
+      "1 law with no applicable case:\n  placeholder resolution (capability missing: the engine lacks overlap scheduling)",
+    );
+    expect(text).not.toMatch(/no applicable case:[^\n]*\n[^\n]*bonus stride/);
     expect(text).toMatch(/properties not run \([^\n]*\): 'bonus stride'/);
   });
 

@@ -23,10 +23,11 @@ describe("the HTML report", () => {
       title: "specconf <b>",
       subtitle: `engine "<script>alert(1)</script>"`,
       ok: false,
+      verdict: "seed 1: FAILED <i>",
       verdicts: [{ law: "lossless", status: "fails", detail: "<img src=x onerror=alert(1)>" }],
       failures: [],
     });
-    expect(html).not.toMatch(/<script>|<img|<b>/);
+    expect(html).not.toMatch(/<script>|<img|<b>|<i>/);
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
   });
 

@@ -3,6 +3,7 @@
 // command it names, and no report uses another verdict vocabulary than verdict.ts's.
 import { describe, expect, it } from "vitest";
 import { checkOk } from "../../src/report/check-summary.ts";
+import { judgeLaws, rowsOfVerdicts, unmetRequirement, type LawRequirement } from "../../src/report/judged.ts";
 import { render } from "../../src/report/reporters.ts";
 import type { CheckSummary, Report } from "../../src/report/summary.ts";
 import { VERDICT_WORDS } from "../../src/report/verdict.ts";
@@ -18,7 +19,9 @@ function summary(failed: number, pinned?: CheckSummary["pinned"]): CheckSummary 
       ? { ...law, violation: "row 3 at position 7", replay: "npx specconf replay f.json", message: "seed 5\ncase" }
       : law,
   );
-  const base = { seed: 5, laws, coverage: { runs: 80, labels, below: [], enforced: true }, runSeconds: 3, pinned };
+  const judged = judgeLaws({ selected: ["positions", "lossless"], laws, notRun: [], cases: 80 });
+  const coverage = { runs: 80, labels, below: [], enforced: true };
+  const base = { seed: 5, laws, judged, coverage, runSeconds: 3, pinned };
   return { ...base, ok: checkOk(base) };
 }
 
@@ -35,7 +38,11 @@ describe("reporters", () => {
   it("the verdict: a failed law fails the run unless pinned, and a pin must still reproduce", () => {
     expect(summary(0).ok).toBe(true);
     expect(summary(2).ok).toBe(false);
-    expect(summary(2, [{ law: "positions", finding: "f", reproduced: true }]).ok).toBe(true);
+    const pinned = summary(2, [{ law: "positions", finding: "f", reproduced: true }]);
+    expect(pinned.ok).toBe(true);
+    expect(render({ command: "check", summary: pinned }, "text")).toMatch(
+      /seed 5: no law failed but the pinned findings: 1 of 2 laws held on at least one case, 1 failed, /,
+    );
     expect(summary(0, [{ law: "positions", finding: "f", reproduced: false }]).ok).toBe(false);
   });
 
@@ -43,7 +50,9 @@ describe("reporters", () => {
     const report: Report = { command: "check", summary: summary(2) };
     const text = render(report, "text");
     expect(text).toContain("positions FAILED: row 3 at position 7\n  npx specconf replay f.json");
-    expect(text).toMatch(/seed 5: FAILED\n$/);
+    expect(text).toMatch(
+      /seed 5: FAILED \(positions failed\): 1 of 2 laws held on at least one case, 1 failed, 0 never checkable, 0 with no applicable case\n$/,
+    );
     const junit = render(report, "junit");
     expect(junit.match(/<testcase /g)).toHaveLength(2);
     expect(junit.match(/<failure /g)).toHaveLength(1);
@@ -85,5 +94,101 @@ describe("reporters", () => {
       expect(text).not.toMatch(/\bn\/c\b|\bok\b/);
     }
     expect(replay).toContain("FAILS (2 ties): bad row");
+  });
+
+  it("every format says what judged nothing and why, and never that a law which judged nothing holds", () => {
+    const laws = [
+      { name: "positions", runs: 4, passed: 4, failed: 0, ties: 0, notCheckable: 0, seconds: 0.1 },
+      {
+        ...{ name: "bonus stride", runs: 4, passed: 0, failed: 0, ties: 0, notCheckable: 4, seconds: 0 },
+        reasons: { "the trace has no verify events with results": 3, "no ragged block": 1 },
+      },
+      { name: "chunk invariance", runs: 0, passed: 0, failed: 0, ties: 0, notCheckable: 0, seconds: 0 },
+      { name: "usage counts", runs: 0, passed: 0, failed: 0, ties: 0, notCheckable: 0, seconds: 0 },
+    ];
+    const selected = laws.map((law) => law.name);
+    const notRun = [{ law: "chunk invariance", reason: "chunked prefill" }];
+    const judged = judgeLaws({ selected, laws, notRun, cases: 12 });
+    expect(judged.neverCheckable).toEqual([
+      {
+        law: "bonus stride",
+        kind: "not checkable",
+        reason: "the trace has no verify events with results (3 of 4); no ragged block (1 of 4)",
+        runs: 4,
+      },
+    ]);
+    expect(judged.noCase.map(({ law, kind, reason }) => [law, kind, reason])).toEqual([
+      ["chunk invariance", "capability missing", "the engine lacks chunked prefill"],
+      ["usage counts", "no case drawn", "it applies to none of the 12 generated cases"],
+    ]);
+    const coverage = { runs: 12, labels: {}, below: [], enforced: false, notEnforcedBecause: "under 50 runs (12)" };
+    const base = { seed: 9, laws, judged, coverage, runSeconds: 1 };
+    const report: Report = { command: "check", summary: { ...base, ok: checkOk(base) } };
+    const text = render(report, "text");
+    const last =
+      "seed 9: no law failed: 1 of 4 laws held on at least one case, 1 never checkable, 2 with no applicable case";
+    expect(text.trimEnd().split("\n").at(-1)).toBe(last);
+    expect(text).toContain("  chunk invariance (capability missing: the engine lacks chunked prefill)\n");
+    expect(text).toContain("  usage counts (no case drawn: it applies to none of the 12 generated cases)\n");
+    const html = render(report, "html");
+    expect(html).toContain(`<p class="verdict-line">${last}</p>`);
+    expect(html).toMatch(/data-law="usage counts"><td>usage counts<\/td><td class="verdict">no applicable case<\/td>/);
+    expect(html).toContain("no case drawn: it applies to none of the 12 generated cases");
+    expect(html).not.toContain("every law holds");
+    const junit = render(report, "junit");
+    expect(junit).toContain('tests="4" failures="0" errors="0" skipped="3"');
+    expect(junit).toContain('<skipped message="capability missing: the engine lacks chunked prefill"/>');
+    // --require-laws over the same rows: a count above what judged a case, or a law that judged none, fails.
+    for (const [required, ok] of [
+      [{ count: 1 }, true],
+      [{ count: 2 }, false],
+      [{ laws: ["positions"] }, true],
+      [{ laws: ["positions", "bonus stride"] }, false],
+    ] as [LawRequirement, boolean][]) {
+      const unmet = unmetRequirement(required, judged);
+      expect(unmet === undefined, JSON.stringify(required)).toBe(ok);
+      const summary = { ...base, required: { ...required, ...(unmet ? { unmet } : {}) } };
+      expect(checkOk(summary)).toBe(ok);
+    }
+  });
+
+  it("a golden check and a replay count their verdicts instead of saying every law holds", () => {
+    const laws = [
+      { law: "positions", status: "holds" as const, checked: 3, ties: 0 },
+      { law: "lossless", status: "not-checkable" as const, checked: 0, ties: 0, reason: "no baseline" },
+    ];
+    const cases = [{ suite: "s", case: "c", laws }];
+    const judged = judgeLaws({
+      selected: ["positions", "lossless", "usage counts"],
+      laws: rowsOfVerdicts(cases),
+      notRun: [],
+      cases: 1,
+      caseKind: "golden",
+    });
+    const golden = render(
+      {
+        command: "check --engine --golden",
+        summary: { engine: "e", ok: true, checked: 1, cases, judged, relaxations: [] },
+      },
+      "text",
+    );
+    expect(golden).toContain("lossless (no baseline)");
+    expect(golden).toContain("usage counts (no case drawn: it applies to none of the 1 golden cases)");
+    expect(golden.trimEnd().split("\n").at(-1)).toBe(
+      "1 cases through 'e' (e): no law failed: 1 of 3 laws held on at least one case, 1 never checkable, 1 with no applicable case",
+    );
+    const replay = {
+      file: "f",
+      reproduced: false,
+      exact: false,
+      recordedLaws: [],
+      identicalTrace: null,
+      crash: null,
+      skipped: null,
+      laws,
+    };
+    expect(render({ command: "replay", summary: replay, text: { lines: [] } }, "text")).toContain(
+      "no law fails: 1 law holds, 1 not checkable",
+    );
   });
 });

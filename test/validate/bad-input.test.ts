@@ -270,7 +270,7 @@ describe("validate: bad input is exit 2 with one line naming file and JSON path"
     const bad = await capture(() => validateCommand(["--golden", GOLDEN, "--outputs", outputs, "--epsilon", "0"]));
     expect(bad).toMatchObject({ code: 2, stderr: "specconf validate: --epsilon must be a number > 0, got '0'\n" });
     const profile = await capture(() =>
-      validateCommand(["--golden", GOLDEN, "--outputs", outputs, "--profile", "vllm"]),
+      validateCommand(["--golden", GOLDEN, "--outputs", outputs, "--profile", "tgi"]),
     );
     expect(profile.code).toBe(2);
     expect(profile.stderr).toMatch(/--profile must be one of strict, sglang, sglang-v1/);

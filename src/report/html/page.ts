@@ -18,7 +18,7 @@ h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 17px; margin-top: 28px;
 .verdict-ok { color: #1a7f37; font-weight: 600; } .verdict-failed { color: #cf222e; font-weight: 600; }
 table { border-collapse: collapse; } th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.status-fails td { background: #ffebe9; } tr.status-not-checkable td, tr.status-not\\ run td { color: #57606a; }
+tr.status-fails td { background: #ffebe9; } tr.status-not-checkable td, tr.status-no-case td { color: #57606a; }
 .below { color: #cf222e; }
 .failure { border-top: 3px solid #cf222e; margin-top: 24px; padding-top: 8px; }
 .violation-message { background: #ffebe9; padding: 8px; border-radius: 6px; font-family: ui-monospace, monospace; white-space: pre-wrap; }
@@ -41,7 +41,14 @@ figure { margin: 0; } figcaption { font-weight: 600; }
 `;
 
 function verdictCell(row: VerdictRow): string {
-  const text = row.status === "fails" ? "FAILS" : row.status === "not-checkable" ? "not checkable" : row.status;
+  const text =
+    row.status === "fails"
+      ? "FAILS"
+      : row.status === "not-checkable"
+        ? "not checkable"
+        : row.status === "no-case"
+          ? "no applicable case"
+          : row.status;
   return escapeHtml(text);
 }
 
@@ -87,6 +94,7 @@ function failureSection(failure: FailureView, index: number): string {
     `<section class="failure" id="failure-${index}" data-law="${escapeHtml(failure.law)}">` +
     `<h2>${escapeHtml(failure.law)} fails</h2>` +
     `<div class="violation-message">${escapeHtml(failure.violation.message)}</div>` +
+    (failure.diverged ? `<p class="diverged">${escapeHtml(failure.diverged)}</p>` : "") +
     `<p>replay: <code class="replay">${escapeHtml(failure.replay)}</code></p>` +
     (failure.labels
       ? `<p>coverage labels reached: ${failure.labels.length ? failure.labels.map(escapeHtml).join(", ") : "none"}</p>`
@@ -106,7 +114,8 @@ export function renderHtml(report: HtmlReport): string {
     "<!DOCTYPE html>\n" +
     `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
     `<title>${escapeHtml(report.title)}</title><style>${STYLE}</style></head><body>` +
-    `<h1>${escapeHtml(report.title)} <span class="${report.ok ? "verdict-ok" : "verdict-failed"}" id="verdict">${report.ok ? "every law holds" : "FAILED"}</span></h1>` +
+    `<h1>${escapeHtml(report.title)} <span class="${report.ok ? "verdict-ok" : "verdict-failed"}" id="verdict">${report.ok ? "no law failed" : "FAILED"}</span></h1>` +
+    `<p class="verdict-line">${escapeHtml(report.verdict)}</p>` +
     `<p class="subtitle">${escapeHtml(report.subtitle)}</p>` +
     `<h2>Verdicts</h2>${verdictTable(report.verdicts)}` +
     coverageSection(report) +

@@ -4,7 +4,8 @@
 // per check or failure.
 import type { Trace } from "../../trace/schema.ts";
 
-export type VerdictStatus = "holds" | "fails" | "not-checkable" | "not run";
+/** "no-case": no generated case applied to the law (it judged nothing, as "not-checkable"). */
+export type VerdictStatus = "holds" | "fails" | "not-checkable" | "no-case";
 
 /** One law's line in the verdict table: a single check's verdict, or a property's counts over many runs. */
 export interface VerdictRow {
@@ -38,6 +39,8 @@ export interface FailureView {
   violation: { message: string; request?: number; event?: number };
   /** The command that replays it. */
   replay: string;
+  /** An invariance failure: which run diverged from the reference, the case's or its twin (judgementLine). */
+  diverged?: string;
   /** The shrunk case: a one-line summary and the JSON. */
   caseSummary: string;
   caseJson: string;
@@ -52,6 +55,8 @@ export interface HtmlReport {
   /** The command and its seed, one line. */
   subtitle: string;
   ok: boolean;
+  /** The verdict line: what held, failed and judged nothing, counted (never "holds" for the whole run). */
+  verdict: string;
   verdicts: readonly VerdictRow[];
   coverage?: CoverageView;
   failures: readonly FailureView[];

@@ -18,6 +18,9 @@ import { loadPins } from "../../../src/failures/pins.ts";
 import { getPreset } from "../../../src/model/presets.ts";
 import { detokenize, pieceEnds, vocabularyOf } from "../../../src/model/vocabulary.ts";
 import { finalText, firstStopOccurrence } from "../../../src/sampling/stop-strings.ts";
+import { engineStopChoice } from "../../../src/profiles/stop-choice.ts";
+import { PROFILES, RelaxationLog } from "../../../src/profiles/profiles.ts";
+import { RelaxedViews } from "../../../src/profiles/relaxed-view.ts";
 
 const COMMAND = "node bin/specconf.js engine llama-server";
 const PINNED = loadPins("docs/findings/llama-server.pins.json").laws;
@@ -231,6 +234,41 @@ describe("llama-server through the protocol", () => {
           expect(output.text).toBe(finalText(text, occurrence, false));
           expect(output.usage?.completionTokens).toBe(output.tokens.length);
         }
+      } finally {
+        await source.close();
+      }
+    },
+  );
+
+  it(
+    "stop-string choice: strict fails the server's earliest-start pick, its declared profile reads it exactly",
+    { timeout: 120_000 },
+    async () => {
+      // One token completes two stop strings (handwritten, docs/design.md "Which stop"): "Yx" ends first, ";xYxx"
+      // starts first; the server reports the one that starts first (server_slot::find_stopping_strings).
+      const testCase = tinyCase(null, 1, [[1, 5, 9, 13, 17]]);
+      testCase.workload.requests[0].sampling = { stop: [";xYxx", "Yx"] };
+      const source = await ExternalSource.start(COMMAND, { timeoutMs: 60_000 });
+      try {
+        const [output] = (await source.run(testCase)).outputs;
+        const vocabulary = vocabularyOf(getPreset("tiny"));
+        const text = detokenize(vocabulary, output.tokens);
+        const ends = pieceEnds(vocabulary, output.tokens);
+        const stops = [";xYxx", "Yx"];
+        const reference = firstStopOccurrence(text, ends, { stops, minNewTokens: 0 })!;
+        const windows = output.tokens.map((_, index) => index);
+        const engine = engineStopChoice(text, ends, stops, 0, windows, "earliest-start")!;
+        expect(engine.stop).not.toBe(reference.stop); // the case shows the two rules apart
+        expect(output.text).toBe(finalText(text, engine, false));
+        expect(output.stopString).toBe(engine.stop);
+        const strict = await checkLaws(source, testCase);
+        expect(strict.results.find((result) => result.law === "stop string end")?.status).toBe("fails");
+        const log = new RelaxationLog(PROFILES["llama-server"]);
+        const relaxed = await checkLaws(source, testCase, { views: new RelaxedViews(PROFILES["llama-server"], log) });
+        for (const law of ["stop string end", "stop trim"])
+          expect(relaxed.results.find((result) => result.law === law)?.status, law).toBe("holds");
+        // Counted per outputs read: the run's, and its target-only baseline's (each translated from its own tokens).
+        expect(log.entries()[0].applied).toBe(relaxed.baseline ? 2 : 1);
       } finally {
         await source.close();
       }
