@@ -86,6 +86,11 @@ export const CHECK_FLAGS = defineFlags({
     default: 60,
     description: "with --engine: seconds per request before the engine is killed (a failing case)",
   },
+  "eagle3-oracle": {
+    type: "boolean",
+    description:
+      "every EAGLE-3 head drawn is the EAGLE-3 oracle on the bigram preset (mirror acceptance judges its rounds)",
+  },
   golden: {
     type: "boolean",
     description: "with --engine: run the golden suites' fixed cases instead of generated ones",
@@ -147,6 +152,7 @@ export function rejectIgnoredFlags(values: CheckFlagValues, given: ReadonlySet<s
         "pins",
         "workers",
         "shard",
+        "eagle3-oracle",
       ],
       "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
     );
@@ -206,5 +212,6 @@ export function suiteJob(
     },
     profile: engine && values.profile !== "strict" ? values.profile : undefined,
     pinned: values.pins !== undefined ? [...loadPins(values.pins).laws.keys()] : undefined,
+    ...(values["eagle3-oracle"] ? { eagle3Oracle: true } : {}),
   };
 }
