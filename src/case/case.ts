@@ -209,7 +209,7 @@ export const DraftSpecSchema = Type.Object(
         minItems: 1,
         maxItems: 64,
         description:
-          "EAGLE-3 (eagle3, eagle3-mirror): the checkpoint's eagle_aux_hidden_state_layer_ids, each naming a target layer's output.",
+          "EAGLE-3 (eagle3, eagle3-mirror): the checkpoint's eagle_aux_hidden_state_layer_ids. Id k names the input of target layer k (its residual stream, layer_hidden[k]); k = the target's layer count names the last layer's output, before the final norm (as vLLM, the EAGLE authors and llama.cpp read it).",
       }),
     ),
     normBeforeFc: Type.Optional(

@@ -94,7 +94,7 @@ export const FAULT_NAMES = [
   "temperature-applied-twice",
   /** vllm-ascend PRs 2881/7808: after a rejection the recovered token is drawn from p instead of norm(max(p - q, 0)). */
   "recovery-from-target",
-  /** sglang PR 25454: EAGLE-3 auxiliary states captured at the input of each named layer, not its output (the +1 of the checkpoint convention dropped). */
+  /** EAGLE-3 auxiliary id k read as the output of layer k (stream k + 1), not its input: SGLang's set_eagle3_layers_to_capture on explicit ids before sglang PR 25454 (it added 1; since then only when the first id is 1). */
   "eagle3-aux-layer-off-by-one",
   /** sglang PR 21272: the auxiliary states are never captured; the target's final hidden state is H wide, so the width check passes and fc is silently skipped. */
   "eagle3-fc-skipped",

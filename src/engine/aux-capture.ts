@@ -1,9 +1,10 @@
 // What a target forward hands to the draft extend: the hidden state of each row (EAGLE, mirrors), or for an
-// EAGLE-3 draft the row's auxiliary states, the outputs of the layers the checkpoint names
-// (eagle_aux_hidden_state_layer_ids), concatenated in the checkpoint's order. A checkpoint's layer id i
-// names layer i's output, which is the residual stream entering layer i + 1 (the target graph's
-// layer_hidden[i + 1]); SGLang captures at a layer's input and adds the 1 (sglang PR 25454 fixed where).
-// The states come from the residual stream, before the final norm: the norm belongs to the LM head.
+// EAGLE-3 draft the row's auxiliary states, read from the residual streams the checkpoint names
+// (eagle_aux_hidden_state_layer_ids), concatenated in the checkpoint's order. An id k names the input of
+// target layer k, the target graph's layer_hidden[k] (k = the layer count: the last layer's output), as vLLM
+// (LlamaModel.forward), the EAGLE authors (modeling_llama_kv.py) and llama.cpp (common/speculative.cpp) read
+// it (docs/design.md, "EAGLE-3 auxiliary layers"). The states come from the residual stream, before the final
+// norm: the norm belongs to the LM head.
 import type { FloatArray } from "../runtime/ort.ts";
 import type { EngineContext } from "./context.ts";
 import type { ForwardOutput } from "./forward.ts";
@@ -24,8 +25,6 @@ export function captureDraftInput(
   const streams = output.result.layerHidden;
   if (!streams) throw new Error("an EAGLE-3 draft needs the target's layer streams (layer_hidden)");
   const forwardRows = output.predict.length;
-  // Layer i's output is stream i + 1; the off-by-one fault reads stream i, the layer's input.
-  const shift = context.faults.has("eagle3-aux-layer-off-by-one") ? 0 : 1;
   const auxWidth = feed.auxLayers.length * width;
   const values: FloatArray =
     streams instanceof Float32Array
@@ -33,11 +32,21 @@ export function captureDraftInput(
       : new Float64Array(rows.length * auxWidth);
   const provenance: AuxSource[][] = rows.map((row, i) =>
     feed.auxLayers.map((layer, part) => {
-      const stream = layer + shift;
+      const stream = readStream(context, layer);
       const from = (stream * forwardRows + row) * width;
       values.set(streams.subarray(from, from + width), i * auxWidth + part * width);
-      return { event: output.event, row, layer: stream - 1, normed: false };
+      return { event: output.event, row, layer: stream, normed: false };
     }),
   );
   return new AuxRows(auxWidth, values, provenance);
+}
+
+/**
+ * The stream id k is read from: k. The off-by-one fault reads k + 1, the output of layer k, as SGLang's
+ * set_eagle3_layers_to_capture did for explicit ids before sglang PR 25454; past the last layer there is no
+ * stream (SGLang captures nothing there), so the fault reads the last one there and keeps the row's width.
+ */
+function readStream(context: EngineContext, layer: number): number {
+  if (!context.faults.has("eagle3-aux-layer-off-by-one")) return layer;
+  return Math.min(layer + 1, context.spec.layers);
 }

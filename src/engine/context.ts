@@ -59,7 +59,7 @@ export interface EngineSessions {
 
 /** How an EAGLE-3 checkpoint is fed and what its draft ids mean. */
 export interface Eagle3Feed {
-  /** eagle_aux_hidden_state_layer_ids: each names a target layer whose output is captured. */
+  /** eagle_aux_hidden_state_layer_ids: id k names the input of target layer k (k = layers: the last output). */
   auxLayers: readonly number[];
   /** The target id of each draft id (d + d2t[d]); undefined when the checkpoint has no d2t. */
   draftToTarget: Int32Array;

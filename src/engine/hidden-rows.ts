@@ -1,6 +1,6 @@
 // Hidden-state rows travel with their provenance (the event and row that produced each), so the trace
 // can say where every hidden input came from, including when a bug feeds the wrong rows. EAGLE-3 drafts
-// are fed auxiliary states instead: AuxRows, each row the concatenation of several target layers' outputs,
+// are fed auxiliary states instead: AuxRows, each row the concatenation of several target residual streams,
 // each part with its own provenance (event, row, layer, and which side of the final norm it was read on).
 import type { FloatArray } from "../runtime/ort.ts";
 
@@ -11,7 +11,7 @@ export interface Provenance {
 
 /** One auxiliary state of an EAGLE-3 input row. */
 export interface AuxSource extends Provenance {
-  /** The target layer whose output this is (-1: the embeddings, the input of layer 0). */
+  /** The residual stream, numbered as checkpoint ids: k is the input of layer k (0: the embeddings; layers: the last output). */
   layer: number;
   /** Read after the final norm (the LM-head input) rather than from the residual stream. */
   normed: boolean;

@@ -4,8 +4,10 @@
 //   hidden_norm on the hidden input, q/k/v_proj over [2H], o_proj, post_attention_layernorm, mlp); norm.weight;
 //   lm_head.weight [draft_vocab_size, H]; d2t [draft_vocab_size] int64 offsets (target id = draft id + d2t);
 //   t2d [vocab_size] bool (the target ids the draft vocabulary holds); embed_tokens.weight, a copy of the
-//   target's. config.json names the auxiliary layers (eagle_aux_hidden_state_layer_ids, each a target
-//   layer's output) and norm_before_fc, at the top level and in eagle_config, where each engine reads them.
+//   target's. config.json names the auxiliary layers (eagle_aux_hidden_state_layer_ids: id k is the input of
+//   target layer k, k = the layer count the last layer's output, as vLLM's LlamaModel.forward, the EAGLE authors'
+//   modeling_llama_kv.py and llama.cpp read it; SGLang since PR 25454 too, unless the first id is 1) and
+//   norm_before_fc, at the top level and in eagle_config, where each engine reads them.
 // The laws' references read this config back (src/reference/eagle3-reading.ts): they are computed from what
 // the checkpoint says, not from what the engine believes it says.
 import type { ModelSpec } from "../model/spec.ts";

@@ -11,9 +11,12 @@
 //   llama.cpp's RoPE like every Llama q/k), attn_output, ffn_norm (post_attention_layernorm), ffn_*;
 //   output_norm (the head's norm), output (lm_head over the draft vocabulary); d2t as I64 absolute target ids
 //   (offset + draft id: the converter's prepare_tensors), t2d left out (unused at run time).
-// Note on the layer ids: llama.cpp extracts the input of each named layer (llama_set_embeddings_layer_inp),
-// while SGLang reads an id as that layer's output (it captures id + 1); the converter copies the ids
-// unchanged. docs/llama-server.md reports what that does to these files.
+// Note on the layer ids: llama.cpp extracts the input of each named layer k < n_layer
+// (llama_set_embeddings_layer_inp; src/models/llama.cpp stores t_layer_inp[il] at the top of layer il) and
+// k == n_layer as the last layer's output (llama_set_embeddings_nextn), in common/speculative.cpp; that is the
+// reading of the HF checkpoint's ids (src/export/eagle3-hf.ts), so the converter's unchanged copy agrees.
+// (llama.cpp's llama graph sets no t_h_nextn, so by reading of the source an id n_layer on a Llama target
+// reads a buffer nothing writes; the default ids stay below n_layer: model/spec.ts eagle3AuxLayers.)
 import type { DraftSpec, ModelSpec } from "../model/spec.ts";
 import { eagle3Options } from "../model/spec.ts";
 import { draftToTarget, type Eagle3Weights, type TargetWeights } from "../model/weights.ts";

@@ -57,7 +57,7 @@ export function planExport(golden: Golden, format: ExportFormat): CheckpointFile
       "inputs tokens [T] int64, positions [T] int64, hidden_in [T, H] (draft graphs), k_cache/v_cache [layers, slots, kvDim], ctx_slots [C] int64, mask [T, C + T] additive; outputs logits [T, V], hidden [T, H], k_new/v_new [layers, T, kvDim] (see src/model/graphs.ts)";
     if (draft?.eagle3) {
       manifest.eagle3 =
-        "EAGLE-3: the target graph also outputs layer_hidden [layers + 1, T, H] (the residual stream entering each layer, then the last layer's output before the final norm); the draft takes aux_in [T, auxLayers * H], the outputs of the checkpoint's auxiliary layers (layer i's output is layer_hidden[i + 1]), concatenated, with hidden_in zero on those rows (draft-decode rows: hidden_in the draft's own hidden, aux_in zero); its logits rank the draft vocabulary: draft id d drafts target id d + d2t[d]";
+        "EAGLE-3: the target graph also outputs layer_hidden [layers + 1, T, H] (the residual stream entering each layer, then the last layer's output before the final norm); the draft takes aux_in [T, auxLayers * H], the residual streams the checkpoint's auxiliary layer ids name (id k is the input of layer k, layer_hidden[k]; k = layers: the last layer's output), concatenated in the checkpoint's order, with hidden_in zero on those rows (draft-decode rows: hidden_in the draft's own hidden, aux_in zero); its logits rank the draft vocabulary: draft id d drafts target id d + d2t[d]";
       entries.eagle3 = {
         auxLayers: draft.eagle3.options.auxLayers,
         normBeforeFc: draft.eagle3.options.normBeforeFc,

@@ -167,7 +167,7 @@ export const GOLDEN_SUITES: readonly GoldenSuiteDefinition[] = [
   {
     suite: "small-gqa-eagle3",
     description:
-      "small-gqa target (3 layers) with an EAGLE-3 head in the checkpoint layout (LlamaForCausalLMEagle3): fc over the outputs of layers 0, 1 and 2 with norm_before_fc, one midlayer over concat(embedding, hidden), its own vocabulary of 24 ids mapped to target ids by d2t. Its drafts are target ids only through d2t, and depend on every auxiliary layer.",
+      "small-gqa target (3 layers) with an EAGLE-3 head in the checkpoint layout (LlamaForCausalLMEagle3): fc over the inputs of layers 0, 1 and 2 (auxiliary ids 0, 1, 2: the embeddings, the outputs of layers 0 and 1) with norm_before_fc, one midlayer over concat(embedding, hidden), its own vocabulary of 24 ids mapped to target ids by d2t. Its drafts are target ids only through d2t, and depend on every auxiliary layer.",
     preset: "small-gqa",
     draft: "eagle3",
     draftOptions: { normBeforeFc: true },

@@ -1,10 +1,13 @@
-// Law "aux provenance": an EAGLE-3 draft is fed the outputs of the target layers its checkpoint names, so
-// every draft-extend row carries exactly those auxiliary states, in the checkpoint's order, each read from
-// the residual stream (not after the final norm: that is the LM head's input) of a target forward row of
-// the same request at the row's anchor position. Draft-decode rows continue from the draft's own hidden
-// state and carry none. Bug classes: states never captured (fc skipped, the final hidden passed instead),
-// layer ids off by one or read in the other convention, the wrong side of a norm, states of another
-// request or position (a ragged-batch gather), states from a draft forward.
+// Law "aux provenance": an EAGLE-3 draft is fed the residual streams its checkpoint names, id k the input of
+// target layer k (k = the layer count: the last layer's output), as vLLM (LlamaModel.forward), the EAGLE authors
+// (modeling_llama_kv.py) and llama.cpp (common/speculative.cpp) read eagle_aux_hidden_state_layer_ids; so every
+// draft-extend row carries exactly those auxiliary states, in the checkpoint's order, each read from the
+// residual stream (not after the final norm: that is the LM head's input) of a target forward row of the
+// same request at the row's anchor position. A trace's aux[].layer numbers streams the same way
+// (docs/tracing.md). Draft-decode rows continue from the draft's own hidden state and carry none. Bug classes:
+// states never captured (fc skipped, the final hidden passed instead), layer ids off by one or read in the
+// other convention (as the output of layer k: SGLang before PR 25454), the wrong side of a norm, states of
+// another request or position (a ragged-batch gather), states from a draft forward.
 import { isEagle3 } from "../model/spec.ts";
 import type { Trace, TraceEvent } from "../trace/schema.ts";
 import type { Law } from "./definition.ts";
@@ -22,7 +25,7 @@ export function checkAuxProvenance(trace: Trace, auxLayers: readonly number[]): 
     return notCheckable(AUX_PROVENANCE, "draft rows carry no input provenance");
   const byIndex = new Map<number, TraceEvent>(trace.events.map((event) => [event.index, event]));
   const tally = new LawTally(AUX_PROVENANCE);
-  const named = `the checkpoint's ${auxLayers.length} auxiliary layers (${auxLayers.join(", ")})`;
+  const named = `the checkpoint's ${auxLayers.length} auxiliary layers (streams ${auxLayers.join(", ")})`;
   for (const event of draftEvents) {
     event.rows.forEach((row, rowIndex) => {
       const where = { request: row.request, event: event.index, index: rowIndex };
@@ -52,7 +55,7 @@ export function checkAuxProvenance(trace: Trace, auxLayers: readonly number[]): 
         if (source.layer !== auxLayers[part])
           tally.fail({
             ...where,
-            message: `${state} is the output of target layer ${source.layer}; the checkpoint names layer ${auxLayers[part]}`,
+            message: `${state} is ${streamName(source.layer)}; the checkpoint's id ${auxLayers[part]} names ${streamName(auxLayers[part])}`,
             expected: auxLayers[part],
             got: source.layer,
           });
@@ -77,6 +80,15 @@ export function checkAuxProvenance(trace: Trace, auxLayers: readonly number[]): 
     });
   }
   return tally.result();
+}
+
+/**
+ * A residual stream in words: stream k is the input of target layer k (0: the embeddings) and the output of
+ * layer k - 1 (the last stream: the last layer's output; the law needs no layer count to say so).
+ */
+function streamName(stream: number): string {
+  if (stream === 0) return "stream 0 (the embeddings, the input of target layer 0)";
+  return `stream ${stream} (the input of target layer ${stream}, the output of layer ${stream - 1})`;
 }
 
 export const law: Law = {

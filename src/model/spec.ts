@@ -99,8 +99,9 @@ export interface DraftSpec {
   /** seed for the draft's own weights (eagle head, noise, tap). */
   seed: number;
   /**
-   * EAGLE-3: the checkpoint's eagle_aux_hidden_state_layer_ids, the target layers whose outputs feed fc
-   * (default eagle3AuxLayers(spec)); an id names a layer's output, the residual stream before the next layer.
+   * EAGLE-3: the checkpoint's eagle_aux_hidden_state_layer_ids, the residual streams that feed fc (default
+   * eagle3AuxLayers(spec)); id k names the input of target layer k (k = layers: the last layer's output, before
+   * the final norm), as vLLM, the EAGLE authors and llama.cpp read it (docs/design.md).
    */
   auxLayers?: number[];
   /** EAGLE-3: one RMSNorm over the concatenated auxiliary states before fc (the checkpoint's norm_before_fc). */
@@ -138,11 +139,17 @@ export function draftLogitScale(draft: DraftSpec): number {
 }
 
 /**
- * Default auxiliary layers: the first, the middle and the last layer's outputs. Production defaults
- * (2, L/2, L-3) assume dozens of layers; the presets have 2 or 3, so ids may repeat (the format allows it).
+ * Default auxiliary layers: the engines' default, the inputs of layers 2, L/2 and L-3 (vLLM's
+ * LlamaForCausalLM.get_eagle3_aux_hidden_state_layers, SGLang's and llama.cpp's converter's fallback, the EAGLE
+ * authors' capture), where it names three distinct layers (L >= 7). Smaller targets (the presets have 2 to 8
+ * layers) take the inputs of the first, the middle and the last layer: distinct from 3 layers up, and below the
+ * last layer's output (vLLM's LlamaModel.forward loop never captures it; llama.cpp's llama graph sets no
+ * t_h_nextn for it); 2 layers repeat an id.
  */
 export function eagle3AuxLayers(spec: ModelSpec): number[] {
-  return [0, Math.floor((spec.layers - 1) / 2), spec.layers - 1];
+  const layers = spec.layers;
+  if (layers >= 7) return [2, Math.floor(layers / 2), layers - 3];
+  return [0, Math.floor(layers / 2), layers - 1];
 }
 
 /** What an EAGLE-3 draft spec resolves to against its target: the checkpoint's config fields. */
@@ -168,9 +175,13 @@ export function validateEagle3Options(spec: ModelSpec, draft: DraftSpec): void {
   if (!isEagle3(draft.kind)) return;
   const options = eagle3Options(spec, draft);
   if (options.auxLayers.length < 1) throw new SpecError("draft.auxLayers", "must name at least one target layer");
+  // Id k is the input of layer k; k = layers is the last layer's output, so 0..layers are streams.
   options.auxLayers.forEach((layer) => {
-    if (!Number.isInteger(layer) || layer < 0 || layer >= spec.layers)
-      throw new SpecError("draft.auxLayers", `layer ${layer} is not a layer of the ${spec.layers}-layer target`);
+    if (!Number.isInteger(layer) || layer < 0 || layer > spec.layers)
+      throw new SpecError(
+        "draft.auxLayers",
+        `layer ${layer} is not a residual stream of the ${spec.layers}-layer target (0..${spec.layers})`,
+      );
   });
   if (draft.kind === "eagle3-mirror" && draft.draftVocab !== undefined && draft.draftVocab !== spec.vocab)
     throw new SpecError("draft.draftVocab", `eagle3-mirror drafts over the whole target vocabulary (${spec.vocab})`);

@@ -1,4 +1,4 @@
-// What an EAGLE-3 checkpoint says, read the way SGLang and vLLM read it: the auxiliary layer ids and
+// What an EAGLE-3 checkpoint says, read the way vLLM reads it: the auxiliary layer ids and
 // norm_before_fc from config.json (eagle_config first, then the top level), the draft vocabulary from
 // draft_vocab_size and the d2t offsets (target id = draft id + d2t[d]; no d2t is the identity, as vLLM's
 // zero-filled buffer makes it). The laws' references come from this reading of the exported config, not from
@@ -8,7 +8,7 @@ import type { DraftModel } from "../model/build.ts";
 import type { ModelSpec } from "../model/spec.ts";
 
 export interface Eagle3Reading {
-  /** eagle_aux_hidden_state_layer_ids: layer i names target layer i's output (its residual stream i + 1). */
+  /** eagle_aux_hidden_state_layer_ids: id k names the input of target layer k (layer_hidden[k]; k = layers: the last output). */
   auxLayers: number[];
   normBeforeFc: boolean;
   draftVocab: number;

@@ -1,7 +1,8 @@
 // The EAGLE-3 parts of the cache-free draft references, computed from the checkpoint's reading
-// (eagle3-reading.ts) and written from the convention, not from the engine's capture code: layer id i names
-// layer i's output, the residual stream entering layer i + 1, which is the target's layer_hidden[i + 1]
-// (before the final norm); draft argmaxes are draft ids, drafted as their d2t images.
+// (eagle3-reading.ts) and written from the convention, not from the engine's capture code: layer id k names
+// the input of target layer k, the residual stream the target's layer_hidden[k] holds (k = the layer count:
+// the last layer's output, before the final norm), as vLLM, the EAGLE authors and llama.cpp read it
+// (docs/design.md, "EAGLE-3 auxiliary layers"); draft argmaxes are draft ids, drafted as their d2t images.
 import type { ModelSpec } from "../model/spec.ts";
 import type { FloatArray } from "../runtime/ort.ts";
 import type { RowPrediction, TeacherForcedTarget } from "./cache-free.ts";
@@ -11,7 +12,7 @@ export function zeros(dtype: ModelSpec["dtype"], length: number): FloatArray {
   return dtype === "float32" ? new Float32Array(length) : new Float64Array(length);
 }
 
-/** [anchors, auxLayers * H]: anchor i's auxiliary states, the named layers' outputs at position i. */
+/** [anchors, auxLayers * H]: anchor i's auxiliary states, the named layers' inputs at position i. */
 export function auxStates(
   spec: ModelSpec,
   target: TeacherForcedTarget,
@@ -27,7 +28,7 @@ export function auxStates(
   const out = zeros(spec.dtype, anchors * rowWidth);
   for (let i = 0; i < anchors; i++) {
     reading.auxLayers.forEach((layer, part) => {
-      const from = ((layer + 1) * positions + firstAnchor + i) * width;
+      const from = (layer * positions + firstAnchor + i) * width;
       out.set(streams.subarray(from, from + width), i * rowWidth + part * width);
     });
   }

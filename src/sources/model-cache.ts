@@ -2,7 +2,9 @@
 // can run on an engine that loads files. A model's directory is named by the digest of the ONNX graph it
 // is exported from (the identity traces and golden files use), so the same model is written once and the
 // same path always holds the same bytes. Each export is built in memory, written into a temporary
-// directory and renamed into place: a reader never sees half a model.
+// directory and renamed into place: a reader never sees half a model. An EAGLE-3 head's name also carries its
+// auxiliary layer ids: its ONNX graph takes the states as an input, so its digest does not change with the ids,
+// while its checkpoint's config.json and GGUF (eagle3.target_layers) do (eagle3ExportName).
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Case } from "../case/case.ts";
@@ -89,7 +91,7 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
     };
   else if (draft.spec.kind === "eagle3" && draft.eagle3Head && draft.eagle3)
     result.draft = {
-      name: digest,
+      name: eagle3ExportName(digest, draft.eagle3.options.auxLayers),
       content: eagle3Checkpoint(spec, target.weights, draft.eagle3Head, draft.eagle3.options.auxLayers, {
         digest,
         role: "eagle3",
@@ -110,6 +112,14 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
   return result;
 }
 
+/**
+ * An EAGLE-3 head's export name: the graph digest and the layer ids, so two cases whose heads differ only in the
+ * ids (same weights, same graph) do not share a cached checkpoint whose config names the other case's ids.
+ */
+export function eagle3ExportName(digest: string, auxLayers: readonly number[]): string {
+  return `${digest}.aux-${auxLayers.join("-")}`;
+}
+
 function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
   const graph = models.draft?.graphs[0];
   return {
@@ -122,9 +132,11 @@ function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
 function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
   const files = modelGgufFiles(models, models.draft?.spec);
   const graph = models.draft?.graphs[0];
+  const eagle3 = models.draft?.spec.kind === "eagle3" ? models.draft.eagle3 : undefined;
+  const draftName = graph && (eagle3 ? eagle3ExportName(graph.digest, eagle3.options.auxLayers) : graph.digest);
   return {
     target: { name: ggufFileName(models.target.graph.digest), content: files.target },
-    ...(files.draft && graph ? { draft: { name: ggufFileName(graph.digest), content: files.draft } } : {}),
+    ...(files.draft && draftName ? { draft: { name: ggufFileName(draftName), content: files.draft } } : {}),
   };
 }
 

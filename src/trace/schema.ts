@@ -21,8 +21,9 @@ const AuxSource = Type.Object(
     event: Type.Integer({ minimum: 0, description: "Index of the forward event the state was read from." }),
     row: Type.Integer({ minimum: 0, description: "Row within that event." }),
     layer: Type.Integer({
-      minimum: -1,
-      description: "The target layer whose output this state is (-1: the embeddings, the input of layer 0).",
+      minimum: 0,
+      description:
+        "The residual stream this state is, numbered as eagle_aux_hidden_state_layer_ids: k is the input of target layer k (0: the embeddings), the target's layer count the last layer's output (before the final norm).",
     }),
     normed: Type.Boolean({
       description: "Read after the final norm (the LM-head input) rather than from the residual stream.",

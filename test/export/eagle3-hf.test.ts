@@ -95,11 +95,10 @@ describe("EAGLE-3 export round trip", () => {
         const L = sequence.length - 1;
         const { streams } = referenceTarget(spec, target, sequence);
         const tokens = sequence.slice(1);
-        // Layer id i names layer i's output: the stream entering layer i + 1.
+        // Layer id k names the input of layer k: the stream entering layer k (streams[k]).
         const aux: number[] = [];
         for (let i = 0; i < L; i++)
-          for (const layer of auxLayers)
-            aux.push(...streams[layer + 1].subarray(i * spec.hidden, (i + 1) * spec.hidden));
+          for (const layer of auxLayers) aux.push(...streams[layer].subarray(i * spec.hidden, (i + 1) * spec.hidden));
         const hidden: number[] = new Array(L * spec.hidden).fill(0);
         for (let j = 0; j < first.drafts.length; j++) {
           const out = referenceEagle3(

@@ -392,9 +392,10 @@ export const impossibleConfig: fc.Arbitrary<CaseEdit> = fc.oneof(
     .map((page): CaseEdit => [(c) => (c.engine.pageSize = page), "/engine/pageSize"]),
   fc.constant<CaseEdit>([(c) => c.workload.requests.push({ ...c.workload.requests[0] }), "/workload/requests/1/id"]),
   fc.constant<CaseEdit>([(c) => ((c.draft.kind = "eagle"), (c.engine.multiLayer = true)), "/draft/kind"]),
-  // EAGLE-3 checkpoint options the target cannot serve, or given to a draft that has none.
+  // EAGLE-3 checkpoint options the target cannot serve, or given to a draft that has none (the tiny target's
+  // streams are 0..2: id 2, its layer count, is the last layer's output).
   fc
-    .integer({ min: 2, max: INT32 })
+    .integer({ min: 3, max: INT32 })
     .map((layer): CaseEdit => [
       (c) => Object.assign(c.draft, { kind: "eagle3", auxLayers: [0, layer, 1] }),
       "/draft/auxLayers",

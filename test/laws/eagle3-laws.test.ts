@@ -98,7 +98,11 @@ describe("EAGLE-3 laws", () => {
   });
 
   const auxEdits: [string, (row: TraceRow) => void, RegExp][] = [
-    ["a layer read one off (its input, not its output)", (row) => (row.aux![1].layer -= 1), /checkpoint names layer/],
+    [
+      "a layer read one off (its output, not its input)",
+      (row) => (row.aux![1].layer += 1),
+      /checkpoint's id 1 names stream 1/,
+    ],
     ["the last layer read after the final norm", (row) => (row.aux![2].normed = true), /after the final norm/],
     ["a state of another position", (row) => (row.aux![0].row += 1), /expected request \d+ at position/],
     ["no aux states, a hidden state instead", (row) => delete row.aux, /not the checkpoint's 3 auxiliary layers/],
