@@ -131,6 +131,12 @@ export const ModelSpecSchema = Type.Object(
         },
       ),
     ),
+    bigram: Type.Optional(
+      Type.Boolean({
+        description:
+          "The bigram family: every attention output projection zero and a one-hot token embedding with a constant channel (the next token depends on the current one only; the EAGLE-3 oracle's target).",
+      }),
+    ),
     ropeScaling: Type.Optional(
       Type.Union(
         [
@@ -218,6 +224,12 @@ export const DraftSpecSchema = Type.Object(
         maximum: INT32_MAX,
         description:
           "EAGLE-3 head: its draft vocabulary's size (default half the target's; eagle3-mirror: the target's).",
+      }),
+    ),
+    oracle: Type.Optional(
+      Type.Boolean({
+        description:
+          "eagle3: the EAGLE-3 oracle head for a bigram target (greedy drafts that accept every draft, read from every auxiliary state in order); its draft vocabulary is a permutation of the target's.",
       }),
     ),
   },

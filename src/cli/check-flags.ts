@@ -93,6 +93,11 @@ export const CHECK_FLAGS = defineFlags({
     default: 60,
     description: "with --engine: seconds per request before the engine is killed (a failing case)",
   },
+  "eagle3-oracle": {
+    type: "boolean",
+    description:
+      "every EAGLE-3 head drawn is the EAGLE-3 oracle on the bigram preset (mirror acceptance judges its rounds)",
+  },
   golden: {
     type: "boolean",
     description: "with --engine: run the golden suites' fixed cases instead of generated ones",
@@ -155,6 +160,7 @@ export function rejectIgnoredFlags(values: CheckFlagValues, given: ReadonlySet<s
         "workers",
         "shard",
         "require-laws",
+        "eagle3-oracle",
       ],
       "--golden (the golden suites' fixed cases are checked as they are, nothing is generated or shrunk)",
     );
@@ -214,6 +220,7 @@ export function suiteJob(
     },
     profile: engine && values.profile !== "strict" ? values.profile : undefined,
     pinned: values.pins !== undefined ? [...loadPins(values.pins).laws.keys()] : undefined,
+    ...(values["eagle3-oracle"] ? { eagle3Oracle: true } : {}),
   };
 }
 

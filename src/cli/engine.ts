@@ -42,6 +42,13 @@ const FLAGS = defineFlags({
     default: 60,
     description: "llama-server: seconds one case may take before its server is killed and restarted",
   },
+  "server-flag": {
+    type: "string",
+    multiple: true,
+    valueName: "ARG",
+    description:
+      "llama-server: one more argument for every server it starts, after specconf's own (repeat it; write --server-flag=--no-spec-draft-backend-sampling)",
+  },
   "log-rounds": {
     type: "boolean",
     description: "write every request's speculative rounds (drafts, validated, produced tokens) to stderr",
@@ -49,7 +56,7 @@ const FLAGS = defineFlags({
 });
 
 const USAGE =
-  "specconf engine llama-cpp [--models DIR [--write-missing]] [--threads N] [--log-rounds]\n       specconf engine llama-server [--build [--patch FILE]] [--binary FILE] [--models DIR [--write-missing]] [--case-timeout S]";
+  "specconf engine llama-cpp [--models DIR [--write-missing]] [--threads N] [--log-rounds]\n       specconf engine llama-server [--build [--patch FILE]] [--binary FILE] [--models DIR [--write-missing]] [--case-timeout S] [--server-flag=ARG]...";
 
 export function engineCommand(argv: string[]): Promise<number> {
   return runCommandBody("engine", () => engine(argv));
@@ -104,6 +111,7 @@ async function llamaServer(
     modelsDir: values.models,
     writeMissing: values["write-missing"],
     caseTimeoutMs: values["case-timeout"] * 1000,
+    serverFlags: values["server-flag"] ?? [],
     log,
   });
   return 0;

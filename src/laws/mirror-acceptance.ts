@@ -1,6 +1,7 @@
-// Law "mirror acceptance": with the mirror or tapped mirror every round accepts all S drafts (a speculation
-// schedule's own count for the request's round, 0 included, cut to what fits before the context limits), except
-// rounds cut by max new tokens or EOS, and ties (the target's margin at the rejection is below epsilon).
+// Law "mirror acceptance": with the mirror, the tapped mirror, the EAGLE-3 mirror or the EAGLE-3 oracle on its
+// bigram target every round accepts all S drafts (a speculation schedule's own count for the request's round, 0
+// included, cut to what fits before the context limits), except rounds cut by max new tokens or EOS, and ties (the
+// target's margin at the rejection is below epsilon).
 // With topk > 1 this holds when the tree can hold the whole greedy chain (N - 1 >= S). Requests whose
 // sampling options process the logits (penalties, bias, min tokens) are not judged: the mirror drafts the
 // raw argmax, as real drafters do, and verification rightly rejects where processing moved it; nor are
@@ -157,7 +158,8 @@ export const law: Law = {
     testCase.engine.mode === "speculative" &&
     (testCase.draft?.kind === "mirror" ||
       testCase.draft?.kind === "tapped-mirror" ||
-      testCase.draft?.kind === "eagle3-mirror"),
+      testCase.draft?.kind === "eagle3-mirror" ||
+      isEagle3Oracle(testCase)),
   needs: { oracle: true },
   check: ({ testCase, run, oracle }) => {
     const { numSteps, numDraftTokens } = testCase.engine;
@@ -177,6 +179,16 @@ export const law: Law = {
     return checkMirrorAcceptanceFromOutputs(run.outputs, prompts, numSteps, oracle, processed);
   },
 };
+
+/**
+ * The EAGLE-3 oracle (model/eagle3-oracle.ts) drafts the greedy chain on its target family only, the bigram
+ * targets (model/bigram.ts), which its validation requires: on them it is judged as a mirror is.
+ */
+function isEagle3Oracle(testCase: Readonly<Case>): boolean {
+  return (
+    testCase.draft?.kind === "eagle3" && testCase.draft.oracle === true && !!resolveModelSpec(testCase.model).bigram
+  );
+}
 
 /** Requests whose sampling options can move the greedy token off the raw argmax the mirror drafts. */
 function processedRequests(testCase: Readonly<Case>): ReadonlySet<number> {

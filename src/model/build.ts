@@ -1,6 +1,7 @@
 // Builds (and caches) the ONNX bytes of a target and its draft from specs, with sha256 digests.
 import { createHash } from "node:crypto";
 import { writeEagle3Graph, writeEagle3MirrorGraph } from "./eagle3-graphs.ts";
+import { generateEagle3OracleWeights } from "./eagle3-oracle.ts";
 import { writeEagleGraph, writeMirrorGraph, writeTargetGraph } from "./graphs.ts";
 import { stackWindow } from "./window.ts";
 import { recurrentWidth } from "./mamba2.ts";
@@ -119,7 +120,9 @@ export function buildDraft(target: TargetModel, draft: DraftSpec, numModules = 1
     validateEagle3Options(spec, draft);
     const options = eagle3Options(spec, draft);
     if (draft.kind === "eagle3") {
-      const head = generateEagle3Weights(spec, draft);
+      const head = draft.oracle
+        ? generateEagle3OracleWeights(spec, draft, target.weights)
+        : generateEagle3Weights(spec, draft);
       model = {
         spec: draft,
         graphs: [built(writeEagle3Graph(spec, draft, target.weights, head), 1)],

@@ -82,6 +82,22 @@ export const PRESETS: Record<string, ModelSpec> = {
     seed: 23,
     recurrent: { layers: [0], heads: 8, headDim: 4, stateSize: 8, convKernel: 4 },
   }),
+  /**
+   * The bigram family (model/bigram.ts), the EAGLE-3 oracle's target: hidden >= vocab + 1 (a one-hot embedding),
+   * kvHeads * headDim >= vocab (the oracle's value channels), grouped-query; seed 18: every token's successor has a
+   * margin >= 0.085 (no ties), and 8 of the 45 prompt tokens lead to EOS within a few tokens.
+   */
+  bigram: preset("bigram", {
+    vocab: 48,
+    hidden: 64,
+    layers: 3,
+    heads: 4,
+    kvHeads: 2,
+    headDim: 32,
+    intermediate: 96,
+    seed: 18,
+    bigram: true,
+  }),
   /** A model whose forward takes >= 1 ms on 2 cores: the engine-overhead benchmark runs on it. */
   medium: preset("medium", {
     vocab: 2048,

@@ -2,6 +2,7 @@
 import { BadInputError } from "../errors/bad-input.ts";
 import { checkRopeScaling, type RopeScaling } from "./rope-scaling.ts";
 import { checkRecurrent, type RecurrentSpec } from "./mamba2.ts";
+import { bigramMisfit } from "./bigram.ts";
 
 export type Dtype = "float32" | "float64";
 
@@ -44,6 +45,11 @@ export interface ModelSpec {
    * (per-request recurrent state) instead of attention: model/mamba2.ts. Absent: every layer attends.
    */
   recurrent?: RecurrentSpec;
+  /**
+   * The bigram family (model/bigram.ts): every attention output projection zero, the embedding a constant channel
+   * plus a one-hot per token, so the next token depends on the current one only (the EAGLE-3 oracle's target).
+   */
+  bigram?: boolean;
 }
 
 export type DraftKind =
@@ -102,6 +108,12 @@ export interface DraftSpec {
   normBeforeFc?: boolean;
   /** EAGLE-3: the draft vocabulary's size (eagle3: default half the target's; eagle3-mirror: always the target's). */
   draftVocab?: number;
+  /**
+   * eagle3: the oracle head (model/eagle3-oracle.ts) instead of random weights, for a bigram target: greedy drafts
+   * that accept every draft, read from every auxiliary state in the checkpoint's order. Its draft vocabulary is a
+   * permutation of the target's.
+   */
+  oracle?: boolean;
 }
 
 /** Mirror logits are scaled by 2^16: exact in binary floating point, argmax unchanged (docs/design.md section 2). */
@@ -151,12 +163,15 @@ export function eagle3Options(spec: ModelSpec, draft: DraftSpec): Eagle3Options 
   return {
     auxLayers: draft.auxLayers ?? eagle3AuxLayers(spec),
     normBeforeFc: draft.normBeforeFc ?? false,
-    draftVocab: draft.kind === "eagle3-mirror" ? spec.vocab : (draft.draftVocab ?? Math.ceil(spec.vocab / 2)),
+    draftVocab:
+      draft.kind === "eagle3-mirror" || draft.oracle ? spec.vocab : (draft.draftVocab ?? Math.ceil(spec.vocab / 2)),
   };
 }
 
 /** Throws SpecError (field "draft.<name>") for EAGLE-3 options the target cannot serve. */
 export function validateEagle3Options(spec: ModelSpec, draft: DraftSpec): void {
+  if (draft.oracle && draft.kind !== "eagle3")
+    throw new SpecError("draft.oracle", "only an eagle3 head can be the oracle");
   if (!isEagle3(draft.kind)) return;
   const options = eagle3Options(spec, draft);
   if (options.auxLayers.length < 1) throw new SpecError("draft.auxLayers", "must name at least one target layer");
@@ -172,6 +187,19 @@ export function validateEagle3Options(spec: ModelSpec, draft: DraftSpec): void {
     throw new SpecError("draft.draftVocab", `eagle3-mirror drafts over the whole target vocabulary (${spec.vocab})`);
   if (!Number.isInteger(options.draftVocab) || options.draftVocab < 2 || options.draftVocab > spec.vocab)
     throw new SpecError("draft.draftVocab", `must be an integer in [2, ${spec.vocab}]`);
+  if (draft.oracle) validateEagle3Oracle(spec, draft);
+}
+
+/** The oracle's fit (model/eagle3-oracle.ts says why each is needed). */
+function validateEagle3Oracle(spec: ModelSpec, draft: DraftSpec): void {
+  if (!spec.bigram) throw new SpecError("draft.oracle", "the EAGLE-3 oracle drafts for a bigram target (model bigram)");
+  if (draft.draftVocab !== undefined && draft.draftVocab !== spec.vocab)
+    throw new SpecError(
+      "draft.draftVocab",
+      `the EAGLE-3 oracle drafts over the whole target vocabulary (${spec.vocab})`,
+    );
+  if (spec.kvHeads * spec.headDim < spec.vocab)
+    throw new SpecError("draft.oracle", `needs kvHeads * headDim >= vocab (${spec.vocab}): a value channel per token`);
 }
 
 /** An impossible model spec (exit 2); `field` is the spec's key ("vocab"), the message starts with it. */
@@ -214,6 +242,8 @@ export function validateModelSpec(spec: ModelSpec): void {
   if (spec.preamble.some((t) => !Number.isInteger(t) || t < 0 || t >= spec.vocab))
     throw new SpecError("preamble", "token ids must be below vocab");
   validateSlidingWindow(spec);
+  const bigram = bigramMisfit(spec);
+  if (bigram) throw new SpecError(...bigram);
   if (spec.recurrent !== undefined)
     checkRecurrent(spec.recurrent, spec.layers, (field, reason) => {
       throw new SpecError(field, reason);

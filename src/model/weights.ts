@@ -7,6 +7,7 @@ import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import type { RandomGenerator } from "pure-rand/types/RandomGenerator";
 import { eagle3Options, type DraftSpec, type ModelSpec } from "./spec.ts";
+import { applyBigram } from "./bigram.ts";
 
 /** Matrices are row-major [in, out]: y = x W. */
 export interface LayerWeights {
@@ -149,7 +150,7 @@ export function generateTargetWeights(spec: ModelSpec): TargetWeights {
   }
   // The final-normed hidden has unit RMS, so this std gives logits of std logitStd.
   const lmHead = r(gauss.fill(spec.hidden * spec.vocab, spec.logitStd / Math.sqrt(spec.hidden)));
-  return { embed, layers, finalNorm, lmHead };
+  return applyBigram(spec, { embed, layers, finalNorm, lmHead });
 }
 
 export function generateEagleWeights(spec: ModelSpec, draft: DraftSpec): EagleWeights {

@@ -46,6 +46,7 @@ import stopStringEnd from "./laws/stop-string-end.ts";
 import stopTrim from "./laws/stop-trim.ts";
 import streamDeltas from "./laws/stream-deltas.ts";
 import usageCounts from "./laws/usage-counts.ts";
+import { withEagle3Oracle } from "./arbitraries/eagle3-oracle.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
   // First: the only property over the sliding-window and scaled-RoPE presets (the mixed space has none), so the
@@ -98,6 +99,11 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */
 export const MIXED: LawProperty = { law: "mixed", focus: "the whole case space", space: FULL_SPACE };
+
+/** A property with its space on the EAGLE-3 oracle (check --eagle3-oracle), or as it is. */
+export function oracleProperty(property: LawProperty, oracle: boolean | undefined): LawProperty {
+  return oracle ? { ...property, space: withEagle3Oracle(property.space) } : property;
+}
 
 export function propertyFor(law: string): LawProperty | undefined {
   return LAW_PROPERTIES.find((property) => property.law === law);

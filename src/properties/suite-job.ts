@@ -22,6 +22,8 @@ export interface SuiteJob {
   /** With --engine --profile (not strict). */
   profile?: string;
   pinned?: readonly string[];
+  /** check --eagle3-oracle: every property's space through withEagle3Oracle (arbitraries/eagle3-oracle.ts). */
+  eagle3Oracle?: boolean;
 }
 
 /** One chunk of a property's runs: generated runs [start, start + count) of the seed's sequence. */

@@ -10,7 +10,7 @@ import { ExternalSource } from "../sources/external.ts";
 import type { RunSource } from "../check/source.ts";
 import { narrowSpace } from "./arbitraries/capabilities.ts";
 import { caseArbitrary } from "./arbitraries/case.ts";
-import { propertyFor } from "./law-properties.ts";
+import { oracleProperty, propertyFor } from "./law-properties.ts";
 import { runLawProperty } from "./law-property.ts";
 import { countRun } from "./suite.ts";
 import { workerCommand, type ParentMessage, type SuiteJob, type SuiteTask, type WorkerMessage } from "./suite-job.ts";
@@ -22,8 +22,8 @@ let source: ExternalSource | undefined;
 let reportedRestarts = 0;
 
 async function runTask(task: SuiteTask): Promise<void> {
-  const property = propertyFor(task.law)!;
   const config = job!;
+  const property = oracleProperty(propertyFor(task.law)!, config.eagle3Oracle);
   let arbitrary: fc.Arbitrary<Case> | undefined;
   if (config.engine) {
     const narrowed = narrowSpace({ ...property.space, faults: [...config.faults] }, config.engine.capabilities);

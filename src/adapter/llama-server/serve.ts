@@ -25,6 +25,8 @@ export interface ServerServeOptions extends ModelDirOptions {
   binary: string;
   /** Milliseconds one case may take (its requests together) before its server is killed. */
   caseTimeoutMs: number;
+  /** Arguments added to every server's command line after specconf's own (`engine llama-server --server-flag`). */
+  serverFlags?: readonly string[];
   log: (message: string) => void;
 }
 
@@ -92,7 +94,7 @@ export function serverCaseEngine(pool: ServerPool, options: ServerServeOptions, 
       let key: string | undefined;
       try {
         const paths = modelPaths(request, options);
-        const args = serverArgs(request.case, paths);
+        const args = [...serverArgs(request.case, paths), ...(options.serverFlags ?? [])];
         key = serverKey(request.case, paths);
         const server = await pool.get(key, args, slotContextOf(request.case));
         const runs = await runOnServer(server, request.case, options.caseTimeoutMs);

@@ -7,6 +7,7 @@ import { getPreset } from "../../model/presets.ts";
 import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
 import { draftArbitrary, presetArbitrary } from "./model.ts";
 import { checkSpace, type CaseSpace } from "./space.ts";
+import { ORACLE_PRESET } from "./eagle3-oracle.ts";
 import { atContextBoundary, contextDrawArbitrary, type ContextDraw } from "./context.ts";
 import {
   abortsArbitrary,
@@ -38,7 +39,7 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
   checkSpace(s);
   return fc.record({
     preset: presetArbitrary(s.presets),
-    draft: draftArbitrary(s.drafts, s.draftWeights),
+    draft: draftArbitrary(s.drafts, s.draftWeights, s.eagle3Oracle),
     engine: engineChoiceArbitrary(s),
     requests: requestsArbitrary(s),
     aborts: abortsArbitrary(s),
@@ -62,14 +63,16 @@ export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "s
 }
 
 function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
-  const spec = getPreset(draw.preset);
+  // The oracle drafts for its target family only: an oracle draw runs on the bigram preset.
+  const preset = draw.draft?.oracle ? ORACLE_PRESET : draw.preset;
+  const spec = getPreset(preset);
   const engine = engineConfigOf(draw.engine, s.faults, draw.draft?.kind);
   const requests = replicate(requestsOf(spec, draw.requests, s.sampling, engine.numSteps), draw.copies);
   // 256 pages hold 3 requests of the space; replicas scale the pools with them.
   engine.poolSlots *= Math.ceil(requests.length / 3);
   return {
     formatVersion: CASE_FORMAT_VERSION,
-    model: { preset: draw.preset },
+    model: { preset },
     draft: draw.draft,
     engine: {
       ...engine,

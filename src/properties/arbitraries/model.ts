@@ -17,6 +17,8 @@ export function presetArbitrary(presets: readonly string[]): fc.Arbitrary<string
 export function draftArbitrary(
   drafts: readonly DraftKind[],
   weights: Partial<Record<DraftKind, number>> = {},
+  /** Every eagle3 head is the oracle (arbitraries/eagle3-oracle.ts): no draw of its own, so draws stay aligned. */
+  oracle = false,
 ): fc.Arbitrary<DraftSpec> {
   const kinds = drafts.every((kind) => (weights[kind] ?? 1) === 1)
     ? fc.constantFrom(...drafts)
@@ -25,7 +27,10 @@ export function draftArbitrary(
         ...drafts.map((kind) => ({ arbitrary: fc.constant(kind), weight: weights[kind] ?? 1 })),
       );
   return fc.tuple(kinds, fc.boolean()).map(
-    ([kind, normBeforeFc]) => defaultDraftSpec(kind, 1, { normBeforeFc }),
+    ([kind, normBeforeFc]) => {
+      const spec = defaultDraftSpec(kind, 1, { normBeforeFc });
+      return oracle && kind === "eagle3" ? { ...spec, oracle: true } : spec;
+    },
     (value) => [(value as DraftSpec).kind, (value as DraftSpec).normBeforeFc === true],
   );
 }

@@ -86,6 +86,8 @@ export interface CaseSpace {
   grammar?: boolean;
   /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */
   replicas?: IntRange;
+  /** Every EAGLE-3 head drawn is the oracle, on the bigram preset (arbitraries/eagle3-oracle.ts). */
+  eagle3Oracle?: boolean;
   /** Faults switched on in every generated case (mutants). */
   faults: readonly FaultName[];
   /** The engine mode of every case (default speculative; an engine that only decodes target-only gets those). */
