@@ -114,8 +114,10 @@ export function judgeRequest(judged: Judged, output: RequestOutput, rounds: read
     const steps = draftStepsOf(judged.schedule, step++, judged.numSteps);
     const room = roomFor(judged, steps, round.rootPosition, round.rootPosition - p + 1);
     covered = round.rootPosition + round.acceptLen;
-    if (room === 0 || round.drafts === undefined) continue;
+    if (room === 0) continue;
+    // A round where one fitted: engaged; its draft count is judged where the trace shows it.
     verdict.checked += 1;
+    if (round.drafts === undefined) continue;
     const required = judged.treeDrafts ?? room;
     if (round.drafts < required) verdict.shortRound ??= { round, index, required };
   }
