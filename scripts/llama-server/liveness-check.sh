@@ -4,9 +4,11 @@
 # test/fixtures/llama-server/silent-draft-failure.patch: draft-simple's draft() in common/speculative.cpp skips
 # a sequence whose root sits at an even position, as its own failure path leaves one after a failed
 # llama_decode: no draft, the server decodes the sampled token alone, outputs exact, timings.draft_n short),
-# apart from CI's build, then checks the law through the adapter on both with the same seed and runs.
-# Exit 0 when the law fails on the patched build and holds on the clean one (held on at least one case, failed
-# on none); 1 otherwise; 2 when a build fails. Failure files go to .specconf/failures.
+# apart from CI's build, then checks the law through the adapter on both with the same seed and runs (generated
+# cases), and on both the hand-made boundary cases of liveness-boundary.ts (a request filling its slot's context,
+# one stopping at its cap: where llama.cpp's get_n_draft_max stops drafting). Exit 0 when the law fails on the
+# patched build (both ways) and holds on the clean one (held on at least one generated case, failed on none, and
+# every boundary case); 1 otherwise; 2 when a build fails. Failure files go to .specconf/failures.
 #   bash scripts/llama-server/liveness-check.sh [SEED] [RUNS]      (WORKERS=N: check workers, default 1)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -37,12 +39,23 @@ echo "== clean build: $clean"
 check_on "$clean"
 clean_status=$status clean_row=$row
 
+echo "== boundary cases, patched build"
+npx tsx scripts/llama-server/liveness-boundary.ts "$patched" | tee /dev/stderr | tail -1 >"${TMPDIR:-/tmp}/liveness-patched.$$"
+patched_boundary=${PIPESTATUS[0]}
+echo "== boundary cases, clean build"
+npx tsx scripts/llama-server/liveness-boundary.ts "$clean" | tee /dev/stderr | tail -1 >"${TMPDIR:-/tmp}/liveness-clean.$$"
+clean_boundary=${PIPESTATUS[0]}
+
 echo
-echo "seed $seed, $runs runs:"
+echo "seed $seed, $runs runs (law, runs, passed, failed, ties, not checkable):"
 echo "  patched: exit $patched_status | $patched_row"
 echo "  clean:   exit $clean_status | $clean_row"
+echo "  patched boundary: exit $patched_boundary | $(cat "${TMPDIR:-/tmp}/liveness-patched.$$")"
+echo "  clean boundary:   exit $clean_boundary | $(cat "${TMPDIR:-/tmp}/liveness-clean.$$")"
+rm -f "${TMPDIR:-/tmp}/liveness-patched.$$" "${TMPDIR:-/tmp}/liveness-clean.$$"
 passed="$(awk '{print $4}' <<<"$clean_row")"
-if [ "$patched_status" = 1 ] && [ "$clean_status" = 0 ] && [ "${passed:-0}" -gt 0 ]; then
+if [ "$patched_status" = 1 ] && [ "$clean_status" = 0 ] && [ "${passed:-0}" -gt 0 ] &&
+  [ "$patched_boundary" = 1 ] && [ "$clean_boundary" = 0 ]; then
   echo "caught: '$law' fails on the patched llama-server and holds on the clean one"
   exit 0
 fi
