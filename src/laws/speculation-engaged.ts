@@ -84,10 +84,12 @@ function roundsOf(run: Readonly<RunResult>, output: RequestOutput, promptLength:
   });
 }
 
-/** Output indices (of the token each step emitted) of the steps that decoded without a round where one fitted. */
+/** What one request showed: steps and rounds judged, and what failed. */
 interface RequestVerdict {
   checked: number;
+  /** Output indices (of the token each emitted) of the steps decoded without a round where one fitted. */
   plainSteps: number[];
+  /** The first round with room that verified fewer drafts than the case asks for. */
   shortRound?: { round: ReportedRound; index: number; required: number };
 }
 
