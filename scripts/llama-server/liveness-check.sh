@@ -39,20 +39,29 @@ echo "== clean build: $clean"
 check_on "$clean"
 clean_status=$status clean_row=$row
 
+# Runs the hand-made boundary cases on one binary; prints them and leaves the exit status and totals in globals.
+boundary_on() {
+  local log
+  log="$(mktemp)"
+  npx tsx scripts/llama-server/liveness-boundary.ts "$1" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  row="$(tail -1 "$log")"
+  rm -f "$log"
+}
+
 echo "== boundary cases, patched build"
-npx tsx scripts/llama-server/liveness-boundary.ts "$patched" | tee /dev/stderr | tail -1 >"${TMPDIR:-/tmp}/liveness-patched.$$"
-patched_boundary=${PIPESTATUS[0]}
+boundary_on "$patched"
+patched_boundary=$status patched_totals=$row
 echo "== boundary cases, clean build"
-npx tsx scripts/llama-server/liveness-boundary.ts "$clean" | tee /dev/stderr | tail -1 >"${TMPDIR:-/tmp}/liveness-clean.$$"
-clean_boundary=${PIPESTATUS[0]}
+boundary_on "$clean"
+clean_boundary=$status clean_totals=$row
 
 echo
 echo "seed $seed, $runs runs (law, runs, passed, failed, ties, not checkable):"
 echo "  patched: exit $patched_status | $patched_row"
 echo "  clean:   exit $clean_status | $clean_row"
-echo "  patched boundary: exit $patched_boundary | $(cat "${TMPDIR:-/tmp}/liveness-patched.$$")"
-echo "  clean boundary:   exit $clean_boundary | $(cat "${TMPDIR:-/tmp}/liveness-clean.$$")"
-rm -f "${TMPDIR:-/tmp}/liveness-patched.$$" "${TMPDIR:-/tmp}/liveness-clean.$$"
+echo "  patched boundary: exit $patched_boundary | $patched_totals"
+echo "  clean boundary:   exit $clean_boundary | $clean_totals"
 passed="$(awk '{print $4}' <<<"$clean_row")"
 if [ "$patched_status" = 1 ] && [ "$clean_status" = 0 ] && [ "${passed:-0}" -gt 0 ] &&
   [ "$patched_boundary" = 1 ] && [ "$clean_boundary" = 0 ]; then

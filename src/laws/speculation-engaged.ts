@@ -161,7 +161,7 @@ export function checkSpeculationEngaged(testCase: Readonly<Case>, run: Readonly<
     tally.checked += verdict.checked;
     if (verdict.plainSteps.length > 0)
       tally.fail({
-        message: `request ${output.id} decoded output tokens ${spans(verdict.plainSteps)} without speculating where a round of ${engine.topk > 1 ? `${engine.numDraftTokens - 1} tree drafts` : `${engine.numSteps} drafts`} fitted (${verdict.plainSteps.length} step(s); ${output.acceptLens.length} round(s) reported)`,
+        message: `request ${output.id} decoded output tokens ${spans(verdict.plainSteps)} without speculating where a round of ${engine.topk > 1 ? `${engine.numDraftTokens - 1} tree drafts` : `${engine.numSteps} draft(s)`} fitted (${verdict.plainSteps.length} step(s); ${output.acceptLens.length} round(s) reported)`,
         request: output.id,
         index: verdict.plainSteps[0],
       });
