@@ -165,6 +165,13 @@ export const FAULT_NAMES = [
    * tokens, not the tokens emitted after a stop, EOS or the cap cut the run.
    */
   "usage-counts-verified-run",
+  /**
+   * Issue 34 (liveness): a round's draft forward fails and the round's token is decoded without speculation,
+   * silently, as llama.cpp's draft-simple does when llama_decode on the draft context fails (common/speculative.cpp
+   * draft(); server-context.cpp then decodes the sampled token alone): here for every round whose bonus sits at an
+   * even position (chain drafting with a draft model). Outputs stay exact: only "speculation engaged" sees it.
+   */
+  "draft-failure-plain-decode",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

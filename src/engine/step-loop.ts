@@ -19,6 +19,7 @@ import { runPrefill } from "./phases/prefill.ts";
 import { PrefixCache } from "./prefix-cache.ts";
 import { Request, type RequestInit } from "./request.ts";
 import { lookaheadRoom } from "./context-limit.ts";
+import { draftFails } from "./draft-failure.ts";
 import { SlotDrafter } from "./slot-drafter.ts";
 import { TraceRecorder } from "./trace-recorder.ts";
 
@@ -114,7 +115,10 @@ export class Engine {
     const limits = this.context.contextLimits;
     const request = new Request(
       init,
-      (bonusPosition) => lookaheadRoom(limits, bonusPosition, this.context.faults),
+      (bonusPosition) =>
+        draftFails(this.context.config, this.context.ngram, this.context.faults, bonusPosition)
+          ? 0
+          : lookaheadRoom(limits, bonusPosition, this.context.faults),
       () => vocabularyOf(this.context.spec),
       this.context.faults,
     );

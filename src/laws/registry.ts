@@ -39,6 +39,7 @@ import { law as abortFinality } from "./abort-finality.ts";
 import { law as grammarAcceptance } from "./grammar-acceptance.ts";
 import { law as grammarState } from "./grammar-state.ts";
 import { law as draftSchedule } from "./draft-schedule.ts";
+import { law as speculationEngaged } from "./speculation-engaged.ts";
 import { law as contextLimit } from "./context-limit.ts";
 import { law as slotHistory } from "./slot-history.ts";
 import { law as streamDeltas } from "./stream-deltas.ts";
@@ -84,6 +85,7 @@ export const LAWS: readonly Law[] = [
   grammarAcceptance,
   grammarState,
   draftSchedule,
+  speculationEngaged,
   contextLimit,
   slotHistory,
   stopStringEnd,

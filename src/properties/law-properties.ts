@@ -40,6 +40,7 @@ import abortFinality from "./laws/abort-finality.ts";
 import grammarAcceptance from "./laws/grammar-acceptance.ts";
 import grammarState from "./laws/grammar-state.ts";
 import draftSchedule from "./laws/draft-schedule.ts";
+import speculationEngaged from "./laws/speculation-engaged.ts";
 import contextLimit from "./laws/context-limit.ts";
 import slotHistory from "./laws/slot-history.ts";
 import stopStringEnd from "./laws/stop-string-end.ts";
@@ -87,6 +88,7 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   grammarAcceptance,
   grammarState,
   draftSchedule,
+  speculationEngaged,
   // The only property over the hybrid presets; mutants hunts their faults with it alone (dimensions.ts).
   recurrentState,
   contextLimit,

@@ -114,7 +114,12 @@ export class ExternalSource implements RunSource {
     }
     try {
       const result = await this.engine.run(testCase, { timeoutMs: this.options.timeoutMs ?? 60_000, files });
-      return runFromEngine(testCase, result);
+      // Law "speculation engaged": an engine that reports rounds and shows none for a request did not speculate.
+      const observes = this.capabilities.observes ?? [];
+      return {
+        ...runFromEngine(testCase, result),
+        roundsObserved: observes.some((f) => f === "acceptLens" || f === "verify"),
+      };
     } catch (error) {
       if (!(error instanceof ExternalEngineError)) throw error;
       if (error.kind === "unsupported") throw new Unavailable(error.message);

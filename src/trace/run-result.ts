@@ -79,6 +79,12 @@ export interface RunResult {
   outputs: RequestOutput[];
   trace: Trace;
   internals?: EngineInternals;
+  /**
+   * Whether the engine shows its speculative rounds at all (outputs' acceptLens or the trace's verify results):
+   * an external engine's hello says (observes); undefined where the run itself is the only evidence (the
+   * reference engine, recorded traces). False: a request without rounds says nothing about whether it speculated.
+   */
+  roundsObserved?: boolean;
 }
 
 /** A RunResult made of what a trace holds: outputs from its requests and verify events, no engine internals. */

@@ -257,6 +257,9 @@ const EXPOSURE: Record<
     laws: ["grammar state", "grammar acceptance"],
     sampling: [{ grammar: FAULT_GRAMMAR }, { grammar: FAULT_GRAMMAR }, { grammar: FAULT_GRAMMAR }],
   },
+  // Rounds whose bonus sits at an even position verify the bonus alone: outputs, positions and the draft KV's
+  // catch-up all stay right (an EAGLE head: mirror acceptance would see the short rounds of a mirror too).
+  "draft-failure-plain-decode": { draft: "eagle", laws: ["speculation engaged"] },
   // Hybrid models: the noisy mirror rejects drafts (and whole rounds), so verify's per-position states must be
   // rolled back; the state kept shows in the next round's rows and, where it moves an argmax, in the tokens.
   "recurrent-state-wrong-slot": {
