@@ -4,9 +4,11 @@ import fc from "fast-check";
 import { CASE_FORMAT_VERSION, type Case } from "../../case/case.ts";
 import { minimumPoolSlots } from "../../case/limits.ts";
 import { getPreset } from "../../model/presets.ts";
+import { isEagle3 } from "../../model/spec.ts";
 import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
 import { draftArbitrary, presetArbitrary } from "./model.ts";
 import { checkSpace, type CaseSpace } from "./space.ts";
+import { auxLayersArbitrary, withAuxLayers } from "./aux-layers.ts";
 import { atContextBoundary, contextDrawArbitrary, type ContextDraw } from "./context.ts";
 import {
   abortsArbitrary,
@@ -32,6 +34,10 @@ export interface CaseDraw {
   context?: ContextDraw;
   /** Spaces reusing request slots only: engine.requestSlots. */
   requestSlots?: number;
+  /** Spaces with EAGLE-3 drafts only: the checkpoint's raw layer ids (undefined: the default set). */
+  auxLayers?: number[] | undefined;
+  /** Spaces that gather the context on the CPU EP only: engine.runtime.gatherContext. */
+  gatherContext?: boolean;
 }
 
 export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
@@ -46,6 +52,9 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
     copies: s.replicas ? fc.integer(s.replicas) : fc.constant(1),
     ...(s.contextBoundary ? { context: contextDrawArbitrary } : {}),
     ...(s.slotReuse ? { requestSlots: fc.constant(1) } : {}),
+    // Keys only where they can vary, so spaces without EAGLE-3 drafts or the gather draw as they did.
+    ...(s.drafts.some(isEagle3) ? { auxLayers: auxLayersArbitrary(s.auxLayerCounts) } : {}),
+    ...(s.gatherContext.includes(true) ? { gatherContext: fc.constantFrom(...s.gatherContext) } : {}),
   });
 }
 
@@ -70,11 +79,12 @@ function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sam
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { preset: draw.preset },
-    draft: draw.draft,
+    draft: withAuxLayers(draw.draft, draw.auxLayers, spec),
     engine: {
       ...engine,
       mode: s.mode ?? "speculative",
       ...(draw.requestSlots !== undefined ? { requestSlots: draw.requestSlots } : {}),
+      ...(draw.gatherContext ? { runtime: { ...engine.runtime, gatherContext: true } } : {}),
     },
     workload: {
       requests,

@@ -40,6 +40,16 @@ export interface CaseSpace {
    * evicts under pressure) instead of one no workload of the space fills.
    */
   tightPool: readonly boolean[];
+  /**
+   * EAGLE-3 drafts (eagle3, eagle3-mirror): how many auxiliary layer ids the checkpoint names, when it names them
+   * (two draws in three; arbitraries/aux-layers.ts). llama.cpp's eagle3 GGUF takes exactly 3 (narrowSpace).
+   */
+  auxLayerCounts: IntRange;
+  /**
+   * runtime.gatherContext: the context K/V rows fed gathered on the host, as on GPU EPs (src/runtime/context-gather.ts),
+   * instead of the pool the CPU EP reads in place; the reference engine only (narrowSpace).
+   */
+  gatherContext: readonly boolean[];
   /** Requests after the first copy up to this many leading suffix tokens from the first one (shared prefixes). */
   maxShared: number;
   /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target; `noneOnly`: always null. */
@@ -124,6 +134,10 @@ export const FULL_SPACE: CaseSpace = {
   // Tight twice as often as roomy: eviction while a prefix is shared needs a tight pool, a prefix cache and
   // 2+ requests at once.
   tightPool: [false, true, true],
+  auxLayerCounts: { min: 1, max: 4 },
+  // One case in five runs the GPU EPs' context gather on the CPU EP (and its pool-fed twin: context-gather
+  // invariance); the rest keep the CPU EP's own feed.
+  gatherContext: [false, false, false, false, true],
   maxShared: 10,
   chunk: { none: true, min: 1, max: 8 },
   pages: { min: 1, max: 4 },
@@ -154,6 +168,7 @@ export function checkSpace(s: CaseSpace): void {
     "suffix",
     "maxNewTokens",
     "retracts",
+    "auxLayerCounts",
   ];
   for (const key of ranges) {
     const range = s[key] as IntRange;
@@ -168,7 +183,8 @@ export function checkSpace(s: CaseSpace): void {
     s.requests.min < 1 ||
     s.suffix.min < 0 ||
     s.maxNewTokens.min < 1 ||
-    s.retracts.min < 0
+    s.retracts.min < 0 ||
+    s.auxLayerCounts.min < 1
   )
     throw new Error("case space: a range starts below its minimum");
   if (!Number.isInteger(s.maxShared) || s.maxShared < 0)
@@ -183,6 +199,7 @@ export function checkSpace(s: CaseSpace): void {
     "overlap",
     "prefixCache",
     "tightPool",
+    "gatherContext",
   ] as const)
     if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
   const missing = (s.sampling.required ?? []).find((option) => !s.sampling.options.includes(option));
