@@ -165,6 +165,17 @@ export const FAULT_NAMES = [
    * tokens, not the tokens emitted after a stop, EOS or the cap cut the run.
    */
   "usage-counts-verified-run",
+  /**
+   * Issue 34 (item 7), a bug class written apart from the project: of the stop strings one token completes, the
+   * first in the request's list ends it, not the occurrence that ends first (the engine checks each token, so only
+   * a token completing two stop strings shows it).
+   */
+  "stop-strings-by-list-order",
+  /**
+   * Issue 34 (item 7), a bug class written apart from the project: an aborted request's stream closes without
+   * releasing the text it held back (a possible stop string's start), so its deltas fall short of its text.
+   */
+  "held-text-dropped-on-abort",
 ] as const;
 
 export type FaultName = (typeof FAULT_NAMES)[number];

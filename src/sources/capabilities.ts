@@ -224,6 +224,12 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     "stop string across tokens": honors("stop") && capabilities.text,
     "stop string ending inside a token": honors("stop") && capabilities.text,
     "delta of several tokens": speculative && honors("stop") && capabilities.text,
+    "two stop strings completed by one token": honors("stop") && capabilities.text,
+    "abort while text is held back": capabilities.aborts && honors("stop") && capabilities.text,
+    // Read from the case: the gather is the reference engine's ONNX feed; the aux layers a checkpoint's field.
+    "context gathered on the CPU EP": false,
+    "EAGLE-3 checkpoint's own aux layers":
+      speculative && (capabilities.drafts.includes("eagle3") || capabilities.drafts.includes("eagle3-mirror")),
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

@@ -102,15 +102,16 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   if (space.sampling.always && samplingOptions.length === 0) return "request sampling options";
   // llama.cpp's eagle3 GGUF names exactly 3 auxiliary layers: an engine that reads EAGLE-3 heads from GGUF
   // alone gets 3 (the default set has 3 too).
-  const auxLayerCounts = eagle3GgufOnly(capabilities.modelFormats)
-    ? { min: LLAMA_EAGLE3_AUX_LAYERS, max: LLAMA_EAGLE3_AUX_LAYERS }
-    : space.auxLayerCounts;
+  const auxLayerCounts =
+    space.auxLayerCounts && eagle3GgufOnly(capabilities.modelFormats)
+      ? { min: LLAMA_EAGLE3_AUX_LAYERS, max: LLAMA_EAGLE3_AUX_LAYERS }
+      : space.auxLayerCounts;
   return {
     ...space,
     presets,
-    auxLayerCounts,
+    ...(auxLayerCounts ? { auxLayerCounts } : {}),
     // The gathered feed is the reference engine's ONNX feed: an external engine has its own.
-    gatherContext: [false],
+    ...(space.gatherContext ? { gatherContext: [false] } : {}),
     drafts: speculative ? drafts : space.drafts,
     steps,
     topks,

@@ -52,9 +52,9 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
     copies: s.replicas ? fc.integer(s.replicas) : fc.constant(1),
     ...(s.contextBoundary ? { context: contextDrawArbitrary } : {}),
     ...(s.slotReuse ? { requestSlots: fc.constant(1) } : {}),
-    // Keys only where they can vary, so spaces without EAGLE-3 drafts or the gather draw as they did.
-    ...(s.drafts.some(isEagle3) ? { auxLayers: auxLayersArbitrary(s.auxLayerCounts) } : {}),
-    ...(s.gatherContext.includes(true) ? { gatherContext: fc.constantFrom(...s.gatherContext) } : {}),
+    // Keys only in the spaces that draw them, so the others (and the checked-in kills) draw as they did.
+    ...(s.auxLayerCounts && s.drafts.some(isEagle3) ? { auxLayers: auxLayersArbitrary(s.auxLayerCounts) } : {}),
+    ...(s.gatherContext ? { gatherContext: fc.constantFrom(...s.gatherContext) } : {}),
   });
 }
 

@@ -41,15 +41,17 @@ export interface CaseSpace {
    */
   tightPool: readonly boolean[];
   /**
-   * EAGLE-3 drafts (eagle3, eagle3-mirror): how many auxiliary layer ids the checkpoint names, when it names them
-   * (two draws in three; arbitraries/aux-layers.ts). llama.cpp's eagle3 GGUF takes exactly 3 (narrowSpace).
+   * EAGLE-3 drafts (eagle3, eagle3-mirror) draw the checkpoint's auxiliary layer ids, this many when they name them
+   * (two draws in three; arbitraries/aux-layers.ts); absent: the default set always. llama.cpp's eagle3 GGUF takes
+   * exactly 3 (narrowSpace). Drawn by the EAGLE-3 laws' spaces only, as dimensions.ts says why.
    */
-  auxLayerCounts: IntRange;
+  auxLayerCounts?: IntRange;
   /**
-   * runtime.gatherContext: the context K/V rows fed gathered on the host, as on GPU EPs (src/runtime/context-gather.ts),
-   * instead of the pool the CPU EP reads in place; the reference engine only (narrowSpace).
+   * runtime.gatherContext drawn from this list: the context K/V rows fed gathered on the host, as on GPU EPs
+   * (src/runtime/context-gather.ts), instead of the pool the CPU EP reads in place; the reference engine only
+   * (narrowSpace). Absent: never (the spaces of the checked-in kills draw as they did).
    */
-  gatherContext: readonly boolean[];
+  gatherContext?: readonly boolean[];
   /** Requests after the first copy up to this many leading suffix tokens from the first one (shared prefixes). */
   maxShared: number;
   /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target; `noneOnly`: always null. */
@@ -67,6 +69,11 @@ export interface CaseSpace {
   maxAborts: number;
   /** Fewest aborts per case (default 0). */
   minAborts?: number;
+  /**
+   * The steps aborts land in (default 0..4, as retracts): a space whose corner is an abort after a request has
+   * emitted tokens draws later ones.
+   */
+  abortSteps?: IntRange;
   /** Retracts per case (the request resumes by re-prefilling). */
   retracts: IntRange;
   /** Request sampling options (stop ids, min tokens, penalties, bias, logprobs) drawn per request. */
@@ -92,6 +99,11 @@ export interface CaseSpace {
    * target writes (arbitraries/text.ts); "stop" must be a sampling option too.
    */
   text?: boolean;
+  /**
+   * With the text layer: a second stop string cut from the first, two draws in three (arbitraries/text.ts), so one
+   * token often completes two stop strings.
+   */
+  overlappingStops?: boolean;
   /** Requests draw a grammar (src/sampling/grammar.ts) four times in five; "grammar" must be a sampling option too. */
   grammar?: boolean;
   /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */
@@ -134,10 +146,6 @@ export const FULL_SPACE: CaseSpace = {
   // Tight twice as often as roomy: eviction while a prefix is shared needs a tight pool, a prefix cache and
   // 2+ requests at once.
   tightPool: [false, true, true],
-  auxLayerCounts: { min: 1, max: 4 },
-  // One case in five runs the GPU EPs' context gather on the CPU EP (and its pool-fed twin: context-gather
-  // invariance); the rest keep the CPU EP's own feed.
-  gatherContext: [false, false, false, false, true],
   maxShared: 10,
   chunk: { none: true, min: 1, max: 8 },
   pages: { min: 1, max: 4 },
@@ -168,7 +176,6 @@ export function checkSpace(s: CaseSpace): void {
     "suffix",
     "maxNewTokens",
     "retracts",
-    "auxLayerCounts",
   ];
   for (const key of ranges) {
     const range = s[key] as IntRange;
@@ -183,8 +190,7 @@ export function checkSpace(s: CaseSpace): void {
     s.requests.min < 1 ||
     s.suffix.min < 0 ||
     s.maxNewTokens.min < 1 ||
-    s.retracts.min < 0 ||
-    s.auxLayerCounts.min < 1
+    s.retracts.min < 0
   )
     throw new Error("case space: a range starts below its minimum");
   if (!Number.isInteger(s.maxShared) || s.maxShared < 0)
@@ -199,9 +205,11 @@ export function checkSpace(s: CaseSpace): void {
     "overlap",
     "prefixCache",
     "tightPool",
-    "gatherContext",
   ] as const)
     if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
+  if (s.auxLayerCounts && !(s.auxLayerCounts.min >= 1 && s.auxLayerCounts.min <= s.auxLayerCounts.max))
+    throw new Error("case space: auxLayerCounts must be a range with 1 <= min <= max");
+  if (s.gatherContext?.length === 0) throw new Error("case space: gatherContext is empty");
   const missing = (s.sampling.required ?? []).find((option) => !s.sampling.options.includes(option));
   if (missing) throw new Error(`case space: sampling option ${missing} is required but not among the options`);
   if (s.sampling.always && s.sampling.options.length === 0)

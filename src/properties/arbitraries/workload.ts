@@ -10,7 +10,7 @@ import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingS
 import { removableArray } from "./removable-array.ts";
 import { grammarDrawArbitrary, grammarOf, type GrammarDraw } from "./grammar.ts";
 import type { CaseSpace } from "./space.ts";
-import { textDrawArbitrary, textParamsOf, type TextDraw } from "./text.ts";
+import { textDraws, textParamsOf, type TextDraw } from "./text.ts";
 
 export interface RequestDraw {
   suffix: number[];
@@ -49,7 +49,7 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
       ? { schedule: fc.option(fc.array(fc.nat({ max: 6 }), { minLength: 1, maxLength: 6 }), { nil: null, freq: 5 }) }
       : {}),
     ...(s.contextBoundary ? { contextGap: fc.nat({ max: 7 }) } : {}),
-    ...(s.text ? { text: fc.option(textDrawArbitrary, { nil: null, freq: 6 }) } : {}),
+    ...(s.text ? { text: fc.option(textDraws(s.overlappingStops === true), { nil: null, freq: 6 }) } : {}),
   });
   return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
 }
@@ -62,7 +62,10 @@ const lifecycleDraw = fc.record({
 });
 
 export function abortsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
-  return fc.array(lifecycleDraw, { minLength: s.minAborts ?? 0, maxLength: s.maxAborts });
+  const draw = s.abortSteps
+    ? fc.record({ request: fc.nat({ max: 2 }), step: fc.integer(s.abortSteps), beforeForward: fc.nat({ max: 5 }) })
+    : lifecycleDraw;
+  return fc.array(draw, { minLength: s.minAborts ?? 0, maxLength: s.maxAborts });
 }
 
 /** Retracts draw like aborts: a request index, a step and the forward they come before. */
