@@ -14,6 +14,7 @@ import { numDraftTokensFor, UNLIMITED_BUDGET } from "../../src/properties/arbitr
 import { getPreset } from "../../src/model/presets.ts";
 import { LAW_PROPERTIES, lawsWithoutProperty, MIXED } from "../../src/properties/law-properties.ts";
 import { propertyArbitrary } from "../../src/properties/law-property.ts";
+import { removableArray } from "../../src/properties/arbitraries/removable-array.ts";
 
 function assertValid(testCase: Case): void {
   expect(validateCase(testCase)).toEqual([]);
@@ -213,6 +214,22 @@ describe("case arbitraries", () => {
     expect(() => checkSpace(space({ drafts: [] }))).toThrow(/drafts/);
     expect(() => checkSpace(space({ sampling: { options: ["stopTokenIds"], required: ["logprobs"] } }))).toThrow(
       /logprobs/,
+    );
+  });
+});
+
+describe("removable arrays", () => {
+  const lengthsOfShrinks = (arbitrary: fc.Arbitrary<number[]>) => {
+    const [drawn] = fc.sample(arbitrary, { seed: 3, numRuns: 1 });
+    expect(drawn).toHaveLength(3);
+    return new Set([...arbitrary.shrink(drawn, undefined).take(50)].map((shrink) => shrink.value.length));
+  };
+
+  it("shrink below the drawn minimum only to shrinkTo (a case drawn with 3 requests may shrink to 1)", () => {
+    const item = fc.nat({ max: 9 });
+    expect(lengthsOfShrinks(removableArray(item, { minLength: 3, maxLength: 3 }))).toEqual(new Set([3]));
+    expect(lengthsOfShrinks(removableArray(item, { minLength: 3, maxLength: 3, shrinkTo: 1 }))).toEqual(
+      new Set([2, 3]),
     );
   });
 });

@@ -59,7 +59,8 @@ export interface CaseSpace {
   pages: IntRange;
   /** Prefill token budget per step: `unlimited` allows 256 (effectively none), then the shrink target; `unlimitedOnly`: always. */
   budget: IntRange & { unlimited: boolean; unlimitedOnly?: boolean };
-  requests: IntRange;
+  /** Requests per case; `shrinkTo`: shrinking may remove requests down to it (below min: arbitraries/removable-array.ts). */
+  requests: IntRange & { shrinkTo?: number };
   /** Prompt suffix length after the preset's preamble (BOS + fixed tokens). */
   suffix: IntRange;
   maxNewTokens: IntRange;

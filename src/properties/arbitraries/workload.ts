@@ -51,7 +51,11 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     ...(s.contextBoundary ? { contextGap: fc.nat({ max: 7 }) } : {}),
     ...(s.text ? { text: fc.option(textDraws(s.overlappingStops === true), { nil: null, freq: 6 }) } : {}),
   });
-  return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
+  return removableArray(request, {
+    minLength: s.requests.min,
+    maxLength: s.requests.max,
+    shrinkTo: s.requests.shrinkTo,
+  });
 }
 
 // Runs of the space last a handful of steps: steps up to 4 and forwards up to 5 mostly land on live requests.
