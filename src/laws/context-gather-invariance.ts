@@ -76,5 +76,10 @@ export const law: Law = {
   appliesTo: (testCase) => testCase.engine.runtime.gatherContext === true,
   // Event for event and bit for bit: it cannot be composed into the canonical twin (that differs elsewhere too).
   needs: { twin: { kind: "pool-fed", describe: "the pool-fed run", of: poolFedTwin, composable: false } },
+  // A GPU EP gathers in both runs (its feed is always the gathered context): nothing would be compared.
+  unavailable: ({ run }) =>
+    (run.trace.engine.ep ?? "cpu") === "cpu"
+      ? undefined
+      : `the run is on EP ${run.trace.engine.ep}, which gathers the context in both runs (the pool feed is the CPU EP's)`,
   check: ({ run, twin }) => checkContextGatherInvariance(run.trace, twin!.trace),
 };
