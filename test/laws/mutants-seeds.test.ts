@@ -87,7 +87,7 @@ describe("the text layer's faults are killed at every seed", () => {
 // Issue 34 (item 7): corners a law guards, drawn independently in about 1% of cases, are weighted so that a planted
 // bug in each is caught within `check --runs 30`: two stop strings one token completes (stop trim's space) and an
 // abort while the stream holds text back (stream deltas' space). Measured at seeds 1-10 (scripts/corner-rates.ts):
-// runs 3-29 and 2-20.
+// runs 3-29 and 2-10.
 describe("issue 34's weighted corners are caught within 30 runs at every seed", () => {
   for (const [fault, law] of [
     ["stop-strings-by-list-order", STOP_TRIM],

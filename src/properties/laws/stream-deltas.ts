@@ -3,7 +3,7 @@
 // overlap's late processing, aborts and retracts.
 // Issue 34 (item 7): an abort while the stream holds text back (a possible stop string's start) must release it in
 // the last delta; drawn independently, about 1% of cases reached it. Two aborts per case landing at steps 2..7,
-// arrivals at steps 0..1, prefill in one to three steps and outputs of 4..16 tokens put most aborts after a request
+// arrivals at steps 0..1, prefill in one to three steps and outputs of 8..16 tokens put most aborts after a request
 // streamed text; the stop string is never included in the output here (with it nothing is held back). Two stop
 // strings one token completes are drawn too (overlappingStops). scripts/corner-rates.ts measures both corners.
 import { GREEDY_SAMPLING_OPTIONS } from "../../sampling/params.ts";
@@ -19,7 +19,7 @@ export default lawProperty(STREAM_DELTAS, "multi-token steps streamed, stop stri
   multiLayer: [false],
   padded: [false],
   sampling: { options: GREEDY_SAMPLING_OPTIONS.filter((option) => option !== "includeStopStrInOutput") },
-  maxNewTokens: { min: 4, max: 16 },
+  maxNewTokens: { min: 8, max: 16 },
   minAborts: 2,
   maxAborts: 2,
   abortSteps: { min: 2, max: 7 },
