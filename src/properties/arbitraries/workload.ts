@@ -51,11 +51,12 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
     ...(s.contextBoundary ? { contextGap: fc.nat({ max: 7 }) } : {}),
     ...(s.text ? { text: fc.option(textDraws(s.overlappingStops === true), { nil: null, freq: 6 }) } : {}),
   });
-  return removableArray(request, {
-    minLength: s.requests.min,
-    maxLength: s.requests.max,
-    shrinkTo: s.requests.shrinkTo,
-  });
+  // A request one index lower keeps its prompt: suffixOf offsets its own raw tokens by the index.
+  return removableArray(
+    request,
+    { minLength: s.requests.min, maxLength: s.requests.max, shrinkTo: s.requests.shrinkTo },
+    (draw) => ({ ...draw, suffix: draw.suffix.map((raw) => raw + 1) }),
+  );
 }
 
 // Runs of the space last a handful of steps: steps up to 4 and forwards up to 5 mostly land on live requests.
