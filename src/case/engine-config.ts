@@ -20,6 +20,12 @@ export const RuntimeSchema = Type.Object(
       [Type.Literal("disabled"), Type.Literal("basic"), Type.Literal("extended"), Type.Literal("all")],
       { description: "ONNX Runtime graph optimization level (pinned; recorded in traces and golden files)." },
     ),
+    gatherContext: Type.Optional(
+      Type.Boolean({
+        description:
+          "Feed every forward the context K/V rows gathered on the host with ctx_slots 0..C-1 (what the GPU EPs are always fed: src/runtime/context-gather.ts) even on the CPU EP, which otherwise reads the pool in place; the same bits either way (law context-gather invariance), so the CPU check runs the GPU EPs' feed.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

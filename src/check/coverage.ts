@@ -14,6 +14,7 @@ import { SCHEDULE_COVERAGE_LABELS, scheduleCoverageLabels } from "./schedule-cov
 import { CONTEXT_COVERAGE_LABELS, contextCoverageLabels } from "./context-coverage.ts";
 import { SLOT_COVERAGE_LABELS, slotCoverageLabels } from "./slot-coverage.ts";
 import { TEXT_COVERAGE_LABELS, textCoverageLabels } from "./text-coverage.ts";
+import { CASE_COVERAGE_LABELS, caseCoverageLabels } from "./case-coverage.ts";
 
 export const COVERAGE_LABELS = [
   /** A non-final prefill chunk ending within S tokens of the prompt end (the chunked tail token's corner). */
@@ -51,6 +52,7 @@ export const COVERAGE_LABELS = [
   ...CONTEXT_COVERAGE_LABELS,
   ...SLOT_COVERAGE_LABELS,
   ...TEXT_COVERAGE_LABELS,
+  ...CASE_COVERAGE_LABELS,
 ] as const;
 
 export type CoverageLabel = (typeof COVERAGE_LABELS)[number];
@@ -151,6 +153,7 @@ export function coverageLabels(testCase: Case, trace: Trace): CoverageLabel[] {
     ...contextCoverageLabels(testCase, trace),
     ...slotCoverageLabels(trace),
     ...textCoverageLabels(testCase, trace),
+    ...caseCoverageLabels(testCase),
   );
   return labels;
 }

@@ -11,11 +11,11 @@ import type { Engine } from "./step-loop.ts";
 import type { TextStream } from "./text-stream.ts";
 
 /** A detokenized request's text, stop string, deltas and usage. */
-function textOutputs(text: TextStream, promptTokens: number) {
+function textOutputs(text: TextStream, promptTokens: number, aborted: boolean) {
   return {
     text: text.output,
     ...(text.occurrence ? { stopString: text.occurrence.stop } : {}),
-    deltas: text.finalDeltas(),
+    deltas: text.finalDeltas(aborted),
     usage: { promptTokens, completionTokens: text.completionTokens },
   };
 }
@@ -37,7 +37,7 @@ export function runResult(
       ...(request.stopTokenId !== undefined ? { stopTokenId: request.stopTokenId } : {}),
       ...(finished ? { finishedLength: request.output.length } : {}),
       ...(request.sampling.logprobs !== undefined ? { logprobs: [...request.logprobs] } : {}),
-      ...(request.text ? textOutputs(request.text, request.prompt.length) : {}),
+      ...(request.text ? textOutputs(request.text, request.prompt.length, request.finishReason === "abort") : {}),
       acceptLens: [...request.acceptLens],
       cutRounds: request.cutRounds,
     };

@@ -2,8 +2,9 @@
 // src/sampling/stop-strings.ts): each emitted token's piece is appended and checked at once for a stop string
 // ending in it, so a stop anywhere inside a multi-token accepted run ends the request at its token; each step's
 // emit streams one delta (the text that became final, held back while it may still be a stop string's start).
-// Two fault sites: stop strings checked only once per round, on the run's tail (sglang#23802 / #27637), and a
-// step's delta carrying only its last token (vllm#26027).
+// Fault sites: stop strings checked only once per round, on the run's tail (sglang#23802 / #27637), a step's
+// delta carrying only its last token (vllm#26027), the first stop string in list order winning within a token,
+// and an aborted stream dropping the text it held back (issue 34).
 import type { Faults } from "../case/faults.ts";
 import type { Vocabulary } from "../model/vocabulary.ts";
 import { finalText, heldBack, type StopOccurrence, type TextOptions } from "../sampling/stop-strings.ts";
@@ -66,11 +67,14 @@ export class TextStream {
   /** Finds the first occurrence starting at `from` or later that ends past `endsAfter`; records it. */
   private search(from: number, endsAfter: number): boolean {
     let best: { stop: string; start: number; end: number } | undefined;
+    // The stop-strings-by-list-order fault: the first stop string found, in the request's order, wins.
+    const byList = this.faults.has("stop-strings-by-list-order");
     for (const stop of this.options.stops) {
       const start = this.text.indexOf(stop, Math.max(from, endsAfter - stop.length));
       if (start < 0) continue;
       const end = start + stop.length;
-      if (!best || end < best.end || (end === best.end && start < best.start)) best = { stop, start, end };
+      if (!best || (!byList && (end < best.end || (end === best.end && start < best.start))))
+        best = { stop, start, end };
     }
     if (!best) return false;
     this.occurrence = { ...best, tokenIndex: this.ends.length - 1 };
@@ -97,7 +101,9 @@ export class TextStream {
   }
 
   /** The deltas as a finished run reports them: a last one releasing what was held when the request ended otherwise. */
-  finalDeltas(): TextDelta[] {
+  finalDeltas(aborted = false): TextDelta[] {
+    // The held-text-dropped-on-abort fault: an aborted stream closes on what it had sent.
+    if (aborted && this.faults.has("held-text-dropped-on-abort")) return [...this.deltas];
     const rest = this.output.slice(this.sent);
     return rest.length > 0 ? [...this.deltas, { text: rest, tokens: [] }] : [...this.deltas];
   }

@@ -33,6 +33,7 @@ import { law as overlapInvariance } from "./overlap-invariance.ts";
 import { law as prefixCacheInvariance } from "./prefix-cache-invariance.ts";
 import { law as paddingInvariance } from "./padding-invariance.ts";
 import { law as paddingPoisonInvariance } from "./padding-poison-invariance.ts";
+import { law as contextGatherInvariance } from "./context-gather-invariance.ts";
 import { law as placeholderResolution } from "./placeholder-resolution.ts";
 import { law as prefixCacheDraftKv } from "./prefix-cache-draft-kv.ts";
 import { law as abortFinality } from "./abort-finality.ts";
@@ -79,6 +80,7 @@ export const LAWS: readonly Law[] = [
   prefixCacheInvariance,
   paddingInvariance,
   paddingPoisonInvariance,
+  contextGatherInvariance,
   placeholderResolution,
   prefixCacheDraftKv,
   abortFinality,

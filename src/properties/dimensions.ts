@@ -1,5 +1,5 @@
 // Case dimensions that only some spaces draw (grammars, speculation schedules, the context boundary, slot
-// reuse, the text layer), and what
+// reuse, the text layer, the context gathered on the CPU EP, EAGLE-3 checkpoints' own aux layers), and what
 // depends on them. A dimension such as grammars is off in the mixed space and the older laws' spaces, so that
 // their draws (and the checked-in kills replaying them) stay as they were; only the properties focused on it
 // draw it. So `specconf mutants` hunts a fault of that dimension with those properties only, and a coverage
@@ -13,6 +13,7 @@ import { CONTEXT_COVERAGE_LABELS } from "../check/context-coverage.ts";
 import { SLOT_COVERAGE_LABELS } from "../check/slot-coverage.ts";
 import { TEXT_COVERAGE_LABELS } from "../check/text-coverage.ts";
 import type { CoverageLabel } from "../check/coverage.ts";
+import { AUX_LAYER_COVERAGE_LABELS, GATHER_COVERAGE_LABELS } from "../check/case-coverage.ts";
 import type { CaseSpace } from "./arbitraries/space.ts";
 import type { LawProperty } from "./law-property.ts";
 
@@ -25,6 +26,9 @@ const drawsHybrids: SpaceTest = (space) => space.presets.some((name) => getPrese
 const drawsContextBoundary: SpaceTest = (space) => space.contextBoundary === true;
 const drawsSlotReuse: SpaceTest = (space) => space.slotReuse === true;
 const drawsText: SpaceTest = (space) => space.text === true && space.sampling.options.includes("stop");
+const drawsGather: SpaceTest = (space) => space.gatherContext?.includes(true) === true;
+const drawsAuxLayers: SpaceTest = (space) =>
+  space.auxLayerCounts !== undefined && space.drafts.some((kind) => kind === "eagle3" || kind === "eagle3-mirror");
 
 /** Faults only cases of a dimension can show. */
 const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
@@ -39,6 +43,8 @@ const FAULT_DIMENSIONS: Partial<Record<FaultName, SpaceTest>> = {
   "stop-string-checked-at-round-end": drawsText,
   "stream-delta-last-token": drawsText,
   "usage-counts-verified-run": drawsText,
+  "stop-strings-by-list-order": drawsText,
+  "held-text-dropped-on-abort": drawsText,
 };
 
 /** Coverage labels only cases of a dimension can reach. */
@@ -48,6 +54,8 @@ const LABEL_DIMENSIONS: [readonly CoverageLabel[], SpaceTest][] = [
   [CONTEXT_COVERAGE_LABELS, drawsContextBoundary],
   [SLOT_COVERAGE_LABELS, drawsSlotReuse],
   [TEXT_COVERAGE_LABELS, drawsText],
+  [GATHER_COVERAGE_LABELS, drawsGather],
+  [AUX_LAYER_COVERAGE_LABELS, drawsAuxLayers],
 ];
 
 /**

@@ -34,6 +34,7 @@ import overlapInvariance from "./laws/overlap-invariance.ts";
 import prefixCacheInvariance from "./laws/prefix-cache-invariance.ts";
 import paddingInvariance from "./laws/padding-invariance.ts";
 import paddingPoisonInvariance from "./laws/padding-poison-invariance.ts";
+import contextGatherInvariance from "./laws/context-gather-invariance.ts";
 import placeholderResolution from "./laws/placeholder-resolution.ts";
 import prefixCacheDraftKv from "./laws/prefix-cache-draft-kv.ts";
 import abortFinality from "./laws/abort-finality.ts";
@@ -82,6 +83,7 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   prefixCacheInvariance,
   paddingInvariance,
   paddingPoisonInvariance,
+  contextGatherInvariance,
   placeholderResolution,
   prefixCacheDraftKv,
   abortFinality,

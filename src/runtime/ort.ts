@@ -27,6 +27,8 @@ export interface RuntimeOptions {
   /** intraOpNumThreads; inter-op parallelism is off (sequential execution). */
   threads: number;
   graphOptimizationLevel: GraphOptimizationLevel;
+  /** Feed the gathered context on the CPU EP too (gathersContext): the GPU EPs' feed, run where CI runs. */
+  gatherContext?: boolean;
 }
 
 export const DEFAULT_RUNTIME: RuntimeOptions = { ep: "cpu", threads: 1, graphOptimizationLevel: "basic" };
@@ -230,6 +232,8 @@ export class ModelSession {
      * its first row (zeros for a target; a mirror's is the state after the prefix it skips). Undefined: none.
      */
     readonly recurrent: { width: number; initial: Float64Array } | undefined,
+    /** RuntimeOptions.gatherContext: gather on the CPU EP too. */
+    private readonly gatherOnCpu: boolean,
   ) {}
 
   static async create(
@@ -281,6 +285,7 @@ export class ModelSession {
         inputNames.includes("rec_init")
           ? { width: recurrentInitial?.length ?? 0, initial: recurrentInitial ?? new Float64Array(0) }
           : undefined,
+        options.gatherContext === true,
       );
     } catch (error) {
       const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
@@ -298,10 +303,12 @@ export class ModelSession {
    * the whole pool. Every EP but the CPU copies each input to its device on every run, so there the pool cost a
    * copy per forward. The CPU EP reads a host tensor in place: the pool costs nothing there, and gathering
    * would add a copy (+1 ms, ~10%, per `large` target forward, measured). Both feeds give the same bits
-   * (test/runtime/context-gather.test.ts). Read on every forward, so a test can switch it.
+   * (test/runtime/context-gather.test.ts, and law context-gather invariance on the cases that set
+   * `gatherContext`: the CPU EP then gathers too, so the GPU EPs' feed runs under the CPU check). Read on every
+   * forward, so a test can switch it.
    */
-  static gathersContext(ep: ExecutionProvider): boolean {
-    return ep !== "cpu";
+  static gathersContext(ep: ExecutionProvider, gatherContext = false): boolean {
+    return ep !== "cpu" || gatherContext;
   }
 
   /**
@@ -313,7 +320,7 @@ export class ModelSession {
   tensorsFor(feeds: ForwardFeeds): Record<string, ort.Tensor> {
     const rows = feeds.tokens.length;
     const floatType = this.dtype === "float32" ? "float32" : "float64";
-    const context = ModelSession.gathersContext(this.ep)
+    const context = ModelSession.gathersContext(this.ep, this.gatherOnCpu)
       ? this.contextGather.gather(feeds.kCache, feeds.vCache, feeds.cacheDims, feeds.ctxSlots)
       : { keys: feeds.kCache, values: feeds.vCache, dims: feeds.cacheDims, slots: feeds.ctxSlots };
     const inputs: Record<string, ort.Tensor> = {

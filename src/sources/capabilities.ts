@@ -7,6 +7,8 @@ import type { Case } from "../case/case.ts";
 import { modelFamiliesOf, modelFamilyOutside } from "../model/spec.ts";
 import { resolveModelSpec } from "../case/models.ts";
 import { draftExportable, familyNotExportable } from "./model-cache.ts";
+import { eagle3GgufUnsupported } from "../export/gguf-eagle3.ts";
+import type { ModelFormat } from "../adapter/protocol.ts";
 import { COVERAGE_LABELS, type CoverageLabel } from "../check/coverage.ts";
 import { activeSamplingOptions, samplingOptionsOf, type SamplingOption } from "../sampling/params.ts";
 
@@ -46,6 +48,12 @@ function chunks(testCase: Readonly<Case>): boolean {
   );
 }
 
+/** The engine reads EAGLE-3 heads from GGUF alone (llama.cpp's eagle3 form, which names exactly 3 layers). */
+export function eagle3GgufOnly(formats: readonly ModelFormat[]): boolean {
+  const others = formats.filter((format) => format !== "gguf");
+  return formats.includes("gguf") && (others.length === 0 || !draftExportable("eagle3", others));
+}
+
 /** Why the case is outside the capabilities (the first reason), or undefined when the engine can run it. */
 export function outsideCapabilities(declared: Capabilities, testCase: Readonly<Case>): string | undefined {
   const capabilities = withDefaults(declared);
@@ -80,6 +88,10 @@ export function outsideCapabilities(declared: Capabilities, testCase: Readonly<C
   if (!kind || !capabilities.drafts.includes(kind)) return `draft ${kind ?? "none"}`;
   if (!draftExportable(kind, capabilities.modelFormats))
     return `draft ${kind} in formats ${capabilities.modelFormats.join(", ")}`;
+  if (kind === "eagle3" && testCase.draft && eagle3GgufOnly(capabilities.modelFormats)) {
+    const unsupported = eagle3GgufUnsupported(spec, testCase.draft);
+    if (unsupported) return unsupported;
+  }
   const families = modelFamiliesOf(spec);
   if (families.length > 0 && !draftExportable(kind, capabilities.modelFormats, true))
     return `draft ${kind} of a ${families.join(", ")} model in formats ${capabilities.modelFormats.join(", ")}`;
@@ -212,6 +224,12 @@ export function unreachableLabels(declared: Capabilities): CoverageLabel[] {
     "stop string across tokens": honors("stop") && capabilities.text,
     "stop string ending inside a token": honors("stop") && capabilities.text,
     "delta of several tokens": speculative && honors("stop") && capabilities.text,
+    "two stop strings completed by one token": honors("stop") && capabilities.text,
+    "abort while text is held back": capabilities.aborts && honors("stop") && capabilities.text,
+    // Read from the case: the gather is the reference engine's ONNX feed; the aux layers a checkpoint's field.
+    "context gathered on the CPU EP": false,
+    "EAGLE-3 checkpoint's own aux layers":
+      speculative && (capabilities.drafts.includes("eagle3") || capabilities.drafts.includes("eagle3-mirror")),
   };
   // Labels are read from traces: an engine that emits none reaches none of them observably.
   return COVERAGE_LABELS.filter((label) => !observed || !reachable[label]);

@@ -252,6 +252,19 @@ const EXPOSURE: Record<
     laws: ["usage counts"],
     sampling: [{ stop: ["Yxc"] }, { stop: [] }, { stop: [] }],
   },
+  // Request 0's second token "YYxYY" (text "xxYYxYY") completes both: "xYY" ends first (at 4), "YYx" is listed first.
+  "stop-strings-by-list-order": {
+    draft: "mirror",
+    laws: ["stop string end"],
+    sampling: [{ stop: ["YYx", "xYY"] }, { stop: [] }, { stop: [] }],
+  },
+  // Request 1's text ends in "Y" ("Yq"'s start, held back) when the abort lands: its stream must release it.
+  "held-text-dropped-on-abort": {
+    draft: "mirror",
+    laws: ["stream deltas"],
+    sampling: [{ stop: [] }, { stop: ["Yq"] }, { stop: [] }],
+    aborts: [{ request: 1, step: 3, beforeForward: 1 }],
+  },
   "grammar-advanced-by-rejected-drafts": {
     draft: "eagle",
     laws: ["grammar state", "grammar acceptance"],

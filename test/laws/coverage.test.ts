@@ -12,6 +12,7 @@ import { GRAMMAR_COVERAGE_LABELS } from "../../src/check/grammar-coverage.ts";
 import { SCHEDULE_COVERAGE_LABELS } from "../../src/check/schedule-coverage.ts";
 import { CONTEXT_COVERAGE_LABELS } from "../../src/check/context-coverage.ts";
 import { TEXT_COVERAGE_LABELS } from "../../src/check/text-coverage.ts";
+import { CASE_COVERAGE_LABELS, caseCoverageLabels } from "../../src/check/case-coverage.ts";
 import { SLOT_COVERAGE_LABELS } from "../../src/check/slot-coverage.ts";
 import { defaultDraftSpec } from "../../src/model/spec.ts";
 import type { SamplingParams } from "../../src/sampling/params.ts";
@@ -94,11 +95,25 @@ describe("coverage labels", () => {
         !(SCHEDULE_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(CONTEXT_COVERAGE_LABELS as readonly string[]).includes(label) &&
         !(SLOT_COVERAGE_LABELS as readonly string[]).includes(label) &&
-        !(TEXT_COVERAGE_LABELS as readonly string[]).includes(label),
+        !(TEXT_COVERAGE_LABELS as readonly string[]).includes(label) &&
+        !(CASE_COVERAGE_LABELS as readonly string[]).includes(label),
     );
     expect([...new Set([...classic, ...scheduling, ...paddedLabels, ...ragged])].sort()).toEqual(
       [...engineLabels].sort(),
     );
+  });
+
+  it("finds the case dimensions' labels from the case alone: the context gathered on the CPU EP, EAGLE-3 aux layers", () => {
+    const plain = testCase({ numSteps: 1, numDraftTokens: 2 }, [[[1, 5, 9, 13, 17, 3], 4, 0]]);
+    expect(caseCoverageLabels(plain)).toEqual([]);
+    const gathered = {
+      ...plain,
+      engine: { ...plain.engine, runtime: { ...plain.engine.runtime, gatherContext: true } },
+    };
+    expect(caseCoverageLabels(gathered)).toEqual(["context gathered on the CPU EP"]);
+    const eagle3 = { ...plain, draft: { ...defaultDraftSpec("eagle3"), auxLayers: [1, 0] } };
+    expect(caseCoverageLabels(eagle3)).toEqual(["EAGLE-3 checkpoint's own aux layers"]);
+    expect(caseCoverageLabels({ ...eagle3, draft: defaultDraftSpec("eagle3") })).toEqual([]);
   });
 
   it("finds the context-boundary corners in a run driven to its contexts, and not in the same run without them", async () => {

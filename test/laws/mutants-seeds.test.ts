@@ -11,6 +11,8 @@ import { PADDING_POISON_INVARIANCE } from "../../src/laws/padding-poison-invaria
 import { CONTEXT_LIMIT } from "../../src/laws/context-limit.ts";
 import { SLOT_HISTORY } from "../../src/laws/slot-history.ts";
 import { STOP_STRING_END } from "../../src/laws/stop-string-end.ts";
+import { STOP_TRIM } from "../../src/laws/stop-trim.ts";
+import { STREAM_DELTAS } from "../../src/laws/stream-deltas.ts";
 
 /** The runs `mutants` gives each property in its first round at its default --max-runs (cli/mutants.ts). */
 const RUNS_PER_PROPERTY = Math.max(1, Math.min(20, Math.floor(400 / (LAW_PROPERTIES.length + 1))));
@@ -72,6 +74,29 @@ describe("the text layer's faults are killed at every seed", () => {
       it(`seed ${seed}: ${fault} fails the stop string end property within 20 runs`, async () => {
         const run = await runLawProperty(propertyFor(STOP_STRING_END)!, {
           numRuns: 20,
+          seed,
+          faults: [fault],
+          shrinkSeconds: 0,
+          failureDir: false,
+        });
+        expect(run.error).toBeUndefined();
+        expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+      }, 300_000);
+});
+
+// Issue 34 (item 7): corners a law guards, drawn independently in about 1% of cases, are weighted so that a planted
+// bug in each is caught within `check --runs 30`: two stop strings one token completes (stop trim's space) and an
+// abort while the stream holds text back (stream deltas' space). Measured at seeds 1-10 (scripts/corner-rates.ts):
+// runs 3-29 and 2-10.
+describe("issue 34's weighted corners are caught within 30 runs at every seed", () => {
+  for (const [fault, law] of [
+    ["stop-strings-by-list-order", STOP_TRIM],
+    ["held-text-dropped-on-abort", STREAM_DELTAS],
+  ] as const)
+    for (const seed of [1, 2, 3, 4, 5])
+      it(`seed ${seed}: ${fault} fails the ${law} property within 30 runs`, async () => {
+        const run = await runLawProperty(propertyFor(law)!, {
+          numRuns: 30,
           seed,
           faults: [fault],
           shrinkSeconds: 0,

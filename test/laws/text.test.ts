@@ -85,6 +85,34 @@ describe("the text layer", () => {
     expect(coverageLabels(plain, (await runCase(plain)).trace).filter((label) => label.startsWith("stop"))).toEqual([]);
   });
 
+  it("finds two stop strings one token completes, and an abort while text is held back (issue 34)", async () => {
+    const { tokens } = await spanningStop();
+    const text = detokenize(VOCABULARY, tokens);
+    const ends = pieceEnds(VOCABULARY, tokens);
+    // A token whose whole piece and that piece less its first character first occur in it: it completes both.
+    const t = tokens.findIndex((_, i) => {
+      const start = i > 0 ? ends[i - 1] : 0;
+      const piece = text.slice(start, ends[i]);
+      return piece.length >= 2 && text.indexOf(piece) === start && text.indexOf(piece.slice(1)) >= start;
+    });
+    expect(t).toBeGreaterThanOrEqual(0);
+    const piece = text.slice(t > 0 ? ends[t - 1] : 0, ends[t]);
+    const two = textCase({ stop: [piece, piece.slice(1)] });
+    const twoRun = await runCase(two);
+    expect(twoRun.outputs[0].tokens).toHaveLength(t + 1);
+    expect(coverageLabels(two, twoRun.trace)).toContain("two stop strings completed by one token");
+    expect(await lawsFailing(two)).toEqual([]);
+    expect(coverageLabels(two, twoRun.trace)).not.toContain("abort while text is held back");
+    // Every character followed by one no token spells: the text always ends in a held-back stop string start.
+    const chars = [...new Set(text)].map((char) => `${char}\u0001`);
+    const held: Case = { ...textCase({ stop: chars }), workload: { ...textCase({ stop: chars }).workload } };
+    held.workload.aborts = [{ request: 0, step: 2, beforeForward: 0 }];
+    const heldRun = await runCase(held);
+    expect(heldRun.outputs[0].finishReason).toBe("abort");
+    expect(coverageLabels(held, heldRun.trace)).toContain("abort while text is held back");
+    expect(await lawsFailing(held)).toEqual([]);
+  });
+
   it("each text law fails on the output its bug class produces", async () => {
     const { stop } = await spanningStop();
     const built = textCase({ stop: [stop] });

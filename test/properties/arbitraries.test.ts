@@ -14,6 +14,8 @@ import { numDraftTokensFor, UNLIMITED_BUDGET } from "../../src/properties/arbitr
 import { getPreset } from "../../src/model/presets.ts";
 import { LAW_PROPERTIES, lawsWithoutProperty, MIXED } from "../../src/properties/law-properties.ts";
 import { propertyArbitrary } from "../../src/properties/law-property.ts";
+import { removableArray } from "../../src/properties/arbitraries/removable-array.ts";
+import { requestsArbitrary, requestsOf, type RequestDraw } from "../../src/properties/arbitraries/workload.ts";
 
 function assertValid(testCase: Case): void {
   expect(validateCase(testCase)).toEqual([]);
@@ -213,6 +215,36 @@ describe("case arbitraries", () => {
     expect(() => checkSpace(space({ drafts: [] }))).toThrow(/drafts/);
     expect(() => checkSpace(space({ sampling: { options: ["stopTokenIds"], required: ["logprobs"] } }))).toThrow(
       /logprobs/,
+    );
+  });
+});
+
+describe("removable arrays", () => {
+  const lengthsOfShrinks = (arbitrary: fc.Arbitrary<number[]>) => {
+    const [drawn] = fc.sample(arbitrary, { seed: 3, numRuns: 1 });
+    expect(drawn).toHaveLength(3);
+    return new Set([...arbitrary.shrink(drawn, undefined).take(50)].map((shrink) => shrink.value.length));
+  };
+
+  it("removing a request keeps every other request's prompt (suffix tokens are offset by the index)", () => {
+    const s = space({ requests: { min: 3, max: 3, shrinkTo: 1 }, maxShared: 0 });
+    const requests = requestsArbitrary(s);
+    const [drawn] = fc.sample(requests, { seed: 5, numRuns: 1 });
+    const spec = getPreset("tiny");
+    const prompts = (draws: RequestDraw[]) => requestsOf(spec, draws, s.sampling).map((request) => request.prompt);
+    const removals = [...requests.shrink(drawn, undefined).take(3)].map((shrink) => shrink.value);
+    expect(removals.map((draws) => draws.length)).toEqual([2, 2, 2]);
+    removals.forEach((draws, k) => {
+      const removed = drawn.length - 1 - k;
+      expect(prompts(draws)).toEqual(prompts(drawn).filter((_, index) => index !== removed));
+    });
+  });
+
+  it("shrink below the drawn minimum only to shrinkTo (a case drawn with 3 requests may shrink to 1)", () => {
+    const item = fc.nat({ max: 9 });
+    expect(lengthsOfShrinks(removableArray(item, { minLength: 3, maxLength: 3 }))).toEqual(new Set([3]));
+    expect(lengthsOfShrinks(removableArray(item, { minLength: 3, maxLength: 3, shrinkTo: 1 }))).toEqual(
+      new Set([2, 3]),
     );
   });
 });

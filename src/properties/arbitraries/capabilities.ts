@@ -6,8 +6,9 @@ import type { Capabilities } from "../../adapter/protocol.ts";
 import { getPreset } from "../../model/presets.ts";
 import { modelFamiliesOf, modelFamilyOutside } from "../../model/spec.ts";
 import type { DraftKind } from "../../model/spec.ts";
-import { withDefaults } from "../../sources/capabilities.ts";
+import { eagle3GgufOnly, withDefaults } from "../../sources/capabilities.ts";
 import { draftExportable, familyNotExportable } from "../../sources/model-cache.ts";
+import { LLAMA_EAGLE3_AUX_LAYERS } from "../../export/gguf-eagle3.ts";
 import { ALL_DRAFTS, PROPERTY_DRAFTS, type CaseSpace } from "./space.ts";
 
 /** Drafts a generator may draw for an external engine: the property drafts plus prompt lookup (no model). */
@@ -99,9 +100,18 @@ export function narrowSpace(space: CaseSpace, declared: Capabilities): CaseSpace
   if (undeclared) return `sampling option ${undeclared}`;
   const samplingOptions = space.sampling.options.filter((option) => capabilities.sampling.includes(option));
   if (space.sampling.always && samplingOptions.length === 0) return "request sampling options";
+  // llama.cpp's eagle3 GGUF names exactly 3 auxiliary layers: an engine that reads EAGLE-3 heads from GGUF
+  // alone gets 3 (the default set has 3 too).
+  const auxLayerCounts =
+    space.auxLayerCounts && eagle3GgufOnly(capabilities.modelFormats)
+      ? { min: LLAMA_EAGLE3_AUX_LAYERS, max: LLAMA_EAGLE3_AUX_LAYERS }
+      : space.auxLayerCounts;
   return {
     ...space,
     presets,
+    ...(auxLayerCounts ? { auxLayerCounts } : {}),
+    // The gathered feed is the reference engine's ONNX feed: an external engine has its own.
+    ...(space.gatherContext ? { gatherContext: [false] } : {}),
     drafts: speculative ? drafts : space.drafts,
     steps,
     topks,

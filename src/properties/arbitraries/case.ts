@@ -4,10 +4,12 @@ import fc from "fast-check";
 import { CASE_FORMAT_VERSION, type Case } from "../../case/case.ts";
 import { minimumPoolSlots } from "../../case/limits.ts";
 import { getPreset } from "../../model/presets.ts";
+import { isEagle3 } from "../../model/spec.ts";
 import { engineChoiceArbitrary, engineConfigOf, type EngineChoice } from "./engine.ts";
 import { draftArbitrary, presetArbitrary } from "./model.ts";
 import { checkSpace, type CaseSpace } from "./space.ts";
 import { ORACLE_PRESET } from "./eagle3-oracle.ts";
+import { auxLayersArbitrary, withAuxLayers } from "./aux-layers.ts";
 import { atContextBoundary, contextDrawArbitrary, type ContextDraw } from "./context.ts";
 import {
   abortsArbitrary,
@@ -33,6 +35,10 @@ export interface CaseDraw {
   context?: ContextDraw;
   /** Spaces reusing request slots only: engine.requestSlots. */
   requestSlots?: number;
+  /** Spaces with EAGLE-3 drafts only: the checkpoint's raw layer ids (undefined: the default set). */
+  auxLayers?: number[] | undefined;
+  /** Spaces that gather the context on the CPU EP only: engine.runtime.gatherContext. */
+  gatherContext?: boolean;
 }
 
 export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
@@ -47,6 +53,9 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
     copies: s.replicas ? fc.integer(s.replicas) : fc.constant(1),
     ...(s.contextBoundary ? { context: contextDrawArbitrary } : {}),
     ...(s.slotReuse ? { requestSlots: fc.constant(1) } : {}),
+    // Keys only in the spaces that draw them, so the others (and the checked-in kills) draw as they did.
+    ...(s.auxLayerCounts && s.drafts.some(isEagle3) ? { auxLayers: auxLayersArbitrary(s.auxLayerCounts) } : {}),
+    ...(s.gatherContext ? { gatherContext: fc.constantFrom(...s.gatherContext) } : {}),
   });
 }
 
@@ -73,11 +82,13 @@ function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sam
   return {
     formatVersion: CASE_FORMAT_VERSION,
     model: { preset },
-    draft: draw.draft,
+    // The oracle is built for its own layer ids (the bigram preset's defaults): drawn ids are for other heads.
+    draft: draw.draft?.oracle ? draw.draft : withAuxLayers(draw.draft, draw.auxLayers, spec),
     engine: {
       ...engine,
       mode: s.mode ?? "speculative",
       ...(draw.requestSlots !== undefined ? { requestSlots: draw.requestSlots } : {}),
+      ...(draw.gatherContext ? { runtime: { ...engine.runtime, gatherContext: true } } : {}),
     },
     workload: {
       requests,

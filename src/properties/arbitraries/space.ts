@@ -40,6 +40,18 @@ export interface CaseSpace {
    * evicts under pressure) instead of one no workload of the space fills.
    */
   tightPool: readonly boolean[];
+  /**
+   * EAGLE-3 drafts (eagle3, eagle3-mirror) draw the checkpoint's auxiliary layer ids, this many when they name them
+   * (two draws in three; arbitraries/aux-layers.ts); absent: the default set always. llama.cpp's eagle3 GGUF takes
+   * exactly 3 (narrowSpace). Drawn by the EAGLE-3 laws' spaces only, as dimensions.ts says why.
+   */
+  auxLayerCounts?: IntRange;
+  /**
+   * runtime.gatherContext drawn from this list: the context K/V rows fed gathered on the host, as on GPU EPs
+   * (src/runtime/context-gather.ts), instead of the pool the CPU EP reads in place; the reference engine only
+   * (narrowSpace). Absent: never (the spaces of the checked-in kills draw as they did).
+   */
+  gatherContext?: readonly boolean[];
   /** Requests after the first copy up to this many leading suffix tokens from the first one (shared prefixes). */
   maxShared: number;
   /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target; `noneOnly`: always null. */
@@ -47,7 +59,8 @@ export interface CaseSpace {
   pages: IntRange;
   /** Prefill token budget per step: `unlimited` allows 256 (effectively none), then the shrink target; `unlimitedOnly`: always. */
   budget: IntRange & { unlimited: boolean; unlimitedOnly?: boolean };
-  requests: IntRange;
+  /** Requests per case; `shrinkTo`: shrinking may remove requests down to it (below min: arbitraries/removable-array.ts). */
+  requests: IntRange & { shrinkTo?: number };
   /** Prompt suffix length after the preset's preamble (BOS + fixed tokens). */
   suffix: IntRange;
   maxNewTokens: IntRange;
@@ -57,6 +70,11 @@ export interface CaseSpace {
   maxAborts: number;
   /** Fewest aborts per case (default 0). */
   minAborts?: number;
+  /**
+   * The steps aborts land in (default 0..4, as retracts): a space whose corner is an abort after a request has
+   * emitted tokens draws later ones.
+   */
+  abortSteps?: IntRange;
   /** Retracts per case (the request resumes by re-prefilling). */
   retracts: IntRange;
   /** Request sampling options (stop ids, min tokens, penalties, bias, logprobs) drawn per request. */
@@ -82,6 +100,11 @@ export interface CaseSpace {
    * target writes (arbitraries/text.ts); "stop" must be a sampling option too.
    */
   text?: boolean;
+  /**
+   * With the text layer: a second stop string cut from the first, two draws in three (arbitraries/text.ts), so one
+   * token often completes two stop strings.
+   */
+  overlappingStops?: boolean;
   /** Requests draw a grammar (src/sampling/grammar.ts) four times in five; "grammar" must be a sampling option too. */
   grammar?: boolean;
   /** Each drawn request repeated this many times with distinct sampling seeds (the sampling distribution law's samples). */
@@ -187,6 +210,9 @@ export function checkSpace(s: CaseSpace): void {
     "tightPool",
   ] as const)
     if (s[key].length === 0) throw new Error(`case space: ${key} is empty`);
+  if (s.auxLayerCounts && !(s.auxLayerCounts.min >= 1 && s.auxLayerCounts.min <= s.auxLayerCounts.max))
+    throw new Error("case space: auxLayerCounts must be a range with 1 <= min <= max");
+  if (s.gatherContext?.length === 0) throw new Error("case space: gatherContext is empty");
   const missing = (s.sampling.required ?? []).find((option) => !s.sampling.options.includes(option));
   if (missing) throw new Error(`case space: sampling option ${missing} is required but not among the options`);
   if (s.sampling.always && s.sampling.options.length === 0)

@@ -10,7 +10,7 @@ import { requestSamplingArbitrary, samplingOf, type SamplingDraw, type SamplingS
 import { removableArray } from "./removable-array.ts";
 import { grammarDrawArbitrary, grammarOf, type GrammarDraw } from "./grammar.ts";
 import type { CaseSpace } from "./space.ts";
-import { textDrawArbitrary, textParamsOf, type TextDraw } from "./text.ts";
+import { textDraws, textParamsOf, type TextDraw } from "./text.ts";
 
 export interface RequestDraw {
   suffix: number[];
@@ -49,9 +49,14 @@ export function requestsArbitrary(s: CaseSpace): fc.Arbitrary<RequestDraw[]> {
       ? { schedule: fc.option(fc.array(fc.nat({ max: 6 }), { minLength: 1, maxLength: 6 }), { nil: null, freq: 5 }) }
       : {}),
     ...(s.contextBoundary ? { contextGap: fc.nat({ max: 7 }) } : {}),
-    ...(s.text ? { text: fc.option(textDrawArbitrary, { nil: null, freq: 6 }) } : {}),
+    ...(s.text ? { text: fc.option(textDraws(s.overlappingStops === true), { nil: null, freq: 6 }) } : {}),
   });
-  return removableArray(request, { minLength: s.requests.min, maxLength: s.requests.max });
+  // A request one index lower keeps its prompt: suffixOf offsets its own raw tokens by the index.
+  return removableArray(
+    request,
+    { minLength: s.requests.min, maxLength: s.requests.max, shrinkTo: s.requests.shrinkTo },
+    (draw) => ({ ...draw, suffix: draw.suffix.map((raw) => raw + 1) }),
+  );
 }
 
 // Runs of the space last a handful of steps: steps up to 4 and forwards up to 5 mostly land on live requests.
@@ -62,7 +67,10 @@ const lifecycleDraw = fc.record({
 });
 
 export function abortsArbitrary(s: CaseSpace): fc.Arbitrary<AbortDraw[]> {
-  return fc.array(lifecycleDraw, { minLength: s.minAborts ?? 0, maxLength: s.maxAborts });
+  const draw = s.abortSteps
+    ? fc.record({ request: fc.nat({ max: 2 }), step: fc.integer(s.abortSteps), beforeForward: fc.nat({ max: 5 }) })
+    : lifecycleDraw;
+  return fc.array(draw, { minLength: s.minAborts ?? 0, maxLength: s.maxAborts });
 }
 
 /** Retracts draw like aborts: a request index, a step and the forward they come before. */

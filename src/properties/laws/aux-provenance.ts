@@ -6,4 +6,6 @@ import { lawProperty } from "../law-property.ts";
 export default lawProperty(AUX_PROVENANCE, "EAGLE-3 mirror and head, chunked prefill, batches, several rounds", {
   drafts: ["eagle3-mirror", "eagle3"],
   maxNewTokens: { min: 2, max: 10 },
+  // The checkpoint's own auxiliary layer ids (count, ids, order), not always the default set.
+  auxLayerCounts: { min: 1, max: 4 },
 });

@@ -7,4 +7,6 @@ export default lawProperty(DRAFT_REFERENCE, "hidden-sensitive drafts, S 2..5, ch
   drafts: ["tapped-mirror", "eagle", "noisy-mirror", "eagle3-mirror", "eagle3"],
   steps: { min: 2, max: 5 },
   maxNewTokens: { min: 2, max: 10 },
+  // The checkpoint's own auxiliary layer ids (count, ids, order), not always the default set.
+  auxLayerCounts: { min: 1, max: 4 },
 });

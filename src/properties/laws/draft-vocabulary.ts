@@ -5,4 +5,6 @@ import { lawProperty } from "../law-property.ts";
 export default lawProperty(DRAFT_VOCABULARY, "EAGLE-3 head and mirror, chains and trees, several rounds", {
   drafts: ["eagle3", "eagle3-mirror"],
   maxNewTokens: { min: 2, max: 10 },
+  // The checkpoint's own auxiliary layer ids (count, ids, order), not always the default set.
+  auxLayerCounts: { min: 1, max: 4 },
 });

@@ -15,4 +15,6 @@ export default lawProperty(STOP_TRIM, "stop strings inside accepted runs, logpro
   padded: [false],
   sampling: { options: GREEDY_SAMPLING_OPTIONS, always: true, required: ["logprobs"] },
   maxNewTokens: { min: 2, max: 12 },
+  // Issue 34: two stop strings one token completes (stop string end judges which ends the request).
+  overlappingStops: true,
 });
