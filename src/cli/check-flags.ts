@@ -6,6 +6,7 @@ import { FAULT_NAMES, type FaultName } from "../case/faults.ts";
 import type { Capabilities } from "../adapter/protocol.ts";
 import { loadPins } from "../failures/pins.ts";
 import type { SuiteJob } from "../properties/suite-job.ts";
+import { dimensionProperties } from "../properties/law-properties.ts";
 import { EXECUTION_PROVIDERS } from "../runtime/ort.ts";
 import { lawByName, LAW_NAMES } from "../laws/registry.ts";
 import { profileNames } from "../profiles/profiles.ts";
@@ -182,6 +183,20 @@ export function resolveLaws(names: readonly string[]): string[] {
     const law = lawByName(name);
     if (!law) throw new UsageError(`--law: unknown law '${name}' (known: ${LAW_NAMES.join(", ")})`, "--law");
     return law.name;
+  });
+}
+
+/** --property names: a law's (its property) or a case dimension's property (law-properties.ts dimensionProperties). */
+export function resolveProperties(names: readonly string[]): string[] {
+  const dimensions = dimensionProperties().map((property) => property.law);
+  return names.map((name) => {
+    if (dimensions.includes(name)) return name;
+    if (!lawByName(name))
+      throw new UsageError(
+        `--property: unknown property '${name}' (a law's name, or one of: ${dimensions.join(", ")})`,
+        "--property",
+      );
+    return lawByName(name)!.name;
   });
 }
 

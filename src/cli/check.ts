@@ -15,7 +15,7 @@ import { runSuite, type SuiteOptions, type SuiteResult } from "../properties/sui
 import { runSuiteOnWorkers } from "../properties/suite-workers.ts";
 import { workerCommand } from "../properties/suite-job.ts";
 import type { ChunkRecord } from "../properties/chunks.ts";
-import { LAW_PROPERTIES, oracleProperty, propertyFor } from "../properties/law-properties.ts";
+import { dimensionProperties, LAW_PROPERTIES, oracleProperty, propertyFor } from "../properties/law-properties.ts";
 import { PROFILES, RelaxationLog } from "../profiles/profiles.ts";
 import { RelaxedViews } from "../profiles/relaxed-view.ts";
 import { loadPins } from "../failures/pins.ts";
@@ -29,6 +29,7 @@ import {
   parseShard,
   rejectIgnoredFlags,
   resolveLaws,
+  resolveProperties,
   seedFromEnvironment,
   suiteJob,
 } from "./check-flags.ts";
@@ -72,10 +73,12 @@ async function check(argv: string[]): Promise<number> {
     const selectedSet = new Set(selected);
     const required = parseRequireLaws(values["require-laws"], selected);
     if (values.property.length > 0) rejectCombined(given, ["law"], "--property (every law checks its runs)");
-    const suites = values.property.length > 0 ? new Set(resolveLaws(values.property)) : selectedSet;
-    const properties = LAW_PROPERTIES.filter((property) => suites.has(property.law)).map((property) =>
-      oracleProperty(property, values["eagle3-oracle"]),
-    );
+    const suites = values.property.length > 0 ? new Set(resolveProperties(values.property)) : selectedSet;
+    // A check of every law also runs the properties of case dimensions (law-properties.ts): every law checks them.
+    const everything = values.property.length === 0 && values.law.length === 0;
+    const properties = LAW_PROPERTIES.filter(
+      (property) => suites.has(property.law) || (everything && dimensionProperties().includes(property)),
+    ).map((property) => oracleProperty(property, values["eagle3-oracle"]));
     for (const name of values.property.length > 0 ? suites : selected)
       if (!propertyFor(name))
         throw new UsageError(

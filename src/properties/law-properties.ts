@@ -48,6 +48,7 @@ import stopStringEnd from "./laws/stop-string-end.ts";
 import stopTrim from "./laws/stop-trim.ts";
 import streamDeltas from "./laws/stream-deltas.ts";
 import usageCounts from "./laws/usage-counts.ts";
+import modelSpecVariants from "./laws/model-spec-variants.ts";
 import { withEagle3Oracle } from "./arbitraries/eagle3-oracle.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
@@ -99,6 +100,9 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   stopTrim,
   streamDeltas,
   usageCounts,
+  // Keyed by what it draws, not by a law: the spec fields no preset varies (issue 34, item 7) are a dimension of
+  // every law, not one law's corner. Last, so the mutant search's order over the others stays as it was.
+  modelSpecVariants,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */
@@ -107,6 +111,11 @@ export const MIXED: LawProperty = { law: "mixed", focus: "the whole case space",
 /** A property with its space on the EAGLE-3 oracle (check --eagle3-oracle), or as it is. */
 export function oracleProperty(property: LawProperty, oracle: boolean | undefined): LawProperty {
   return oracle ? { ...property, space: withEagle3Oracle(property.space) } : property;
+}
+
+/** Properties keyed by a case dimension rather than a law (`check` runs them with every law's). */
+export function dimensionProperties(): LawProperty[] {
+  return LAW_PROPERTIES.filter((property) => !LAW_NAMES.includes(property.law));
 }
 
 export function propertyFor(law: string): LawProperty | undefined {

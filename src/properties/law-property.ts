@@ -23,7 +23,10 @@ import { labelsOutside } from "./dimensions.ts";
 import { space, type CaseSpace } from "./arbitraries/space.ts";
 
 export interface LawProperty {
-  /** The law this property focuses on (its name as the law reports it). */
+  /**
+   * The law this property focuses on (its name as the law reports it), or for a property of a case dimension no
+   * one law owns (law-properties.ts dimensionProperties), the dimension's name, which names no law.
+   */
   law: string;
   /** Why the generator looks where it does. */
   focus: string;

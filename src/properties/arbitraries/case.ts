@@ -10,6 +10,7 @@ import { draftArbitrary, presetArbitrary } from "./model.ts";
 import { checkSpace, type CaseSpace } from "./space.ts";
 import { ORACLE_PRESET } from "./eagle3-oracle.ts";
 import { auxLayersArbitrary, withAuxLayers } from "./aux-layers.ts";
+import { isVariant, specVariant, specVariantArbitrary, type SpecVariantDraw } from "./spec-variants.ts";
 import { atContextBoundary, contextDrawArbitrary, type ContextDraw } from "./context.ts";
 import {
   abortsArbitrary,
@@ -39,6 +40,8 @@ export interface CaseDraw {
   auxLayers?: number[] | undefined;
   /** Spaces that gather the context on the CPU EP only: engine.runtime.gatherContext. */
   gatherContext?: boolean;
+  /** Spaces drawing model spec variants only (arbitraries/spec-variants.ts): the case then carries its spec. */
+  specVariant?: SpecVariantDraw;
 }
 
 export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
@@ -56,6 +59,7 @@ export function caseDrawArbitrary(s: CaseSpace): fc.Arbitrary<CaseDraw> {
     // Keys only in the spaces that draw them, so the others (and the checked-in kills) draw as they did.
     ...(s.auxLayerCounts && s.drafts.some(isEagle3) ? { auxLayers: auxLayersArbitrary(s.auxLayerCounts) } : {}),
     ...(s.gatherContext ? { gatherContext: fc.constantFrom(...s.gatherContext) } : {}),
+    ...(s.specVariants ? { specVariant: specVariantArbitrary } : {}),
   });
 }
 
@@ -74,14 +78,17 @@ export function caseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "s
 function roomyCaseOf(draw: CaseDraw, s: Pick<CaseSpace, "faults" | "mode" | "sampling">): Case {
   // The oracle drafts for its target family only: an oracle draw runs on the bigram preset.
   const preset = draw.draft?.oracle ? ORACLE_PRESET : draw.preset;
-  const spec = getPreset(preset);
+  const presetSpec = getPreset(preset);
+  const variant = draw.specVariant && specVariant(presetSpec, draw.specVariant);
+  // A variant that keeps every value names the preset, so shrinking ends at the preset's own case.
+  const spec = variant && isVariant(presetSpec, variant) ? variant : presetSpec;
   const engine = engineConfigOf(draw.engine, s.faults, draw.draft?.kind);
   const requests = replicate(requestsOf(spec, draw.requests, s.sampling, engine.numSteps), draw.copies);
   // 256 pages hold 3 requests of the space; replicas scale the pools with them.
   engine.poolSlots *= Math.ceil(requests.length / 3);
   return {
     formatVersion: CASE_FORMAT_VERSION,
-    model: { preset },
+    model: spec === presetSpec ? { preset } : { spec: { ...spec, name: `${preset} (variant)` } },
     // The oracle is built for its own layer ids (the bigram preset's defaults): drawn ids are for other heads.
     draft: draw.draft?.oracle ? draw.draft : withAuxLayers(draw.draft, draw.auxLayers, spec),
     engine: {

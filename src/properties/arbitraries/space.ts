@@ -52,6 +52,12 @@ export interface CaseSpace {
    * (narrowSpace). Absent: never (the spaces of the checked-in kills draw as they did).
    */
   gatherContext?: readonly boolean[];
+  /**
+   * Model spec variants (arbitraries/spec-variants.ts): the preset's RMSNorm epsilon, RoPE base, BOS and EOS ids,
+   * Mamba2 conv kernel and YaRN original context drawn (the preset's own first), the case carrying its full spec.
+   * Absent: the presets as they are (the spaces of the checked-in kills draw as they did).
+   */
+  specVariants?: boolean;
   /** Requests after the first copy up to this many leading suffix tokens from the first one (shared prefixes). */
   maxShared: number;
   /** Prefill chunk size: `none` allows null (unchunked), which is then the shrink target; `noneOnly`: always null. */
