@@ -11,6 +11,7 @@ import type { Case } from "../case/case.ts";
 import type { AdapterRequest, ModelFormat } from "../adapter/protocol.ts";
 import { loadModels, resolveModelSpec, type LoadedModels } from "../case/models.ts";
 import { GGUF_DRAFT_KINDS, ggufFileName } from "../export/gguf.ts";
+import { exportStem } from "../export/export-name.ts";
 import { ggufFamilyUnsupported, modelGgufFiles } from "../export/gguf-families.ts";
 import { hfFamilyUnsupported, modelCheckpoint } from "../export/hf-families.ts";
 import { eagle3Checkpoint } from "../export/eagle3-hf.ts";
@@ -79,7 +80,7 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
   const targetDigest = target.graph.digest;
   const result: { target: Export; draft?: Export } = {
     target: {
-      name: targetDigest,
+      name: exportStem(targetDigest, spec),
       content: modelCheckpoint(spec, target.weights, { digest: targetDigest, role: "target" }),
     },
   };
@@ -87,12 +88,12 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
   const digest = draft.graphs[0].digest;
   if (draft.spec.kind === "eagle" && draft.eagle)
     result.draft = {
-      name: digest,
+      name: exportStem(digest, spec),
       content: eagleCheckpoint(spec, target.weights, draft.eagle, { digest, role: "eagle" }),
     };
   else if (draft.spec.kind === "eagle3" && draft.eagle3Head && draft.eagle3)
     result.draft = {
-      name: eagle3ExportName(digest, draft.eagle3.options.auxLayers),
+      name: exportStem(eagle3ExportName(digest, draft.eagle3.options.auxLayers), spec),
       content: eagle3Checkpoint(spec, target.weights, draft.eagle3Head, draft.eagle3.options.auxLayers, {
         digest,
         role: "eagle3",
@@ -104,7 +105,7 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
     const weights = standaloneDraftWeights(models, draft.spec);
     if (typeof weights === "string") throw new Error(weights);
     result.draft = {
-      name: standaloneDraftName(digest),
+      name: exportStem(standaloneDraftName(digest), spec),
       content: modelCheckpoint(spec, weights, {
         digest,
         role: "standalone-draft",
@@ -132,8 +133,8 @@ function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
 }
 
 /** A GGUF draft's file name: a standalone draft's carries its export version (src/export/standalone-draft.ts). */
-function ggufDraftName(kind: DraftKind, digest: string): string {
-  return ggufFileName(isStandaloneDraft(kind) ? standaloneDraftName(digest) : digest);
+function ggufDraftName(kind: DraftKind, digest: string, spec: ModelSpec): string {
+  return ggufFileName(exportStem(isStandaloneDraft(kind) ? standaloneDraftName(digest) : digest, spec));
 }
 
 /** llama.cpp files (src/export/gguf.ts): the target and the draft kind's standalone draft, F32. */
@@ -142,12 +143,15 @@ function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
   const graph = models.draft?.graphs[0];
   const eagle3 = models.draft?.spec.kind === "eagle3" ? models.draft.eagle3 : undefined;
   const draftName = graph && (eagle3 ? eagle3ExportName(graph.digest, eagle3.options.auxLayers) : graph.digest);
+  const spec = models.spec;
   return {
-    target: { name: ggufFileName(models.target.graph.digest), content: files.target },
+    target: { name: ggufFileName(exportStem(models.target.graph.digest, spec)), content: files.target },
     ...(files.draft && graph && draftName
       ? {
           draft: {
-            name: eagle3 ? ggufFileName(draftName) : ggufDraftName(models.draft!.spec.kind, graph.digest),
+            name: eagle3
+              ? ggufFileName(exportStem(draftName, spec))
+              : ggufDraftName(models.draft!.spec.kind, graph.digest, spec),
             content: files.draft,
           },
         }

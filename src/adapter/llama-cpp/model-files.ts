@@ -7,7 +7,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { AdapterRequest } from "../protocol.ts";
 import type { Case } from "../../case/case.ts";
-import { loadModels } from "../../case/models.ts";
+import { loadModels, resolveModelSpec } from "../../case/models.ts";
+import { exportStem } from "../../export/export-name.ts";
+import type { ModelSpec } from "../../model/spec.ts";
 import { ggufFileName, ggufFiles } from "../../export/gguf.ts";
 import { standaloneDraftName } from "../../export/standalone-draft.ts";
 import { writeTextAtomic } from "../../schema/atomic-write.ts";
@@ -37,8 +39,8 @@ export class ModelFileError extends Error {
  * A standalone draft's file name: <onnx digest>.draft<draft version>.v<export version>.gguf (the draft version
  * says its LM head carries the mirror's logit scale: src/export/standalone-draft.ts).
  */
-function draftFileName(digest: string): string {
-  return ggufFileName(standaloneDraftName(digest));
+function draftFileName(digest: string, spec: ModelSpec): string {
+  return ggufFileName(exportStem(standaloneDraftName(digest), spec));
 }
 
 /** Whether the run loads a draft model (speculative with a model draft). */
@@ -52,9 +54,10 @@ export function needsDraftModel(testCase: Case): boolean {
  */
 export function writeCaseGguf(testCase: Case, dir: string): ModelPaths & { notes: string[] } {
   const models = loadModels(testCase);
-  const target = join(dir, ggufFileName(models.target.graph.digest));
+  const target = join(dir, ggufFileName(exportStem(models.target.graph.digest, models.spec)));
   const wantDraft = needsDraftModel(testCase);
-  const draft = wantDraft && models.draft ? join(dir, draftFileName(models.draft.graphs[0].digest)) : undefined;
+  const draft =
+    wantDraft && models.draft ? join(dir, draftFileName(models.draft.graphs[0].digest, models.spec)) : undefined;
   let notes: string[] = [];
   if (!existsSync(target) || (draft && !existsSync(draft))) {
     const files = ggufFiles(models, wantDraft ? testCase.draft : null);
@@ -79,13 +82,15 @@ export function modelPaths(request: AdapterRequest, options: ModelDirOptions): M
       throw new ModelFileError("/models/files/gguf/draft: the case runs a draft model and no draft file is named");
     return { target: named.target, draft: wantDraft ? named.draft : undefined };
   }
+  // The files carry the spec's BOS and EOS, which the digests do not (export/export-name.ts).
+  const spec = resolveModelSpec(testCase.model);
   if (!options.modelsDir)
     throw new ModelFileError("/models/files/gguf: the request names no GGUF files and the engine has no --models DIR");
   if (wantDraft && request.models.draft === null)
     throw new ModelFileError("/models/draft: the case runs a draft model and the request carries no draft digest");
   const paths: ModelPaths = {
-    target: join(options.modelsDir, ggufFileName(request.models.target)),
-    draft: wantDraft ? join(options.modelsDir, draftFileName(request.models.draft!)) : undefined,
+    target: join(options.modelsDir, ggufFileName(exportStem(request.models.target, spec))),
+    draft: wantDraft ? join(options.modelsDir, draftFileName(request.models.draft!, spec)) : undefined,
   };
   const missing = [paths.target, paths.draft].filter((path): path is string => !!path && !existsSync(path));
   if (missing.length === 0) return paths;
