@@ -49,6 +49,7 @@ import stopTrim from "./laws/stop-trim.ts";
 import streamDeltas from "./laws/stream-deltas.ts";
 import usageCounts from "./laws/usage-counts.ts";
 import modelSpecVariants from "./laws/model-spec-variants.ts";
+import familySpecVariants from "./laws/family-spec-variants.ts";
 import { withEagle3Oracle } from "./arbitraries/eagle3-oracle.ts";
 
 export const LAW_PROPERTIES: readonly LawProperty[] = [
@@ -103,6 +104,7 @@ export const LAW_PROPERTIES: readonly LawProperty[] = [
   // Keyed by what it draws, not by a law: the spec fields no preset varies (issue 34, item 7) are a dimension of
   // every law, not one law's corner. Last, so the mutant search's order over the others stays as it was.
   modelSpecVariants,
+  familySpecVariants,
 ];
 
 /** The whole space, every law: what the coverage suite and the mutant search run. */
