@@ -114,7 +114,7 @@ async function check(argv: string[]): Promise<number> {
     const pins = values.pins !== undefined ? loadPins(values.pins).laws : undefined;
     const relaxations = new RelaxationLog(PROFILES[values.profile]);
     process.stderr.write(
-      `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} law(s), ${source ? `engine ${source.name}` : `EP ${values.ep}`}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
+      `specconf check: seed ${seed} (replay: --seed ${seed} or SPECCONF_SEED=${seed}), ${values.runs} runs per law, ${properties.length} propert${properties.length === 1 ? "y" : "ies"}, ${source ? `engine ${source.name}` : `EP ${values.ep}`}${faults.length ? `, faults ${faults.join(", ")}` : ""}\n`,
     );
 
     const progress = createProgress({

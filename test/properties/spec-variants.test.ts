@@ -14,6 +14,11 @@ import { propertyFor, dimensionProperties } from "../../src/properties/law-prope
 import { propertyArbitrary, runLawProperty, describeFailure } from "../../src/properties/law-property.ts";
 import { MODEL_SPEC_VARIANTS } from "../../src/properties/laws/model-spec-variants.ts";
 import { FAMILY_SPEC_VARIANTS } from "../../src/properties/laws/family-spec-variants.ts";
+import { narrowSpace } from "../../src/properties/arbitraries/capabilities.ts";
+import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { outsideCapabilities } from "../../src/sources/capabilities.ts";
+import { CAPABILITIES as LLAMA_SERVER } from "../../src/adapter/llama-server/capabilities.ts";
+import type { Capabilities } from "../../src/adapter/protocol.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,6 +76,18 @@ describe("model spec variants", () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+
+  it("narrowed to an external engine, variant cases stay inside its capabilities (llama-server; an HF engine)", () => {
+    const hf: Capabilities = { ...LLAMA_SERVER, modelFormats: ["hf"], modelFamilies: [], drafts: ["mirror"] };
+    for (const declared of [LLAMA_SERVER, hf])
+      for (const property of dimensionProperties()) {
+        const narrowed = narrowSpace({ ...property.space, faults: [] }, declared);
+        if (typeof narrowed === "string") continue; // hf: the families property is not run (no family declared)
+        const cases = fc.sample(caseArbitrary(narrowed), { seed: 9, numRuns: 30 });
+        expect(cases.some((testCase) => "spec" in testCase.model)).toBe(true);
+        for (const testCase of cases) expect(outsideCapabilities(declared, testCase)).toBeUndefined();
+      }
   });
 
   for (const name of [MODEL_SPEC_VARIANTS, FAMILY_SPEC_VARIANTS])
