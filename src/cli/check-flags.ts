@@ -26,7 +26,7 @@ export const CHECK_FLAGS = defineFlags({
     multiple: true,
     valueName: "NAME",
     description:
-      "run only this law's property suite (repeatable), every law still checking its runs: one check split over processes (scripts/gpu/run-on-gpu.sh)",
+      "run only this law's property suite, or a case dimension's (model spec variants, family spec variants) (repeatable), every law still checking its runs: one check split over processes (scripts/gpu/run-on-gpu.sh)",
   },
   runs: { type: "integer", min: 1, default: 30, description: "generated runs per law property" },
   workers: {

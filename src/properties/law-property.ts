@@ -352,7 +352,9 @@ async function referenceTraceOf(testCase: Case) {
  * it checks every other property's runs, and may fail on them.
  */
 export function notRunLine(law: string, lacks: string): string {
-  return `property '${law}' not run: the engine lacks ${lacks} (law '${law}' still checks the other properties' runs)`;
+  // A property keyed by a case dimension (law-properties.ts dimensionProperties) has no law of its own.
+  const checks = LAWS.some((entry) => entry.name === law) ? `law '${law}' still checks` : "every law still checks";
+  return `property '${law}' not run: the engine lacks ${lacks} (${checks} the other properties' runs)`;
 }
 
 /** One paragraph for a failed property: the law, the violation, the seed and the replay line. */
