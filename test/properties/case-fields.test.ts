@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { CaseSchema, ModelSpecSchema, type Case } from "../../src/case/case.ts";
 import { getPreset } from "../../src/model/presets.ts";
 import { caseArbitrary } from "../../src/properties/arbitraries/case.ts";
+import { withEagle3Oracle } from "../../src/properties/arbitraries/eagle3-oracle.ts";
 import { LAW_PROPERTIES, MIXED } from "../../src/properties/law-properties.ts";
 
 /** Cases drawn per property space: ~50 spaces, so about a thousand cases in all. */
@@ -162,6 +163,15 @@ function drawnValues(): Values {
   for (const property of [MIXED, ...LAW_PROPERTIES]) {
     const cases = fc.sample(caseArbitrary({ ...property.space, faults: [] }), { seed: 34, numRuns: CASES_PER_SPACE });
     for (const testCase of cases) walkCase(testCase, values);
+  }
+  // check --eagle3-oracle's spaces (off by default, so the default spaces and the kills draw as they did): the
+  // oracle head (draft.oracle) and its bigram target (model.spec.bigram) are varied there.
+  for (const property of LAW_PROPERTIES.filter((entry) =>
+    entry.space.drafts.some((kind) => kind.startsWith("eagle3")),
+  )) {
+    const space = withEagle3Oracle({ ...property.space, faults: [] });
+    for (const testCase of fc.sample(caseArbitrary(space), { seed: 34, numRuns: CASES_PER_SPACE }))
+      walkCase(testCase, values);
   }
   return values;
 }
