@@ -26,6 +26,11 @@ xz -T0 -6 -c "$(command -v node)" > "$out/node.xz"
 echo "production node_modules (linux/x64 only) -> $out/node_modules.txz"
 cp "$root/package.json" "$root/package-lock.json" "$work/"
 (cd "$work" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+# A checkout runs its TypeScript sources through tsx (bin/specconf.js), a devDependency since the package builds to
+# dist/: carry it and its esbuild (linux/x64) from this checkout.
+mkdir -p "$work/node_modules/@esbuild"
+cp -r "$root/node_modules/tsx" "$root/node_modules/esbuild" "$work/node_modules/"
+cp -r "$root/node_modules/@esbuild/linux-x64" "$work/node_modules/@esbuild/"
 ort_bin="$work/node_modules/onnxruntime-node/bin/napi-v6"
 rm -rf "$ort_bin/darwin" "$ort_bin/win32" "$ort_bin/linux/arm64"
 # The GPU runs never load llama.cpp (only `specconf engine llama-cpp` does): its 90 MB stay home, so the bundle
