@@ -88,12 +88,12 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
   const digest = draft.graphs[0].digest;
   if (draft.spec.kind === "eagle" && draft.eagle)
     result.draft = {
-      name: exportStem(digest, spec),
+      name: draftExportStem(models),
       content: eagleCheckpoint(spec, target.weights, draft.eagle, { digest, role: "eagle" }),
     };
   else if (draft.spec.kind === "eagle3" && draft.eagle3Head && draft.eagle3)
     result.draft = {
-      name: exportStem(eagle3ExportName(digest, draft.eagle3.options.auxLayers), spec),
+      name: draftExportStem(models),
       content: eagle3Checkpoint(spec, target.weights, draft.eagle3Head, draft.eagle3.options.auxLayers, {
         digest,
         role: "eagle3",
@@ -105,7 +105,7 @@ function hfExports(models: LoadedModels): { target: Export; draft?: Export } {
     const weights = standaloneDraftWeights(models, draft.spec);
     if (typeof weights === "string") throw new Error(weights);
     result.draft = {
-      name: exportStem(standaloneDraftName(digest), spec),
+      name: draftExportStem(models),
       content: modelCheckpoint(spec, weights, {
         digest,
         role: "standalone-draft",
@@ -132,29 +132,30 @@ function onnxExports(models: LoadedModels): { target: Export; draft?: Export } {
   };
 }
 
-/** A GGUF draft's file name: a standalone draft's carries its export version (src/export/standalone-draft.ts). */
-function ggufDraftName(kind: DraftKind, digest: string, spec: ModelSpec): string {
-  return ggufFileName(exportStem(isStandaloneDraft(kind) ? standaloneDraftName(digest) : digest, spec));
+/**
+ * The draft's export name in every format (HF directory, GGUF file stem): its graph digest, with the layer ids for
+ * an EAGLE-3 head (eagle3ExportName), the export version for a standalone draft (src/export/standalone-draft.ts),
+ * and the control ids where they are not the presets' (exportStem).
+ */
+function draftExportStem(models: LoadedModels): string {
+  const draft = models.draft!;
+  const digest = draft.graphs[0].digest;
+  const stem =
+    draft.spec.kind === "eagle3" && draft.eagle3
+      ? eagle3ExportName(digest, draft.eagle3.options.auxLayers)
+      : isStandaloneDraft(draft.spec.kind)
+        ? standaloneDraftName(digest)
+        : digest;
+  return exportStem(stem, models.spec);
 }
 
 /** llama.cpp files (src/export/gguf.ts): the target and the draft kind's standalone draft, F32. */
 function ggufExports(models: LoadedModels): { target: Export; draft?: Export } {
   const files = modelGgufFiles(models, models.draft?.spec);
-  const graph = models.draft?.graphs[0];
-  const eagle3 = models.draft?.spec.kind === "eagle3" ? models.draft.eagle3 : undefined;
-  const draftName = graph && (eagle3 ? eagle3ExportName(graph.digest, eagle3.options.auxLayers) : graph.digest);
-  const spec = models.spec;
   return {
-    target: { name: ggufFileName(exportStem(models.target.graph.digest, spec)), content: files.target },
-    ...(files.draft && graph && draftName
-      ? {
-          draft: {
-            name: eagle3
-              ? ggufFileName(exportStem(draftName, spec))
-              : ggufDraftName(models.draft!.spec.kind, graph.digest, spec),
-            content: files.draft,
-          },
-        }
+    target: { name: ggufFileName(exportStem(models.target.graph.digest, models.spec)), content: files.target },
+    ...(files.draft && models.draft
+      ? { draft: { name: ggufFileName(draftExportStem(models)), content: files.draft } }
       : {}),
   };
 }
