@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { LAW_PROPERTIES, propertyFor } from "../../src/properties/law-properties.ts";
 import { runLawProperty } from "../../src/properties/law-property.ts";
+import type { FaultName } from "../../src/case/faults.ts";
 import { PADDING_POISON_INVARIANCE } from "../../src/laws/padding-poison-invariance.ts";
 import { CONTEXT_LIMIT } from "../../src/laws/context-limit.ts";
 import { SLOT_HISTORY } from "../../src/laws/slot-history.ts";
@@ -17,18 +18,23 @@ import { STREAM_DELTAS } from "../../src/laws/stream-deltas.ts";
 /** The runs `mutants` gives each property in its first round at its default --max-runs (cli/mutants.ts). */
 const RUNS_PER_PROPERTY = Math.max(1, Math.min(20, Math.floor(400 / (LAW_PROPERTIES.length + 1))));
 
+/** The fault's property run fails within `numRuns` at `seed` (shrinking off: only the kill is asserted). */
+async function expectKilled(law: string, fault: FaultName, numRuns: number, seed: number): Promise<void> {
+  const run = await runLawProperty(propertyFor(law)!, {
+    numRuns,
+    seed,
+    faults: [fault],
+    shrinkSeconds: 0,
+    failureDir: false,
+  });
+  expect(run.error).toBeUndefined();
+  expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+}
+
 describe("stale-padding-slot is killed at every seed", () => {
   for (const seed of [1, 2, 3, 4, 5])
     it(`seed ${seed}: padding-poison invariance's property fails within ${RUNS_PER_PROPERTY} runs`, async () => {
-      const run = await runLawProperty(propertyFor(PADDING_POISON_INVARIANCE)!, {
-        numRuns: RUNS_PER_PROPERTY,
-        seed,
-        faults: ["stale-padding-slot"],
-        shrinkSeconds: 0,
-        failureDir: false,
-      });
-      expect(run.error).toBeUndefined();
-      expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+      await expectKilled(PADDING_POISON_INVARIANCE, "stale-padding-slot", RUNS_PER_PROPERTY, seed);
     }, 300_000);
 });
 
@@ -37,30 +43,14 @@ describe("stale-padding-slot is killed at every seed", () => {
 describe("the context boundary's fault is killed at every seed", () => {
   for (const seed of [1, 2, 3, 4, 5])
     it(`seed ${seed}: lookahead-past-limit fails the context limit property within 20 runs`, async () => {
-      const run = await runLawProperty(propertyFor(CONTEXT_LIMIT)!, {
-        numRuns: 20,
-        seed,
-        faults: ["lookahead-past-limit"],
-        shrinkSeconds: 0,
-        failureDir: false,
-      });
-      expect(run.error).toBeUndefined();
-      expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+      await expectKilled(CONTEXT_LIMIT, "lookahead-past-limit", 20, seed);
     }, 300_000);
 });
 
 describe("the slot history's fault is killed at every seed", () => {
   for (const seed of [1, 2, 3, 4, 5])
     it(`seed ${seed}: drafter-state-kept-on-slot-reuse fails the slot history property within 20 runs`, async () => {
-      const run = await runLawProperty(propertyFor(SLOT_HISTORY)!, {
-        numRuns: 20,
-        seed,
-        faults: ["drafter-state-kept-on-slot-reuse"],
-        shrinkSeconds: 0,
-        failureDir: false,
-      });
-      expect(run.error).toBeUndefined();
-      expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+      await expectKilled(SLOT_HISTORY, "drafter-state-kept-on-slot-reuse", 20, seed);
     }, 300_000);
 });
 
@@ -72,15 +62,7 @@ describe("the text layer's faults are killed at every seed", () => {
   ] as const)
     for (const seed of [1, 2, 3, 4, 5])
       it(`seed ${seed}: ${fault} fails the stop string end property within 20 runs`, async () => {
-        const run = await runLawProperty(propertyFor(STOP_STRING_END)!, {
-          numRuns: 20,
-          seed,
-          faults: [fault],
-          shrinkSeconds: 0,
-          failureDir: false,
-        });
-        expect(run.error).toBeUndefined();
-        expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+        await expectKilled(STOP_STRING_END, fault, 20, seed);
       }, 300_000);
 });
 
@@ -95,14 +77,6 @@ describe("issue 34's weighted corners are caught within 30 runs at every seed", 
   ] as const)
     for (const seed of [1, 2, 3, 4, 5])
       it(`seed ${seed}: ${fault} fails the ${law} property within 30 runs`, async () => {
-        const run = await runLawProperty(propertyFor(law)!, {
-          numRuns: 30,
-          seed,
-          faults: [fault],
-          shrinkSeconds: 0,
-          failureDir: false,
-        });
-        expect(run.error).toBeUndefined();
-        expect(run.failure, `survived ${run.runs} runs at seed ${seed}`).toBeDefined();
+        await expectKilled(law, fault, 30, seed);
       }, 300_000);
 });
